@@ -88,10 +88,10 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
+        Path(tmp_name).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+            Path(tmp_name).unlink()
         raise
 
 

@@ -20,6 +20,7 @@ from probebench.models.activations import SPAN_OF_POSITION, span_token_indices
 from probebench.prompts import Prompt
 
 ATOL, RTOL = 1e-4, 1e-5
+SENTENCE = "the old grey cat slowly walked across a quiet sunny garden toward home"
 
 
 def _qa(question: str, think: str, answer: str) -> Prompt:
@@ -44,7 +45,7 @@ PROMPTS = [
 def _reference(lm: Any, prompt: Prompt, sites: list[Site]) -> dict[Site, np.ndarray]:
     """Pool one prompt from a plain HF forward (eager attention), batch of one, no padding."""
     enc = lm.tokenizer(prompt.text, return_tensors="pt", return_offsets_mapping=True)
-    offsets = [tuple(map(int, o)) for o in enc.pop("offset_mapping")[0]]
+    offsets = [(int(a), int(b)) for a, b in enc.pop("offset_mapping")[0]]
     with torch.inference_mode():
         out = lm.model(**enc, output_hidden_states=True, output_attentions=True)
     pooled = {}
@@ -108,7 +109,7 @@ def test_positions_differ_where_they_should(smollm: Any) -> None:
 @pytest.mark.parametrize("model_name", ["smollm", "minilm"])
 def test_batch_of_one_equals_batch_of_32(model_name: str, request: pytest.FixtureRequest) -> None:
     lm = request.getfixturevalue(model_name)
-    words = "the old grey cat slowly walked across a quiet sunny garden toward home".split()
+    words = SENTENCE.split()
     prompts = [" ".join(words[: 3 + (i * 7) % 11]).capitalize() + f" number {i}."
                for i in range(40)]
     sites = [Site(2, "last_token"), Site(2, "token_avg"), Site(lm.identity.num_layers,

@@ -177,7 +177,7 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
 # --- the forward pass ------------------------------------------------------------------
 
 
-class _Stop(Exception):
+class _StopForwardError(Exception):
     """Raised by the hook of the deepest needed layer to end the forward pass early."""
 
 
@@ -343,7 +343,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             pool(layer, args[0] if args else kwargs["hidden_states"])
             if layer == deepest:
-                raise _Stop
+                raise _StopForwardError
         return hook
 
     def make_attn_hook(layer: int) -> Callable[..., None]:
@@ -394,7 +394,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                 try:
                     result = lm.base(input_ids=torch.from_numpy(ids).to(device),
                                      attention_mask=mask_t, use_cache=False)
-                except _Stop:
+                except _StopForwardError:
                     pass
                 else:
                     pool(num_layers, result[0])

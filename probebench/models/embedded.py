@@ -10,16 +10,15 @@ conversion never leaves a folder that looks complete.
 from __future__ import annotations
 
 import json
-import logging
-import os
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
+from typing import Any
 
 from probebench import paths
 from probebench.errors import ModelError
 from probebench.hashing import sha256_file
+from probebench.models._hf import quiet_transformers
 from probebench.models.builtin import BuiltinModel
 
 #: Bumped when the conversion recipe changes, so old folders are not reused.
@@ -54,7 +53,7 @@ def ensure_converted(model: BuiltinModel, *, progress: bool = True) -> Path:
         }
         (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
         try:
-            os.replace(tmp, target)
+            tmp.replace(target)
         except OSError:
             # Another process finished the same conversion first; theirs is as good.
             if not (target / MARKER).is_file():
@@ -67,24 +66,17 @@ def ensure_converted(model: BuiltinModel, *, progress: bool = True) -> Path:
 
 def _convert(gguf_path: Path, out: Path, *, progress: bool) -> None:
     import torch
-    import transformers
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not progress:
-        transformers.utils.logging.disable_progress_bar()
-    logging.getLogger("transformers").setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = AutoModelForCausalLM.from_pretrained(
+        with quiet_transformers(progress=progress):
+            model: Any = AutoModelForCausalLM.from_pretrained(
                 gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
             )
             tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
     except Exception as exc:  # transformers raises many types for a bad file
         raise ModelError(f"{gguf_path}: cannot read the GGUF file ({exc})") from exc
-    finally:
-        transformers.utils.logging.enable_progress_bar()
     # The dequantised weights are plain float32; drop the GGUF quantisation marker so
     # the folder loads as an ordinary model.
     if hasattr(model.config, "quantization_config"):

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
-import logging
 import os
-import warnings
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 from probebench.errors import ModelError
 from probebench.hashing import sha256_files
+from probebench.models._hf import quiet_transformers
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
 
@@ -163,7 +162,8 @@ def _locate(name: str, revision: str | None, *, progress: bool) -> tuple[Path, s
             raise ModelError(f"model {name!r} is built in; --revision does not apply to it")
         folder = (ensure_converted(builtin, progress=progress) if builtin.kind == "gguf"
                   else builtin.source_path())
-        return folder, "embedded", f"{builtin.distribution}=={_package_version(builtin.distribution)}"
+        dist = builtin.distribution
+        return folder, "embedded", f"{dist}=={_package_version(dist)}"
     local = Path(name).expanduser()
     if local.exists():
         if not (local / "config.json").is_file():
@@ -267,23 +267,17 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
                 else resolve_model(name_or_path, revision=revision, device=device, dtype=dtype,
                                    progress=progress))
     import torch
-    import transformers
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
 
     ident = resolved.identity
-    cls = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
-    transformers.utils.logging.disable_progress_bar()
-    logging.getLogger("transformers").setLevel(logging.ERROR)
+    cls: Any = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = cls.from_pretrained(resolved.path, dtype=getattr(torch, ident.dtype),
-                                        attn_implementation="sdpa", use_safetensors=True)
+        with quiet_transformers():
+            model: Any = cls.from_pretrained(resolved.path, dtype=getattr(torch, ident.dtype),
+                                             attn_implementation="sdpa", use_safetensors=True)
             tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     except Exception as exc:  # transformers raises many types for a broken folder
         raise ModelError(f"{resolved.path}: cannot load the model ({exc})") from exc
-    finally:
-        transformers.utils.logging.enable_progress_bar()
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"{resolved.path}: the tokenizer is not a fast tokenizer; probebench "
                          "needs character offsets, which only fast tokenizers give")

