@@ -59,6 +59,9 @@ def sha256_file(path: Path, *, memo: bool = True) -> str:
     with path.open("rb") as handle:
         digest = _hash_stream(handle)
     if memo:
+        # forget files that are gone and older states of this one: the memo stays small
+        table = {k: v for k, v in table.items()
+                 if (p := k.split("|", 1)[0]) != str(path) and Path(p).exists()}
         table[key] = digest
         with contextlib.suppress(OSError):
             atomic_write_bytes(memo_file, json.dumps(table, indent=0, sort_keys=True).encode())

@@ -251,6 +251,26 @@ def length_batches(lengths: np.ndarray, *, batch_tokens: int,
     return batches
 
 
+def pad_batch(tok: Tokenized, rows: np.ndarray,
+              pad_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Right-padded ``(ids, mask, lengths)`` arrays for the prompts ``rows``.
+
+    Right padding keeps every real token at its natural position id in causal models.
+    """
+    lengths = tok.lengths[rows]
+    ids = np.full((len(rows), int(lengths.max())), pad_id, dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for r, i in enumerate(rows):
+        ids[r, : lengths[r]] = tok.ids[i]
+        mask[r, : lengths[r]] = 1
+    return ids, mask, lengths
+
+
+def pad_id_of(lm: LoadedModel) -> int:
+    pad = lm.tokenizer.pad_token_id
+    return int(pad) if pad is not None else 0
+
+
 @dataclass
 class _Batch:
     rows: np.ndarray                 #: indices into the prompt list
@@ -367,8 +387,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
             for layer in attn_layers:
                 module = _attention_module(lm.layers[layer - 1], layer)
                 handles.append(module.register_forward_hook(make_attn_hook(layer)))
-        pad_id = lm.tokenizer.pad_token_id
-        pad_id = int(pad_id) if pad_id is not None else 0
+        pad_id = pad_id_of(lm)
         batches = length_batches(tok.lengths, batch_tokens=batch_tokens,
                                  max_batch_size=max_batch_size)
         device = lm.device
@@ -376,13 +395,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                                           desc=f"extract {ident.name}", unit="prompt",
                                           leave=False) as bar:
             for rows in batches:
-                lengths = tok.lengths[rows]
-                width = int(lengths.max())
-                ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                for r, i in enumerate(rows):
-                    ids[r, : lengths[r]] = tok.ids[i]
-                    mask[r, : lengths[r]] = 1
+                ids, mask, lengths = pad_batch(tok, rows, pad_id)
                 mask_t = torch.from_numpy(mask).to(device)
                 current[:] = [_Batch(
                     rows=rows,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from probebench.errors import InputError, SiteError
-from probebench.models.activations import length_batches, tokenize
+from probebench.models.activations import length_batches, pad_batch, pad_id_of, tokenize
 from probebench.models.loading import LoadedModel
 from probebench.prompts import Prompt, as_prompts
 
@@ -55,21 +55,14 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                         f"{lm.identity.architecture} model")
     prompts = as_prompts(texts)
     tok = tokenize(lm, prompts, prepend_bos=prepend_bos)
-    pad = lm.tokenizer.pad_token_id
-    pad_id = int(pad) if pad is not None else 0
+    pad_id = pad_id_of(lm)
     results: list[TokenSurprisal | None] = [None] * len(prompts)
     batches = length_batches(tok.lengths, batch_tokens=batch_tokens,
                              max_batch_size=max_batch_size)
     with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
                                       desc="surprisal", unit="text", leave=False) as bar:
         for rows in batches:
-            lengths = tok.lengths[rows]
-            width = int(lengths.max())
-            ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for r, i in enumerate(rows):
-                ids[r, : lengths[r]] = tok.ids[i]
-                mask[r, : lengths[r]] = 1
+            ids, mask, lengths = pad_batch(tok, rows, pad_id)
             ids_t = torch.from_numpy(ids).to(lm.device)
             logits = lm.model(input_ids=ids_t, attention_mask=torch.from_numpy(mask)
                               .to(lm.device), use_cache=False).logits
