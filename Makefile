@@ -23,8 +23,8 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/probebench models prepare smollm2-135m
 	$(BIN)/probebench extract --model smollm2-135m \
-	    --site 8:last_token --site 15:token_avg --site 30:last_token --site 15:end_question \
-	    --input examples/sentences.jsonl --out demo-acts.safetensors
+	    --site 8:last_token --site 15:token_avg --site 15:end_question --site 30:end_answer \
+	    --input examples/questions.jsonl --out demo-acts.safetensors
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -82,3 +82,18 @@ def test_models_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
     assert "smollm2-135m" in out and "minilm-l6" in out and "576" in out
+
+
+def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The `make demo` recipe's extract command, read from the Makefile, succeeds."""
+    import shlex
+
+    recipe = (REPO / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    command = recipe.replace("\\\n", " ").splitlines()
+    (extract_line,) = [line for line in command if "probebench extract" in line]
+    argv = shlex.split(extract_line.split("probebench", 1)[1])
+    argv[argv.index("--out") + 1] = str(tmp_path / "demo.safetensors")
+    argv[argv.index("--input") + 1] = str(REPO / argv[argv.index("--input") + 1])
+    assert main([*argv, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "end_question" in out and (tmp_path / "demo.safetensors").is_file()
