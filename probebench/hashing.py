@@ -68,11 +68,18 @@ def sha256_file(path: Path, *, memo: bool = True) -> str:
     return digest
 
 
-def sha256_files(files: Iterable[Path], root: Path) -> str:
-    """One hash over several files: sorted relative paths with their SHA-256."""
-    lines = sorted(f"{Path(f).relative_to(root).as_posix()}  {sha256_file(Path(f))}"
-                   for f in files)
-    return sha256_bytes("\n".join(lines).encode("utf-8"))
+def manifest_text(entries: Iterable[tuple[str, str]]) -> str:
+    """The manifest of (relative POSIX path, SHA-256) pairs: ``"<sha256>  <path>\n"`` lines
+    sorted by the path's UTF-8 bytes (the ``sha256sum`` line format)."""
+    rows = sorted(entries, key=lambda e: e[0].encode("utf-8"))
+    return "".join(f"{sha}  {path}\n" for path, sha in rows)
+
+
+def sha256_files(files: Iterable[Path], root: Path, *, memo: bool = True) -> str:
+    """One hash over several files: the SHA-256 of their manifest (see ``manifest_text``)."""
+    text = manifest_text((Path(f).relative_to(root).as_posix(), sha256_file(Path(f), memo=memo))
+                         for f in files)
+    return sha256_bytes(text.encode("utf-8"))
 
 
 @contextlib.contextmanager

@@ -9,6 +9,11 @@ HOME_ENV = "PROBEBENCH_HOME"
 ACTIVATION_CACHE_ENV = "PROBEBENCH_ACTIVATION_CACHE"
 
 
+def hub_offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` asks for the local Hugging Face cache only."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def home() -> Path:
     """The probebench data folder: ``$PROBEBENCH_HOME`` or ``~/.cache/probebench``."""
     value = os.environ.get(HOME_ENV)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -19,6 +18,7 @@ from probebench.hashing import sha256_files
 from probebench.models._hf import quiet_transformers
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
+from probebench.paths import hub_offline
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")
@@ -141,10 +141,6 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return dtype
 
 
-def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _unknown_model(name: str, why: str) -> ModelError:
     close = difflib.get_close_matches(name, list(BUILTIN_MODELS), n=2, cutoff=0.5)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -178,7 +174,7 @@ def _from_hub(repo_id: str, revision: str | None) -> tuple[Path, str, str | None
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-    offline = _hub_offline()
+    offline = hub_offline()
     try:
         folder = Path(snapshot_download(repo_id, revision=revision,
                                         allow_patterns=_HUB_PATTERNS,

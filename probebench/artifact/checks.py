@@ -1,0 +1,293 @@
+"""``probebench validate``: every check an artifact must pass, listed with its reason.
+
+Checks run in a fixed order; a check whose inputs failed is reported as skipped
+(naming what it needs), never silently passed. Nothing here imports torch, loads a
+model or unpickles with plain ``pickle``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from probebench.artifact import bundle
+from probebench.artifact.forms import detect_form
+from probebench.artifact.spec import EVALUABLE_PROBE_TYPES, POSITIONS, ProbeMeta, read_meta
+from probebench.artifact.weights import ProbeWeights
+from probebench.errors import ProbebenchError
+from probebench.licenses import check_license
+
+REQUIRED_FILES = ("meta.yaml", "README.md", "train.ipynb", "eval.ipynb")
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+class CheckFailedError(Exception):
+    """Raised inside a check with the reason it failed."""
+
+
+@dataclass
+class CheckResult:
+    name: str
+    status: str
+    message: str
+    description: str
+
+
+@dataclass
+class ValidationReport:
+    artifact: Path
+    checks: list[CheckResult] = field(default_factory=list)
+    bundle_sha256: str | None = None
+    meta: ProbeMeta | None = None
+    weights: ProbeWeights | None = None
+
+    @property
+    def valid(self) -> bool:
+        return all(c.status == PASS for c in self.checks)
+
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.status == FAIL]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifact": str(self.artifact),
+            "valid": self.valid,
+            "bundle_sha256": self.bundle_sha256,
+            "checks": [{"name": c.name, "status": c.status, "message": c.message}
+                       for c in self.checks],
+        }
+
+
+@dataclass
+class _Context:
+    root: Path
+    tasks_file: Path | None
+    expected_sha256: str | None
+    scan: bundle.BundleScan | None = None
+    report: ValidationReport | None = None
+    dims: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class _Check:
+    name: str
+    description: str
+    needs: tuple[str, ...]
+    run: Callable[[_Context], str]
+
+
+def _limits(ctx: _Context) -> str:
+    ctx.scan = bundle.scan(ctx.root)
+    if ctx.scan.problems:
+        raise CheckFailedError("; ".join(ctx.scan.problems))
+    size = sum(ctx.scan.files.values())
+    return f"{len(ctx.scan.files)} files, {size / 1024:.0f} KiB, no links or archives"
+
+
+def _required(ctx: _Context) -> str:
+    assert ctx.scan is not None
+    names = set(ctx.scan.files)
+    missing = [n for n in REQUIRED_FILES if n not in names]
+    try:
+        form = detect_form(names)
+    except ProbebenchError as exc:
+        missing.append(str(exc))
+        form = None
+    if missing:
+        raise CheckFailedError("missing: " + "; ".join(missing))
+    if ctx.scan.files["README.md"] == 0:
+        raise CheckFailedError("README.md is empty")
+    assert form is not None
+    return f"{', '.join(REQUIRED_FILES)} and the {form.name} probe form"
+
+
+def _schema(ctx: _Context) -> str:
+    assert ctx.report is not None
+    try:
+        ctx.report.meta = read_meta(ctx.root / "meta.yaml")
+    except ProbebenchError as exc:
+        raise CheckFailedError(str(exc).replace(str(ctx.root) + "/", "")) from None
+    meta = ctx.report.meta
+    return f"spec {meta.spec_version}, {meta.probe_type} probe on {meta.model}"
+
+
+def _notebooks(ctx: _Context) -> str:
+    for name in ("train.ipynb", "eval.ipynb"):
+        try:
+            nb = json.loads((ctx.root / name).read_text("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CheckFailedError(f"{name}: not valid notebook JSON ({exc})") from None
+        if not isinstance(nb, dict) or nb.get("nbformat") != 4 or not isinstance(
+                nb.get("cells"), list):
+            raise CheckFailedError(f"{name}: expected a Jupyter notebook (nbformat 4 with cells)")
+    return "train.ipynb and eval.ipynb are nbformat 4 notebooks"
+
+
+def _hash(ctx: _Context) -> str:
+    assert ctx.scan is not None and ctx.report is not None
+    man = bundle.manifest(ctx.scan)
+    ctx.report.bundle_sha256 = man.sha256
+    notes = []
+    recorded_path = ctx.root / bundle.MANIFEST_NAME
+    if recorded_path.is_file():
+        try:
+            recorded = bundle.read_manifest_file(recorded_path)
+        except ValueError as exc:
+            raise CheckFailedError(str(exc)) from None
+        diff = bundle.compare_manifests(recorded, man.entries)
+        if diff:
+            raise CheckFailedError("files differ from MANIFEST.sha256: " + "; ".join(diff))
+        notes.append("matches MANIFEST.sha256")
+    if ctx.expected_sha256 is not None:
+        if ctx.expected_sha256 != man.sha256:
+            raise CheckFailedError(f"bundle sha256 {man.sha256} differs from the expected "
+                              f"{ctx.expected_sha256}")
+        notes.append("matches the expected hash")
+    return f"bundle sha256 {man.sha256}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _safe_load(ctx: _Context) -> str:
+    assert ctx.scan is not None and ctx.report is not None
+    form = detect_form(set(ctx.scan.files))
+    try:
+        ctx.report.weights = form.load(ctx.root)
+    except ProbebenchError as exc:
+        raise CheckFailedError(str(exc).replace(str(ctx.root) + "/", "")) from None
+    w = ctx.report.weights
+    layers = " -> ".join(str(n) for n in [w.n_features, *w.hidden_sizes, 1])
+    return f"{form.name} form loaded without running code: {w.probe_type} {layers}"
+
+
+def _probe_type(ctx: _Context) -> str:
+    assert ctx.report is not None and ctx.report.meta is not None
+    declared = ctx.report.meta.probe_type
+    if declared not in EVALUABLE_PROBE_TYPES:
+        raise CheckFailedError(f"probe_type {declared!r} is not supported for re-evaluation "
+                          f"(probebench scores {' and '.join(EVALUABLE_PROBE_TYPES)} probes)")
+    weights = ctx.report.weights
+    if weights is not None and weights.probe_type != declared:
+        raise CheckFailedError(f"meta.yaml declares {declared!r} but the probe file holds a "
+                          f"{weights.probe_type!r} probe")
+    return f"{declared} probes can be re-evaluated"
+
+
+def _weights(ctx: _Context) -> str:
+    assert ctx.report is not None and ctx.report.weights is not None
+    problems = ctx.report.weights.problems()
+    if problems:
+        raise CheckFailedError("; ".join(problems))
+    return f"finite, scale > 0, classes {list(ctx.report.weights.classes)}"
+
+
+def _model(ctx: _Context) -> str:
+    from probebench.models.dimensions import model_dimensions
+
+    assert ctx.report is not None and ctx.report.meta is not None
+    meta = ctx.report.meta
+    try:
+        ctx.dims = model_dimensions(meta.model)
+    except ProbebenchError as exc:
+        raise CheckFailedError(str(exc)) from None
+    layers, hidden = ctx.dims
+    problems = []
+    if meta.layer > layers:
+        problems.append(f"layer {meta.layer} is out of range: {meta.model} has layers "
+                        f"0..{layers} (0 = embeddings output)")
+    if meta.position not in POSITIONS:
+        problems.append(f"position {meta.position!r} is not one of {', '.join(POSITIONS)}")
+    weights = ctx.report.weights
+    if weights is not None and weights.n_features != hidden:
+        problems.append(f"the probe reads {weights.n_features} features but {meta.model}'s "
+                        f"hidden size is {hidden}")
+    if problems:
+        raise CheckFailedError("; ".join(problems))
+    return f"site {meta.layer}:{meta.position} fits {meta.model} ({layers} layers, hidden {hidden})"
+
+
+def _license(ctx: _Context) -> str:
+    assert ctx.report is not None and ctx.report.meta is not None
+    reason = check_license(ctx.report.meta.license)
+    if reason:
+        raise CheckFailedError(reason)
+    return f"licence {ctx.report.meta.license}"
+
+
+def _metrics(ctx: _Context) -> str:
+    from probebench.tasks_registry import registered_test_hashes
+
+    assert ctx.report is not None and ctx.report.meta is not None
+    reported = ctx.report.meta.reported_metrics
+    if not reported:
+        return "no reported metrics"
+    if ctx.tasks_file is None or not ctx.tasks_file.is_file():
+        raise CheckFailedError(f"reported metrics need tasks.yaml to check their test-set hashes; "
+                          f"not found at {ctx.tasks_file}")
+    try:
+        registered = registered_test_hashes(ctx.tasks_file)
+    except ProbebenchError as exc:
+        raise CheckFailedError(str(exc)) from None
+    problems = []
+    for task, metrics in reported.items():
+        owner = registered.get(metrics.test_sha256)
+        if owner is None:
+            problems.append(f"reported_metrics.{task}: test_sha256 {metrics.test_sha256[:12]}... "
+                            "is not registered in tasks.yaml")
+        elif owner != task:
+            problems.append(f"reported_metrics.{task}: test_sha256 belongs to task {owner!r}")
+    if problems:
+        raise CheckFailedError("; ".join(problems))
+    return f"{len(reported)} task(s), every test-set hash registered"
+
+
+CHECKS = (
+    _Check("limits", "file count and sizes, no symlinks, special files or archives", (),
+           _limits),
+    _Check("required_files", "meta.yaml, README.md, notebooks and one probe form",
+           ("limits",), _required),
+    _Check("meta_schema", "meta.yaml is safe YAML matching the spec v0.0.1 schema",
+           ("required_files",), _schema),
+    _Check("notebooks", "train.ipynb and eval.ipynb are notebooks", ("required_files",),
+           _notebooks),
+    _Check("bundle_hash", "manifest and bundle hash (and MANIFEST.sha256 if present)",
+           ("limits",), _hash),
+    _Check("safe_load", "the probe loads without running code", ("required_files",),
+           _safe_load),
+    _Check("probe_type", "probe_type can be re-evaluated and matches the file",
+           ("meta_schema", "safe_load"), _probe_type),
+    _Check("weights", "finite weights, scale > 0, two classes, consistent shapes",
+           ("safe_load",), _weights),
+    _Check("model_site", "layer in range, position known, input width = hidden size",
+           ("meta_schema", "safe_load"), _model),
+    _Check("license", "licence is a known SPDX id, custom or closed", ("meta_schema",),
+           _license),
+    _Check("reported_metrics", "reported metrics use test sets registered in tasks.yaml",
+           ("meta_schema",), _metrics),
+)
+
+
+def validate(artifact: Path, *, tasks_file: Path | None = None,
+             expected_sha256: str | None = None) -> ValidationReport:
+    """Run every check on an artifact folder; see ``CHECKS`` for the list."""
+    from probebench.tasks_registry import default_tasks_file
+
+    root = Path(artifact)
+    report = ValidationReport(artifact=root)
+    ctx = _Context(root=root, tasks_file=tasks_file or default_tasks_file(),
+                   expected_sha256=expected_sha256, report=report)
+    status: dict[str, str] = {}
+    for check in CHECKS:
+        blocked = [n for n in check.needs if status.get(n) != PASS]
+        if blocked:
+            result = CheckResult(check.name, SKIP, f"needs {', '.join(blocked)}",
+                                 check.description)
+        else:
+            try:
+                result = CheckResult(check.name, PASS, check.run(ctx), check.description)
+            except CheckFailedError as exc:
+                result = CheckResult(check.name, FAIL, str(exc), check.description)
+        status[check.name] = result.status
+        report.checks.append(result)
+    return report

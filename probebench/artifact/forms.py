@@ -1,0 +1,115 @@
+"""The three on-disk forms of a probe, each read without running foreign code.
+
+=========== ===================================== =========================================
+form        files                                 how it is read
+=========== ===================================== =========================================
+native      ``probe.safetensors`` + ``probe.json`` safetensors (no code at all)
+joblib      ``probe.joblib`` + ``scaler.joblib``   the allow-list unpickler (``unpickle``)
+skops       ``probe.skops`` + ``scaler.skops``     ``skops.io.load`` with an explicit trusted
+                                                  type list
+=========== ===================================== =========================================
+
+An artifact holds exactly one form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from probebench.artifact.unpickle import Recorded, safe_load_pickle
+from probebench.artifact.weights import ProbeWeights, from_sklearn_state, load_native
+from probebench.errors import InputError
+
+#: the estimator classes a probe file may hold, by their pickled global name
+PROBE_CLASSES = {
+    "sklearn.linear_model._logistic.LogisticRegression": "LogisticRegression",
+    "sklearn.linear_model.logistic.LogisticRegression": "LogisticRegression",
+    "sklearn.neural_network._multilayer_perceptron.MLPClassifier": "MLPClassifier",
+    "sklearn.neural_network.multilayer_perceptron.MLPClassifier": "MLPClassifier",
+}
+SCALER_CLASSES = {"sklearn.preprocessing._data.StandardScaler",
+                  "sklearn.preprocessing.data.StandardScaler"}
+#: types skops may build beyond its own defaults; nothing else is trusted
+SKOPS_TRUSTED = [
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+    "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
+]
+
+
+@dataclass(frozen=True)
+class ProbeForm:
+    name: str
+    files: tuple[str, str]
+    load: Callable[[Path], ProbeWeights]
+
+
+def _load_joblib(folder: Path) -> ProbeWeights:
+    probe = safe_load_pickle(folder / "probe.joblib")
+    scaler = safe_load_pickle(folder / "scaler.joblib")
+    if not isinstance(probe, Recorded) or probe.global_name not in PROBE_CLASSES:
+        found = probe.global_name if isinstance(probe, Recorded) else type(probe).__name__
+        raise InputError(f"{folder / 'probe.joblib'}: holds {found}; expected a "
+                         "LogisticRegression or MLPClassifier")
+    if not isinstance(scaler, Recorded) or scaler.global_name not in SCALER_CLASSES:
+        found = scaler.global_name if isinstance(scaler, Recorded) else type(scaler).__name__
+        raise InputError(f"{folder / 'scaler.joblib'}: holds {found}; expected a "
+                         "StandardScaler")
+    return from_sklearn_state(PROBE_CLASSES[probe.global_name], probe.attrs, scaler.attrs,
+                              str(folder / "probe.joblib"))
+
+
+def _load_skops(folder: Path) -> ProbeWeights:
+    import skops.io as sio
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    def read(path: Path) -> Any:
+        try:
+            return sio.load(path, trusted=SKOPS_TRUSTED)
+        except Exception as exc:  # skops raises its own types and zip/JSON errors
+            raise InputError(f"{path}: refused by the skops loader ({exc})") from None
+
+    probe, scaler = read(folder / "probe.skops"), read(folder / "scaler.skops")
+    if type(probe) not in (LogisticRegression, MLPClassifier):
+        raise InputError(f"{folder / 'probe.skops'}: holds {type(probe).__name__}; expected a "
+                         "LogisticRegression or MLPClassifier")
+    if type(scaler) is not StandardScaler:
+        raise InputError(f"{folder / 'scaler.skops'}: holds {type(scaler).__name__}; "
+                         "expected a StandardScaler")
+    return from_sklearn_state(type(probe).__name__, vars(probe), vars(scaler),
+                              str(folder / "probe.skops"))
+
+
+FORMS = {f.name: f for f in (
+    ProbeForm("native", ("probe.safetensors", "probe.json"), load_native),
+    ProbeForm("joblib", ("probe.joblib", "scaler.joblib"), _load_joblib),
+    ProbeForm("skops", ("probe.skops", "scaler.skops"), _load_skops),
+)}
+
+
+def detect_form(names: set[str]) -> ProbeForm:
+    """The one form whose files are present; an error naming what is missing or extra."""
+    complete = [f for f in FORMS.values() if all(n in names for n in f.files)]
+    if len(complete) == 1:
+        return complete[0]
+    if len(complete) > 1:
+        raise InputError("the artifact holds more than one probe form ("
+                         f"{', '.join(f.name for f in complete)}); keep exactly one")
+    partial = [f for f in FORMS.values() if any(n in names for n in f.files)]
+    if partial:
+        f = partial[0]
+        missing = [n for n in f.files if n not in names]
+        raise InputError(f"{f.name} form is incomplete: {', '.join(missing)} missing")
+    expected = "; ".join(" + ".join(f.files) for f in FORMS.values())
+    raise InputError(f"no probe files: expected one of {expected}")
+
+
+def load_probe(folder: Path) -> ProbeWeights:
+    """Load the probe of an artifact folder safely, in whichever form it holds."""
+    folder = Path(folder)
+    names = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    return detect_form(names).load(folder)

@@ -1,0 +1,119 @@
+"""The ProbeBench artifact spec v0.0.1: ``meta.yaml``'s schema.
+
+Run ``python -m probebench.artifact.spec schemas/`` to export the JSON Schema for
+editors (a test keeps the committed file equal to this module).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from probebench.errors import InputError
+from probebench.yamlsafe import load_yaml
+
+SPEC_VERSION = "0.0.1"
+PROBE_TYPES = ("linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble")
+#: probe types probebench can re-evaluate; the others validate but cannot be scored
+EVALUABLE_PROBE_TYPES = ("linear", "mlp")
+# kept in sync with probebench.models.activations.POSITIONS (a test checks), duplicated
+# here so that validating meta.yaml never imports the model code
+POSITIONS = ("last_token", "token_avg", "end_question", "mid_think", "end_think",
+             "end_answer", "attention_weighted")
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class ReportedMetrics(BaseModel):
+    """Metrics the author measured on one task, tied to the exact test set used."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    test_sha256: Sha256 = Field(description="SHA-256 of the task's canonical test set, as "
+                                "registered in tasks.yaml (probebench tasks hash).")
+    auroc: Probability | None = Field(default=None, description="Area under the ROC curve.")
+    auroc_ci_low: Probability | None = Field(default=None, description="95% CI lower bound.")
+    auroc_ci_high: Probability | None = Field(default=None, description="95% CI upper bound.")
+    ece: Probability | None = Field(default=None, description="Expected calibration error.")
+    brier: Probability | None = Field(default=None, description="Brier score.")
+    fpr_at_99tpr: Probability | None = Field(default=None,
+                                             description="False-positive rate at 99% TPR.")
+    accuracy: Probability | None = Field(default=None, description="Accuracy.")
+    latency_ms: float | None = Field(default=None, ge=0.0,
+                                     description="Median ms per prompt, batch size 1.")
+
+
+class ProbeMeta(BaseModel):
+    """``meta.yaml`` of a probe artifact (ProbeBench spec v0.0.1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec_version: Literal["0.0.1"] = Field(description="Artifact spec version.")
+    probe_type: Literal["linear", "mlp", "sae_feature", "sae_combination", "tree",
+                        "ensemble"] = Field(description="Kind of classifier.")
+    model: str = Field(min_length=1, description="The model the probe reads: a probebench "
+                       "alias (smollm2-135m) or a Hugging Face id.")
+    layer: int = Field(ge=0, description="Layer read; 0 = embeddings output, as in Hugging "
+                       "Face output_hidden_states.")
+    position: Literal["last_token", "token_avg", "end_question", "mid_think", "end_think",
+                      "end_answer", "attention_weighted"] = Field(
+        description="Token position pooled at that layer.")
+    training_data: str = Field(min_length=1, description="What the probe was trained on "
+                               "(a task id, a data set name or a URL).")
+    license: str = Field(min_length=1, description="SPDX id, or 'custom' or 'closed'.")
+    paper: str | None = Field(default=None, description="URL or arXiv id, if any.")
+    author: str = Field(min_length=1, description="Author name(s).")
+    contact: str = Field(min_length=1, description="E-mail or URL for questions.")
+    created_at: dt.date | dt.datetime = Field(description="Creation date (ISO 8601).")
+    reported_metrics: dict[str, ReportedMetrics] = Field(
+        default_factory=dict, description="Metrics per task id, each with its test-set hash.")
+
+
+def _describe(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        found = err.get("input")
+        shown = "" if isinstance(found, dict | list) else f", found {found!r}"
+        out.append(f"field {where!r}: {err['msg']}{shown}")
+    return out
+
+
+def parse_meta(data: Any, source: str) -> ProbeMeta:
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a mapping of fields, found "
+                         f"{type(data).__name__}")
+    try:
+        return ProbeMeta.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{source}: " + "; ".join(_describe(exc))) from None
+
+
+def read_meta(path: Path) -> ProbeMeta:
+    """Read and validate ``meta.yaml`` (safe YAML; every error names the field)."""
+    return parse_meta(load_yaml(path), str(path))
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    return {"meta.schema.json": ProbeMeta.model_json_schema()}
+
+
+def write_schemas(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in json_schemas().items():
+        path = folder / name
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance command
+    for p in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
+        print(p)

@@ -1,0 +1,31 @@
+"""Licence identifiers probebench accepts: common SPDX ids, plus ``custom`` and ``closed``."""
+
+from __future__ import annotations
+
+import difflib
+
+#: SPDX ids seen on models, data and code; extend when a real entry needs another.
+SPDX_IDS = frozenset({
+    "0BSD", "AFL-3.0", "AGPL-3.0-only", "AGPL-3.0-or-later", "Apache-2.0", "Artistic-2.0",
+    "BSD-2-Clause", "BSD-3-Clause", "BSD-3-Clause-Clear", "BSL-1.0", "CC-BY-2.0", "CC-BY-3.0",
+    "CC-BY-4.0", "CC-BY-NC-4.0", "CC-BY-NC-ND-4.0", "CC-BY-NC-SA-4.0", "CC-BY-ND-4.0",
+    "CC-BY-SA-3.0", "CC-BY-SA-4.0", "CC0-1.0", "CDLA-Permissive-2.0", "ECL-2.0", "EPL-2.0",
+    "EUPL-1.2", "GPL-2.0-only", "GPL-2.0-or-later", "GPL-3.0-only", "GPL-3.0-or-later", "ISC",
+    "LGPL-2.1-only", "LGPL-2.1-or-later", "LGPL-3.0-only", "LGPL-3.0-or-later", "MIT",
+    "MIT-0", "MPL-2.0", "ODC-By-1.0", "ODbL-1.0", "OFL-1.1", "OpenRAIL", "PDDL-1.0",
+    "Unlicense", "UPL-1.0", "WTFPL", "Zlib",
+})
+NON_SPDX = frozenset({"custom", "closed"})
+
+
+def check_license(value: str) -> str | None:
+    """None when ``value`` is accepted, else the reason (with a suggestion)."""
+    if value in SPDX_IDS or value in NON_SPDX:
+        return None
+    known = sorted(SPDX_IDS | NON_SPDX)
+    lowered = {k.lower(): k for k in known}
+    if value.lower() in lowered:
+        return f"licence {value!r} is spelled {lowered[value.lower()]!r} in SPDX"
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return (f"licence {value!r} is not a known SPDX id nor 'custom' or 'closed'{hint}")

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from probebench.artifact.spec import POSITIONS, write_schemas
+from probebench.cli import main
+from probebench.models.activations import POSITIONS as MODEL_POSITIONS
+from tests.artifacts import make_artifact
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_validate_prints_every_check_and_exits_0(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    folder, *_ = make_artifact(tmp_path / "good")
+    assert main(["validate", str(folder)]) == 0
+    out = capsys.readouterr().out
+    for name in ("limits", "required_files", "meta_schema", "notebooks", "bundle_hash",
+                 "safe_load", "probe_type", "weights", "model_site", "license",
+                 "reported_metrics"):
+        assert f"PASS  {name}" in out
+    assert out.strip().endswith(": valid")
+
+
+def test_validate_json_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder, *_ = make_artifact(tmp_path / "bad", meta={"layer": 999})
+    assert main(["validate", str(folder), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is False
+    statuses = {c["name"]: c["status"] for c in report["checks"]}
+    assert statuses["model_site"] == "fail" and statuses["weights"] == "pass"
+    assert len(report["bundle_sha256"]) == 64
+
+
+def test_validate_usage_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "nope")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+
+
+def test_validate_expected_sha256(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder, *_ = make_artifact(tmp_path / "a")
+    assert main(["hash", str(folder)]) == 0
+    sha = capsys.readouterr().out.split()[0]
+    assert main(["validate", str(folder), "--sha256", sha]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(folder), "--sha256", "0" * 64]) == 1
+    assert "differs from the expected" in capsys.readouterr().out
+
+
+def test_hash_is_stable_and_writes_manifest(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    folder, *_ = make_artifact(tmp_path / "a")
+    assert main(["hash", str(folder), "--manifest", "--write"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    manifest_lines, last = out[:-1], out[-1]
+    assert [line.split("  ")[1] for line in manifest_lines] == sorted(
+        ["README.md", "eval.ipynb", "meta.yaml", "probe.joblib", "scaler.joblib",
+         "train.ipynb"])
+    assert (folder / "MANIFEST.sha256").read_text().splitlines() == manifest_lines
+    # the manifest file does not change the hash it records
+    assert main(["hash", str(folder)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == last
+
+
+def test_hash_refuses_a_folder_with_a_symlink(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    folder, *_ = make_artifact(tmp_path / "a")
+    (folder / "link").symlink_to("/etc/passwd")
+    assert main(["hash", str(folder)]) == 1
+    assert "symlink" in capsys.readouterr().err
+
+
+def test_export_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, *_ = make_artifact(tmp_path / "src", kind="mlp")
+    out = tmp_path / "native"
+    assert main(["export", "--probe", str(src / "probe.joblib"), "--scaler",
+                 str(src / "scaler.joblib"), "--meta", str(src / "meta.yaml"), "--out",
+                 str(out)]) == 0
+    assert "probe.safetensors" in capsys.readouterr().out
+    assert main(["validate", str(out)]) == 0
+    capsys.readouterr()
+    # refuses to overwrite without --force; a mismatched probe_type is refused
+    assert main(["export", "--probe", str(src / "probe.joblib"), "--meta",
+                 str(src / "meta.yaml"), "--out", str(out)]) == 2
+    assert "not empty" in capsys.readouterr().err
+
+
+def test_validate_of_malformed_meta_imports_no_torch_or_sklearn(tmp_path: Path) -> None:
+    folder, *_ = make_artifact(tmp_path / "a")
+    (folder / "meta.yaml").write_text("spec_version: [unclosed\n")
+    code = ("import sys; from probebench.cli import main; rc = main(['validate', sys.argv[1]]); "
+            "heavy = [m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules]; "
+            "print('HEAVY', heavy); sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "FAIL  meta_schema" in proc.stdout and "meta.yaml:2: malformed YAML" in proc.stdout
+    assert "HEAVY []" in proc.stdout
+
+
+def test_committed_json_schema_matches_the_code(tmp_path: Path) -> None:
+    (written,) = write_schemas(tmp_path)
+    committed = REPO / "schemas" / written.name
+    assert committed.read_text() == written.read_text(), \
+        "run `python -m probebench.artifact.spec schemas` and commit the result"
+
+
+def test_spec_positions_match_the_extractor() -> None:
+    assert POSITIONS == MODEL_POSITIONS
