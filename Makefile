@@ -43,6 +43,7 @@ check: lint typecheck test
 bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction.py
 	$(BIN)/python benchmarks/memory.py
+	$(BIN)/python benchmarks/validate.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo-acts.safetensors
