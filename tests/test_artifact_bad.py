@@ -205,6 +205,17 @@ def _nested_zip(folder: Path) -> None:
     (folder / "extras.dat").write_bytes(buffer.getvalue())
 
 
+def _skops_untrusted(folder: Path) -> None:
+    import skops.io as sio
+
+    probe = joblib.load(folder / "probe.joblib")
+    probe.callback = os.system  # a function reference skops would resolve on load
+    for name in ("probe.joblib", "scaler.joblib"):
+        obj = probe if name == "probe.joblib" else joblib.load(folder / name)
+        sio.dump(obj, folder / name.replace(".joblib", ".skops"))
+        (folder / name).unlink()
+
+
 def _remove(name: str) -> Callable[[Path], None]:
     def mutate(folder: Path) -> None:
         (folder / name).unlink()
@@ -255,6 +266,8 @@ CORPUS: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("object-array", _object_array, "safe_load", "array of Python objects"),
     ("not-a-pickle", _not_a_pickle, "safe_load", "not a pickle"),
     ("decompression-bomb", _zip_bomb, "safe_load", "decompresses to more than"),
+    ("skops-untrusted-type", _skops_untrusted, "safe_load",
+     "Untrusted types found in the file: ['posix.system']"),
     ("nan-weights", _nan_weights, "weights", "non-finite"),
     ("inf-scaler", _inf_scaler, "weights", "scaler mean has 1 non-finite"),
     ("zero-scale", _zero_scale, "weights", "values <= 0"),
