@@ -23,28 +23,36 @@ SPAN_NAMES = ("question", "think", "answer")
 
 @dataclass(frozen=True)
 class Prompt:
-    """One text given to the model.
+    """One text given to the model, with its label and slice tags when it comes from a task.
 
     ``spans`` maps a name to a half-open character range ``(start, end)`` of ``text``.
+    ``label`` is 1 (positive), 0 (negative) or None (not scored). ``slices`` maps a slice
+    name (``language``, ``tense``, ...) to this prompt's value. Only ``text`` and
+    ``spans`` reach the model, so only they key the activation cache.
     """
 
     text: str
     spans: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     id: str | None = None
+    label: int | None = None
+    slices: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text:
-            raise InputError(f"prompt {self.label}: text must be a non-empty string")
+            raise InputError(f"prompt {self.label_name}: text must be a non-empty string")
+        if self.label not in (0, 1, None):
+            raise InputError(f"prompt {self.label_name}: label must be 1, 0 or null, found "
+                             f"{self.label!r}")
         for name, span in self.spans.items():
             start, end = span
             if not (0 <= start < end <= len(self.text)):
                 raise InputError(
-                    f"prompt {self.label}: span {name!r} must satisfy "
+                    f"prompt {self.label_name}: span {name!r} must satisfy "
                     f"0 <= start < end <= {len(self.text)} (the text's length), found {list(span)}"
                 )
 
     @property
-    def label(self) -> str:
+    def label_name(self) -> str:
         """How errors name this prompt: its id, or the start of its text."""
         if self.id is not None:
             return repr(self.id)
@@ -55,6 +63,11 @@ class Prompt:
         """The fields that decide the model's activations, in a hashable JSON form."""
         return {"text": self.text,
                 "spans": {k: [int(v[0]), int(v[1])] for k, v in sorted(self.spans.items())}}
+
+    def record(self) -> dict[str, Any]:
+        """Everything about the prompt, for test-set hashes: text, spans, label, slices."""
+        return {**self.canonical(), "id": self.id, "label": self.label,
+                "slices": dict(sorted(self.slices.items()))}
 
 
 class _PromptLine(BaseModel):

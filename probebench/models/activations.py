@@ -117,7 +117,7 @@ def check_sites(sites: Sequence[Site], num_layers: int, prompts: Sequence[Prompt
         for index, prompt in enumerate(prompts):
             if span not in prompt.spans:
                 raise SiteError(
-                    f"site {site}: prompt {prompt.label} (#{index}) has no {span!r} span, "
+                    f"site {site}: prompt {prompt.label_name} (#{index}) has no {span!r} span, "
                     f"which position {site.position} needs"
                 )
 
@@ -209,9 +209,9 @@ def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *,
     limit = lm.resolved.max_positions
     for prompt, tokens in zip(prompts, ids, strict=True):
         if not tokens:
-            raise SiteError(f"prompt {prompt.label} tokenizes to no tokens")
+            raise SiteError(f"prompt {prompt.label_name} tokenizes to no tokens")
         if limit is not None and len(tokens) > limit:
-            raise SiteError(f"prompt {prompt.label} has {len(tokens)} tokens; model "
+            raise SiteError(f"prompt {prompt.label_name} has {len(tokens)} tokens; model "
                             f"{lm.identity.name!r} reads at most {limit} (no silent truncation)")
     return Tokenized(ids=ids, offsets=offsets)
 
@@ -226,7 +226,7 @@ def _marker_index(prompt: Prompt, offsets: Sequence[tuple[int, int]], position: 
     span_name = SPAN_OF_POSITION[position]
     tokens = span_token_indices(offsets, prompt.spans[span_name])
     if not tokens:
-        raise SiteError(f"prompt {prompt.label}: span {span_name!r} "
+        raise SiteError(f"prompt {prompt.label_name}: span {span_name!r} "
                         f"{list(prompt.spans[span_name])} covers no token")
     return tokens[(len(tokens) - 1) // 2] if position == "mid_think" else tokens[-1]
 
