@@ -164,6 +164,77 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tasks_list(args: argparse.Namespace) -> int:
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, _ = read_tasks_file(args.tasks_file)
+    print(f"{'id':<38} {'format':<10} {'version':>7}  title")
+    for task in parsed.tasks:
+        print(f"{task.id:<38} {task.format:<10} {task.version:>7}  {task.title}")
+    print(f"{len(parsed.tasks)} tasks")
+    return 0
+
+
+def _cmd_tasks_show(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from probebench.tasks.registry import load_task
+
+    data = load_task(args.task, tasks_file=args.tasks_file)
+    spec = data.spec
+    print(f"{spec.id} (v{spec.version}): {spec.title}")
+    print(f"  format {spec.format}; licence {spec.license}; source: {spec.source}")
+    for role, rel in spec.files.items():
+        print(f"  file {role}: {rel}  sha256 {spec.files_sha256.get(rel, '?')[:16]}...")
+    for label, meaning in sorted(spec.labels.items(), reverse=True):
+        print(f"  label {label}: {meaning}")
+    for split, items in data.splits.items():
+        prompts = [p for item in items for p in item.prompts]
+        labels = Counter("none" if p.label is None else str(p.label) for p in prompts)
+        shown = ", ".join(f"{k}: {v}" for k, v in sorted(labels.items()))
+        print(f"  {split:<6} {len(items):>6} items {len(prompts):>6} prompts  (labels {shown})")
+    for name in spec.slices:
+        values = Counter(p.slices.get(name, "-") for item in data.test for p in item.prompts)
+        top = ", ".join(f"{v} ({n})" for v, n in values.most_common(6))
+        print(f"  slice {name}: {top}{', ...' if len(values) > 6 else ''}")
+    print(f"  test_sha256 {spec.test_sha256} (verified)")
+    return 0
+
+
+def _cmd_tasks_verify(args: argparse.Namespace) -> int:
+    from probebench.tasks.registry import verify_all
+
+    results = verify_all(args.tasks_file)
+    for r in results:
+        print(f"  {'ok   ' if r.ok else 'DRIFT'}  {r.task:<38} {r.message}")
+    bad = [r for r in results if not r.ok]
+    print(f"{len(results) - len(bad)} of {len(results)} tasks match their registered hashes")
+    return 1 if bad else 0
+
+
+def _cmd_tasks_hash(args: argparse.Namespace) -> int:
+    from probebench.hashing import sha256_file
+    from probebench.tasks.formats import FORMATS
+    from probebench.tasks.hygiene import canonical_test_sha256
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, root = read_tasks_file(args.tasks_file)
+    wanted = set(args.tasks)
+    unknown = wanted - {t.id for t in parsed.tasks}
+    if unknown:
+        raise ProbebenchError(f"unknown task(s): {', '.join(sorted(unknown))}")
+    for spec in parsed.tasks:
+        if wanted and spec.id not in wanted:
+            continue
+        data = FORMATS[spec.format].load(spec, root)
+        print(f"- id: {spec.id}")
+        print("  files_sha256:")
+        for rel in sorted(set(spec.files.values())):
+            print(f"    {rel}: {sha256_file(root / rel, memo=False)}")
+        print(f"  test_sha256: {canonical_test_sha256(data.test)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="probebench",
@@ -252,6 +323,25 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--out", type=Path, required=True, help="output artifact folder")
     exp.add_argument("--force", action="store_true", help="replace a non-empty --out")
     exp.set_defaults(func=_cmd_export)
+
+    tasks = commands.add_parser("tasks", help="registered tasks: list, show, verify, hash")
+    tasks.add_argument("--tasks-file", type=Path, default=None,
+                       help="tasks.yaml (default: $PROBEBENCH_TASKS, ./tasks.yaml, or the "
+                            "repository's)")
+    tasks_sub = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    tasks_sub.add_parser("list", help="every registered task").set_defaults(func=_cmd_tasks_list)
+    show = tasks_sub.add_parser("show", help="one task: files, labels, splits, slices")
+    show.add_argument("task", help="task id")
+    show.set_defaults(func=_cmd_tasks_show)
+    tasks_sub.add_parser(
+        "verify", help="recompute every file and test-set hash; exit 1 on any drift"
+    ).set_defaults(func=_cmd_tasks_verify)
+    thash = tasks_sub.add_parser(
+        "hash", help="print the hashes a task's files and test set have now",
+        description="Compute files_sha256 and test_sha256 as they are on disk (for "
+                    "registering a new task or version); registered values are not read.")
+    thash.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: all)")
+    thash.set_defaults(func=_cmd_tasks_hash)
     return parser
 
 

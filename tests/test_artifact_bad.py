@@ -22,6 +22,7 @@ from probebench.artifact.checks import FAIL
 from tests.artifacts import META, make_artifact
 
 CANARY_DIR = "CANARY"
+REPO = Path(__file__).resolve().parents[1]
 
 
 class Payload:
@@ -319,9 +320,7 @@ def test_bad_artifact_is_refused_for_the_right_reason(
     folder = tmp_path / name
     make_artifact(folder)
     mutate(folder)
-    tasks = tmp_path / "tasks.yaml"
-    tasks.write_text("tasks:\n  - id: verb_grammar\n    test_sha256: " + "cd" * 32 + "\n")
-    report = validate(folder, tasks_file=tasks)
+    report = validate(folder, tasks_file=REPO / "tasks.yaml")
     assert not report.valid
     failed = {c.name: c.message for c in report.checks if c.status == FAIL}
     assert check in failed, f"expected {check} to fail; failures: {failed}"

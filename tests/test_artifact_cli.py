@@ -112,3 +112,21 @@ def test_committed_json_schema_matches_the_code(tmp_path: Path) -> None:
 
 def test_spec_positions_match_the_extractor() -> None:
     assert POSITIONS == MODEL_POSITIONS
+
+
+def test_reported_metrics_must_use_the_registered_hash_of_their_task(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, _ = read_tasks_file(REPO / "tasks.yaml")
+    specs = {t.id: t for t in parsed.tasks}
+    own = specs["blimp_passive_1"].test_sha256
+    other = specs["blimp_transitive"].test_sha256
+    ok = {"blimp_passive_1": {"test_sha256": own, "auroc": 0.91}}
+    folder, *_ = make_artifact(tmp_path / "ok", meta={"reported_metrics": ok})
+    assert main(["validate", str(folder), "--tasks-file", str(REPO / "tasks.yaml")]) == 0
+    capsys.readouterr()
+    wrong = {"blimp_passive_1": {"test_sha256": other, "auroc": 0.91}}
+    folder, *_ = make_artifact(tmp_path / "wrong", meta={"reported_metrics": wrong})
+    assert main(["validate", str(folder), "--tasks-file", str(REPO / "tasks.yaml")]) == 1
+    assert "belongs to task 'blimp_transitive'" in capsys.readouterr().out

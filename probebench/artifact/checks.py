@@ -216,7 +216,7 @@ def _license(ctx: _Context) -> str:
 
 
 def _metrics(ctx: _Context) -> str:
-    from probebench.tasks_registry import registered_test_hashes
+    from probebench.tasks.spec import registered_test_hashes
 
     assert ctx.report is not None and ctx.report.meta is not None
     reported = ctx.report.meta.reported_metrics
@@ -271,7 +271,7 @@ CHECKS = (
 def validate(artifact: Path, *, tasks_file: Path | None = None,
              expected_sha256: str | None = None) -> ValidationReport:
     """Run every check on an artifact folder; see ``CHECKS`` for the list."""
-    from probebench.tasks_registry import default_tasks_file
+    from probebench.tasks.spec import default_tasks_file
 
     root = Path(artifact)
     report = ValidationReport(artifact=root)

@@ -1,0 +1,211 @@
+"""SyntaxGym test suites (Hu et al., ACL 2020; the syntaxgym-core JSON format).
+
+A suite has items; each item has conditions (variants of one sentence split into
+numbered regions) and the suite has predictions over region surprisals. Two uses:
+
+* **Surprisal predictions** (as SyntaxGym scores a model): ``prediction_results``
+  evaluates each prediction of an item from the model's region surprisals, under each
+  metric the suite names (``meta.metric``: a name, a list, or ``"all"``).
+* **Probe prompts**: each condition is a prompt (its regions joined with single
+  spaces, empty regions skipped, spans ``region_<n>`` over each region's content),
+  labelled by ``formula.condition_labels`` (1 expected, 0 anomalous, None unlabelled).
+
+Both prediction forms are read: ``{"type": "formula", "formula": ...}`` and the legacy
+2019 form, converted to a formula. Items are split into train and test by the hashed
+rule; an item's conditions always stay together.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from probebench.errors import InputError
+from probebench.prompts import Prompt
+from probebench.tasks.anatomy import Item
+from probebench.tasks.formats.base import TaskData, TaskFormat
+from probebench.tasks.formats.formula import (
+    Prediction,
+    Ref,
+    condition_labels,
+    evaluate,
+    legacy_to_formula,
+    parse_formula,
+    references,
+)
+from probebench.tasks.spec import TaskSpec
+
+METRICS = ("sum", "mean", "median", "range", "max", "min")
+
+
+def _metrics(meta: Mapping[str, Any], source: str) -> list[str]:
+    metric = meta.get("metric")
+    if metric == "all":
+        return list(METRICS)
+    names = metric if isinstance(metric, list) else [metric]
+    for name in names:
+        if name not in METRICS:
+            raise InputError(f"{source}: meta.metric: expected one of {', '.join(METRICS)}, a "
+                             f"list of them, or 'all'; found {metric!r}")
+    return [str(n) for n in names]
+
+
+def _formulas(preds: Any, source: str) -> list[str]:
+    if not isinstance(preds, list) or not preds:
+        raise InputError(f"{source}: predictions must be a non-empty list")
+    out = []
+    for i, pred in enumerate(preds):
+        where = f"{source}: predictions[{i}]"
+        if not isinstance(pred, dict):
+            raise InputError(f"{where}: expected an object")
+        if "formula" in pred:
+            if pred.get("type", "formula") != "formula" or not isinstance(pred["formula"], str):
+                raise InputError(f"{where}: expected type 'formula' with a string formula")
+            out.append(pred["formula"].strip())
+        elif "relation" in pred:
+            out.append(legacy_to_formula(pred, where))
+        else:
+            raise InputError(f"{where}: expected a 'formula' or a legacy 'relation'")
+    return out
+
+
+def read_suite(path: Path) -> tuple[dict[str, Any], list[Item]]:
+    """Parse and validate a suite; returns (summary, items)."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        suite = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    source = str(path)
+    if not isinstance(suite, dict):
+        raise InputError(f"{source}: expected a JSON object")
+    for key in ("meta", "predictions", "region_meta", "items"):
+        if key not in suite:
+            raise InputError(f"{source}: field {key!r} is missing")
+    meta = suite["meta"]
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        raise InputError(f"{source}: meta.name must be a string")
+    name = meta["name"]
+    metrics = _metrics(meta, source)
+    formulas = _formulas(suite["predictions"], source)
+    preds = [parse_formula(f, f"{source}: predictions[{i}]") for i, f in enumerate(formulas)]
+    region_meta = suite["region_meta"]
+    if not isinstance(region_meta, dict) or not region_meta:
+        raise InputError(f"{source}: region_meta must be a non-empty object")
+    try:
+        regions = sorted(int(k) for k in region_meta)
+    except ValueError:
+        raise InputError(f"{source}: region_meta keys must be region numbers") from None
+    if regions != list(range(1, len(regions) + 1)):
+        raise InputError(f"{source}: region numbers must run 1..{len(regions)}, found {regions}")
+    refs = [r for p in preds for r in references(p)]
+    for ref in refs:
+        if ref.region is not None and ref.region not in regions:
+            raise InputError(f"{source}: a prediction reads region {ref.region}, which "
+                             "region_meta does not define")
+    items_raw = suite["items"]
+    if not isinstance(items_raw, list) or not items_raw:
+        raise InputError(f"{source}: items must be a non-empty list")
+    items: list[Item] = []
+    numbers: set[int] = set()
+    for i, raw in enumerate(items_raw):
+        where = f"{source}: items[{i}]"
+        if not isinstance(raw, dict) or not isinstance(raw.get("item_number"), int):
+            raise InputError(f"{where}: item_number must be an integer")
+        if raw["item_number"] in numbers:
+            raise InputError(f"{where}: item_number {raw['item_number']} is used twice")
+        numbers.add(raw["item_number"])
+        items.append(_item(name, raw, regions, preds, formulas, metrics, refs, where))
+    summary = {"name": name, "metrics": metrics, "formulas": formulas,
+               "region_meta": {str(k): region_meta[str(k)] for k in regions}}
+    return summary, items
+
+
+def _item(suite: str, raw: dict[str, Any], regions: list[int], preds: list[Prediction],
+          formulas: list[str], metrics: list[str], refs: list[Ref], where: str) -> Item:
+    conds = raw.get("conditions")
+    if not isinstance(conds, list) or not conds:
+        raise InputError(f"{where}: conditions must be a non-empty list")
+    names = []
+    for j, cond in enumerate(conds):
+        if not isinstance(cond, dict) or not isinstance(cond.get("condition_name"), str):
+            raise InputError(f"{where}.conditions[{j}]: condition_name must be a string")
+        names.append(cond["condition_name"])
+    if len(set(names)) != len(names):
+        raise InputError(f"{where}: condition names repeat: {names}")
+    for ref in refs:
+        if ref.condition not in names:
+            raise InputError(f"{where}: a prediction names condition {ref.condition!r}, which "
+                             f"this item lacks (it has {', '.join(names)})")
+    labels = condition_labels(preds, names)
+    item_id = f"{suite}-{raw['item_number']}"
+    prompts = []
+    for j, cond in enumerate(conds):
+        text, spans = _join_regions(cond.get("regions"), regions, f"{where}.conditions[{j}]")
+        name = cond["condition_name"]
+        prompts.append(Prompt(text, spans=spans, id=f"{item_id}-{name}", label=labels[name],
+                              slices={"suite": suite, "condition": name}))
+    return Item(id=item_id, prompts=tuple(prompts), slices={"suite": suite},
+                data={"formulas": formulas, "metrics": metrics})
+
+
+def _join_regions(raw: Any, regions: list[int], where: str) -> tuple[str, dict[str, tuple[int,
+                                                                                        int]]]:
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: regions must be a list")
+    parts: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    seen = []
+    pos = 0
+    for k, region in enumerate(raw):
+        if not isinstance(region, dict) or not isinstance(region.get("region_number"), int) \
+                or not isinstance(region.get("content"), str):
+            raise InputError(f"{where}.regions[{k}]: needs an integer region_number and a "
+                             "string content")
+        seen.append(region["region_number"])
+        content = region["content"].strip()
+        if not content:
+            continue
+        if parts:
+            pos += 1  # the joining space
+        spans[f"region_{region['region_number']}"] = (pos, pos + len(content))
+        parts.append(content)
+        pos += len(content)
+    if seen != regions:
+        raise InputError(f"{where}: regions numbered {seen}; region_meta defines {regions}")
+    if not parts:
+        raise InputError(f"{where}: every region is empty")
+    return " ".join(parts), spans
+
+
+def region_values_lookup(values: Mapping[str, Mapping[int, float]]) -> Any:
+    """A formula lookup over ``{condition: {region_number: value}}`` (``*`` sums all)."""
+    def lookup(ref: Ref) -> float:
+        per_region = values[ref.condition]
+        if ref.region is None:
+            return float(sum(per_region.values()))
+        return float(per_region[ref.region])
+    return lookup
+
+
+def prediction_results(item: Item, values: Mapping[str, Mapping[int, float]]) -> list[bool]:
+    """Whether each of the suite's predictions holds for this item, given region values
+    (already aggregated with one metric) per condition."""
+    lookup = region_values_lookup(values)
+    return [evaluate(parse_formula(f), lookup) for f in item.data["formulas"]]
+
+
+class SyntaxGymFormat(TaskFormat):
+    name = "syntaxgym"
+    roles = ("suite",)
+
+    def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
+        _, items = read_suite(files["suite"])
+        return TaskData(spec, self.split_by_hash(spec, items))
+
+
+def item_region_numbers(prompt: Prompt) -> Sequence[int]:
+    return sorted(int(k.split("_", 1)[1]) for k in prompt.spans if k.startswith("region_"))

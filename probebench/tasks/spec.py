@@ -1,0 +1,93 @@
+"""``tasks.yaml``: the registered tasks, each pinned by file and test-set hashes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from probebench.errors import InputError
+from probebench.yamlsafe import load_yaml
+
+TASKS_ENV = "PROBEBENCH_TASKS"
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$")]
+
+
+class SplitSpec(BaseModel):
+    """How items are split when the data has no split of its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Literal["hash"] = Field(description="Hashed split (see probebench.tasks.hygiene).")
+    test_fraction: float = Field(gt=0.0, lt=1.0, description="Share of items in test.")
+    salt: str = Field(min_length=1, description="Salt of the item-id hash; never change it.")
+
+
+class TaskSpec(BaseModel):
+    """One registered task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: TaskId = Field(description="Unique task id, used in meta.yaml and results.")
+    title: str = Field(min_length=1)
+    format: Literal["verbs", "syntaxgym", "blimp", "senteval"]
+    version: int = Field(ge=1, description="Bumped whenever the test set changes.")
+    description: str = ""
+    files: dict[str, str] = Field(description="Role (data, suite, test, train, ...) -> path "
+                                  "relative to tasks.yaml.")
+    files_sha256: dict[str, Sha256] = Field(description="Path -> SHA-256 of the raw file.")
+    labels: dict[int, str] = Field(description="What label 1 and label 0 mean.")
+    slices: list[str] = Field(default_factory=list, description="Slice tags of the prompts.")
+    license: str
+    source: str
+    split: SplitSpec | None = None
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="Format-specific settings.")
+    test_sha256: Sha256 = Field(description="SHA-256 of the canonical test set.")
+
+
+class TasksFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1]
+    tasks: list[TaskSpec]
+
+
+def default_tasks_file() -> Path:
+    """``$PROBEBENCH_TASKS``, else ``./tasks.yaml``, else the one beside the package."""
+    env = os.environ.get(TASKS_ENV)
+    if env:
+        return Path(env)
+    here = Path("tasks.yaml")
+    if here.is_file():
+        return here
+    return Path(__file__).resolve().parents[2] / "tasks.yaml"
+
+
+def read_tasks_file(path: Path | None = None) -> tuple[TasksFile, Path]:
+    """Parse and validate ``tasks.yaml``; returns it with the folder its paths are under."""
+    path = Path(path) if path is not None else default_tasks_file()
+    if not path.is_file():
+        raise InputError(f"{path}: no tasks.yaml here (set {TASKS_ENV} or --tasks-file)")
+    data = load_yaml(path)
+    try:
+        parsed = TasksFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"{path}: field {loc!r}: {err['msg']}") from None
+    seen: set[str] = set()
+    for task in parsed.tasks:
+        if task.id in seen:
+            raise InputError(f"{path}: task id {task.id!r} is registered twice")
+        seen.add(task.id)
+    return parsed, path.parent
+
+
+def registered_test_hashes(path: Path) -> dict[str, str]:
+    """Map each registered test-set SHA-256 to its task id."""
+    parsed, _ = read_tasks_file(path)
+    return {t.test_sha256: t.id for t in parsed.tasks}

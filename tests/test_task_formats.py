@@ -1,0 +1,174 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probebench.errors import InputError
+from probebench.models import token_surprisals
+from probebench.tasks.formats.blimp import read_blimp
+from probebench.tasks.formats.senteval import read_senteval
+from probebench.tasks.formats.syntaxgym import prediction_results, read_suite
+from probebench.tasks.hygiene import canonical_test_sha256, hashed_split
+from probebench.tasks.registry import load_task
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# --- SyntaxGym on the real model ---------------------------------------------------------
+
+def test_syntaxgym_prediction_by_hand_on_number_src(smollm: Any) -> None:
+    """Region surprisal of item 1 computed here token by token, compared by hand."""
+    _, items = read_suite(REPO / "data" / "syntaxgym" / "number_src.json")
+    item = items[0]
+    prompts = {p.slices["condition"]: p for p in item.prompts}
+    surprisals = token_surprisals(smollm, [p.text for p in item.prompts], progress=False)
+    by_cond = dict(zip(prompts, surprisals, strict=True))
+    hand: dict[str, float] = {}
+    for cond, ts in by_cond.items():
+        start, end = prompts[cond].spans["region_7"]  # the matrix verb: "is" / "are"
+        total = 0.0
+        for (_, b), s in zip(ts.offsets, ts.surprisal, strict=True):
+            if start <= b - 1 < end:  # the token's last character is in the region
+                total += s
+        hand[cond] = total
+    assert prompts["match_sing"].text.endswith("is good")
+    assert prompts["mismatch_sing"].text.endswith("are good")
+    expected = (hand["match_sing"] < hand["mismatch_sing"]) and (
+        hand["match_plural"] < hand["mismatch_plural"])
+    values = {c: {7: v} for c, v in hand.items()}
+    assert prediction_results(item, values) == [expected]
+    # a real model prefers "The author ... is" over "The author ... are"
+    assert hand["match_sing"] < hand["mismatch_sing"]
+
+
+def test_syntaxgym_errors_name_the_place(tmp_path: Path) -> None:
+    suite = json.loads((REPO / "data/syntaxgym/format/sample_suite.json").read_text())
+    bad = tmp_path / "s.json"
+    broken = json.loads(json.dumps(suite))
+    broken["items"][0]["conditions"][0]["regions"][1]["region_number"] = "2"
+    bad.write_text(json.dumps(broken))
+    with pytest.raises(InputError, match=r"items\[0\]\.conditions\[0\]\.regions\[1\]"):
+        read_suite(bad)
+    broken = json.loads(json.dumps(suite))
+    broken["meta"]["metric"] = "mode"
+    bad.write_text(json.dumps(broken))
+    with pytest.raises(InputError, match=r"meta\.metric"):
+        read_suite(bad)
+    broken = json.loads(json.dumps(suite))
+    broken["predictions"][0]["formula"] = "(2;%nope%) > (2;%match%)"
+    bad.write_text(json.dumps(broken))
+    with pytest.raises(InputError, match="condition 'nope'"):
+        read_suite(bad)
+    bad.write_text("{\n  \"meta\": ,\n}")
+    with pytest.raises(InputError, match=r"s\.json:2: not valid JSON"):
+        read_suite(bad)
+    broken = json.loads(json.dumps(suite))
+    broken["meta"]["metric"] = ["sum", "max"]
+    bad.write_text(json.dumps(broken))
+    summary, _ = read_suite(bad)
+    assert summary["metrics"] == ["sum", "max"]
+
+
+# --- BLiMP -------------------------------------------------------------------------------
+
+def test_blimp_pairs_split_disjoint_and_stable() -> None:
+    data = load_task("blimp_passive_1", tasks_file=REPO / "tasks.yaml")
+    train_ids = {i.id for i in data.splits["train"]}
+    test_ids = {i.id for i in data.splits["test"]}
+    assert not train_ids & test_ids
+    assert len(train_ids) + len(test_ids) == 1000
+    assert 400 < len(test_ids) < 600
+    # no sentence of a test pair appears in train either
+    train_texts = {p.text for i in data.splits["train"] for p in i.prompts}
+    assert not {p.text for i in data.splits["test"] for p in i.prompts} & train_texts
+    item = data.test[0]
+    assert [p.label for p in item.prompts] == [1, 0]
+    assert set(item.slices) == {"field", "linguistics_term", "UID"}
+    # the split depends on item ids only, not on file order
+    items = read_blimp(REPO / "data/blimp/passive_1.jsonl")
+    _, test_reversed = hashed_split(list(reversed(items)), "probebench-blimp-v1", 0.5)
+    assert canonical_test_sha256(test_reversed) == canonical_test_sha256(data.test)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"sentence_good": "A.", "sentence_bad": "B."}', "field 'field' is missing"),
+    ('not json', "not valid JSON"),
+    ('[1, 2]', "expected a JSON object"),
+])
+def test_blimp_errors_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    good = (REPO / "data/blimp/passive_1.jsonl").read_text().splitlines()[0]
+    path = tmp_path / "p.jsonl"
+    path.write_text(good + "\n" + line + "\n")
+    with pytest.raises(InputError, match=rf"p\.jsonl:2: {message}"):
+        read_blimp(path)
+
+
+def test_blimp_wrong_type_and_duplicate_pair(tmp_path: Path) -> None:
+    good = json.loads((REPO / "data/blimp/passive_1.jsonl").read_text().splitlines()[0])
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({**good, "pairID": 7}) + "\n")
+    with pytest.raises(InputError, match=r":1: field 'pairID' must be str, found int 7"):
+        read_blimp(path)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(InputError, match=r":2: pairID '0' already used on line 1"):
+        read_blimp(path)
+    path.write_text(json.dumps({**good, "colour": "red"}) + "\n")
+    with pytest.raises(InputError, match="unknown field"):
+        read_blimp(path)
+
+
+# --- SentEval ----------------------------------------------------------------------------
+
+SENTEVAL = (
+    "tr\tPRES\tThe dog runs home .\n"
+    "tr\tPAST\tThe dog ran home .\n"
+    "va\tPAST\tShe walked to school .\n"
+    "te\tPRES\tHe sings every day .\n"
+    "te\tPAST\tx\ty\tThey played chess .\n"
+)
+
+
+def test_senteval_binary_and_multiclass(tmp_path: Path) -> None:
+    path = tmp_path / "past_present.txt"
+    path.write_text(SENTEVAL)
+    splits = read_senteval(path, positive_class="PAST")
+    assert [len(splits[s]) for s in ("train", "val", "test")] == [2, 1, 2]
+    test = splits["test"]
+    assert [i.prompts[0].text for i in test] == ["He sings every day .", "They played chess ."]
+    assert [i.prompts[0].label for i in test] == [0, 1]
+    assert test[1].data == {"middle": ["x", "y"]}  # optional middle fields kept
+    multi = read_senteval(path, positive_class=None)
+    assert [i.prompts[0].label for i in multi["test"]] == [None, None]
+    assert [i.prompts[0].slices["class"] for i in multi["test"]] == ["PRES", "PAST"]
+
+
+@pytest.mark.parametrize(("content", "positive", "message"), [
+    ("xx\tPRES\tA .\n", None, r":1: partition must be tr, va or te"),
+    ("te\tPRES\n", None, r":1: expected partition, label and sentence"),
+    ("te\tA\tx .\nte\tB\ty .\nte\tC\tz .\n", "A", "a binary task has two"),
+    ("te\tA\tx .\n", "Z", "positive class 'Z' never occurs"),
+    ("tr\tA\tx .\n", None, "no test"),
+])
+def test_senteval_errors(tmp_path: Path, content: str, positive: str | None,
+                         message: str) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message):
+        read_senteval(path, positive)
+
+
+def test_every_registered_syntaxgym_task_has_labelled_train_and_test() -> None:
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, _ = read_tasks_file(REPO / "tasks.yaml")
+    gym = [t.id for t in parsed.tasks if t.format == "syntaxgym"]
+    blimp = [t.id for t in parsed.tasks if t.format == "blimp"]
+    assert len(gym) >= 10 and len(blimp) >= 10
+    for task in gym:
+        data = load_task(task, tasks_file=REPO / "tasks.yaml")
+        for split in ("train", "test"):
+            labels = [p.label for i in data.splits[split] for p in i.prompts]
+            assert labels.count(0) and labels.count(1), (task, split)
