@@ -235,6 +235,52 @@ def _cmd_tasks_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verb_files_of(tasks_file: Path | None) -> tuple[dict[str, Path], str]:
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, root = read_tasks_file(tasks_file)
+    verbs = [t for t in parsed.tasks if t.format == "verbs"]
+    if not verbs:
+        raise ProbebenchError("tasks.yaml registers no verb-grammar task")
+    return {role: root / rel for role, rel in verbs[0].files.items()}, verbs[0].id
+
+
+def _cmd_tasks_check_verbs(args: argparse.Namespace) -> int:
+    from probebench.tasks.formats.verbs import verb_files
+    from probebench.tasks.verbs.checks import check_verbs
+
+    files, task_id = _verb_files_of(args.tasks_file)
+    report = check_verbs(verb_files(files))
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    print(f"{task_id}: {counts} lines")
+    for name in ("language", "regularity", "tense", "person", "reason_code"):
+        values = ", ".join(f"{k} {v}" for k, v in sorted(report.coverage.get(name, {}).items()))
+        print(f"  {name:<12} {values}")
+    for failure in report.failures:
+        print(f"  FAIL  {failure}")
+    print("all checks pass" if report.ok else f"{len(report.failures)} check(s) failed")
+    return 0 if report.ok else 1
+
+
+def _cmd_tasks_generate_verbs(args: argparse.Namespace) -> int:
+    import json
+
+    from probebench.tasks.verbs.generator import generate, write_jsonl
+    from probebench.tasks.verbs.schema import VerbTables, read_verb_file
+
+    files, _ = _verb_files_of(args.tasks_file)
+    tables = VerbTables.read(files["verbs"])
+    lexicon = json.loads(files["lexicon"].read_text("utf-8"))
+    exclude = [ln.item for role in ("test", "adversarial") for ln in read_verb_file(files[role])]
+    train, val = generate(tables, lexicon, seed=args.seed, n_train=args.train, n_val=args.val,
+                          exclude=exclude)
+    out = Path(args.out) if args.out else files["train"].parent
+    write_jsonl(out / "train.jsonl", train)
+    write_jsonl(out / "val.jsonl", val)
+    print(f"wrote {len(train)} train and {len(val)} val sentences to {out} (seed {args.seed})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="probebench",
@@ -342,6 +388,23 @@ def build_parser() -> argparse.ArgumentParser:
                     "registering a new task or version); registered values are not read.")
     thash.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: all)")
     thash.set_defaults(func=_cmd_tasks_hash)
+    tasks_sub.add_parser(
+        "check-verbs", help="every rule of the verb-grammar set: fields, coverage, leakage",
+        description="Validate the verb-grammar files: fields and value sets, expected among "
+                    "the candidates, forms against the verb tables, unique ids, coverage "
+                    "minimums and train/val leakage. Exit 1 on any failure, naming the line.",
+    ).set_defaults(func=_cmd_tasks_check_verbs)
+    gen = tasks_sub.add_parser(
+        "generate-verbs", help="write the deterministic train/val sentences",
+        description="Generate the verb-grammar train and val files; the same --seed gives "
+                    "byte-identical files. Sentences that leak into the test set are skipped.")
+    gen.add_argument("--seed", type=int, default=42, help="random seed (default: %(default)s)")
+    gen.add_argument("--train", type=int, default=1600,
+                     help="train sentences (default: %(default)s)")
+    gen.add_argument("--val", type=int, default=400, help="val sentences (default: %(default)s)")
+    gen.add_argument("--out", type=Path, default=None,
+                     help="output folder (default: the registered files' folder)")
+    gen.set_defaults(func=_cmd_tasks_generate_verbs)
     return parser
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import TaskData, TaskFormat, jsonl_objects, require
+from probebench.tasks.formats.base import TaskData, TaskFormat
+from probebench.tasks.jsonl import jsonl_objects, require
 from probebench.tasks.spec import TaskSpec
 
 REQUIRED = {"sentence_good": str, "sentence_bad": str, "field": str, "linguistics_term": str,

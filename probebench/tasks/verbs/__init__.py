@@ -1,0 +1,1 @@
+"""The bilingual (EN/ES) verb-grammar probe set: schema, checks, rendering, generator."""

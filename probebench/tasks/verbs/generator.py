@@ -1,0 +1,124 @@
+"""Deterministic train/val sentences for the verb-grammar task.
+
+``generate(seed)`` draws (language, verb, tense, person, subject, complement, time
+marker) with ``random.Random(seed)`` from ``data/verbs/lexicon.json`` and the verb
+tables, builds a classification sentence, and makes half of them wrong with a form
+that is wrong *for that frame* (so the label is never in doubt):
+
+=============== ====================================================================
+tense           wrong forms drawn from
+=============== ====================================================================
+present_simple  the present forms of the other persons ("I walks", "yo vive")
+past_simple     the present and future forms of the same person ("Yesterday I walk")
+future          the past form of the same person ("Tomorrow I walked")
+past_participle the infinitive, and the simple past when it differs ("has went")
+infinitive      the past and the 3sg present ("wants to walked")
+=============== ====================================================================
+
+Irregular English verbs also get over-regularised pasts and participles ("goed").
+Sentences equal to an evaluation probe under either leakage key, and repeats, are
+skipped. The same seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from probebench.hashing import atomic_write_bytes
+from probebench.tasks.verbs.leakage import Normaliser
+from probebench.tasks.verbs.schema import LANGUAGES, PERSONS, TENSES, VerbItem, VerbTables
+
+AUX = {"en": ["have", "have", "has"], "es": ["he", "has", "ha"]}
+
+
+def _wrong_forms(tables: VerbTables, lang: str, verb: str, tense: str, person: str) -> list[str]:
+    entry = tables.verbs(lang)[verb]
+    p = PERSONS.index(person)
+    correct = tables.form(lang, verb, tense, person)
+    if tense == "present_simple":
+        options = list(entry["present_simple"])
+    elif tense == "past_simple":
+        options = [entry["present_simple"][p], entry["future"][p]]
+    elif tense == "future":
+        options = [entry["past_simple"][p]]
+    elif tense == "past_participle":
+        options = [entry["infinitive"], entry["past_simple"][p]]
+    else:
+        options = [entry["past_simple"][2], entry["present_simple"][2]]
+    if lang == "en" and entry["regularity"] == "irregular" and tense in ("past_simple",
+                                                                        "past_participle"):
+        options.append(entry["infinitive"] + ("d" if entry["infinitive"].endswith("e")
+                                              else "ed"))
+    return sorted({o for o in options if o != correct})
+
+
+def _sentence(lex: dict[str, Any], lang: str, tense: str, person: str, subject: str,
+              form: str, complement: str, marker: str) -> tuple[str, str]:
+    """(sentence, the form as written), capitalised, with a final full stop."""
+    p = PERSONS.index(person)
+    if tense == "past_participle":
+        core = f"{subject} {marker} {AUX[lang][p]} {form} {complement}" if lang == "es" else \
+            f"{subject} {AUX[lang][p]} {marker} {form} {complement}"
+    elif tense == "infinitive":
+        want = lex["want"][lang][p]
+        core = f"{subject} {want} {'to ' if lang == 'en' else ''}{form} {complement}"
+    else:
+        core = f"{marker} {subject} {form} {complement}"
+    core = core.strip()
+    return core[0].upper() + core[1:] + ".", form
+
+
+def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train: int,
+             n_val: int, exclude: list[VerbItem]) -> tuple[list[VerbItem], list[VerbItem]]:
+    rng = random.Random(seed)
+    norm = Normaliser(tables, lexicon)
+    banned = {k for item in exclude for k in (norm.keys(item).exact, norm.keys(item).strict)}
+    out: list[VerbItem] = []
+    seen: set[str] = set()
+    attempts = 0
+    while len(out) < n_train + n_val:
+        attempts += 1
+        if attempts > 200 * (n_train + n_val):
+            raise RuntimeError("the lexicon is too small for this many distinct sentences")
+        lang = rng.choice(LANGUAGES)
+        verb = rng.choice(sorted(tables.verbs(lang)))
+        tense = rng.choice(TENSES)
+        person = rng.choice(PERSONS)
+        subject = rng.choice(lexicon["subjects"][lang][person])
+        complement = rng.choice(lexicon["complements"][lang][verb])
+        markers = lexicon["time_markers"][lang][tense] or [""]
+        marker = rng.choice(markers)
+        correct = tables.form(lang, verb, tense, person)
+        wrong_options = _wrong_forms(tables, lang, verb, tense, person)
+        make_wrong = rng.random() < 0.5 and bool(wrong_options)
+        wrong = rng.choice(wrong_options) if wrong_options else correct
+        shown = wrong if make_wrong else correct
+        sentence, _ = _sentence(lexicon, lang, tense, person, subject, shown, complement,
+                                marker)
+        if sentence in seen:
+            continue
+        candidates = sorted({correct, wrong}) if wrong != correct else [correct, wrong + "x"]
+        item = VerbItem.model_validate({
+            "id": "pending", "language": lang, "verb": verb,
+            "regularity": tables.verbs(lang)[verb]["regularity"], "tense": tense,
+            "person": person, "prompt": sentence, "candidates": candidates,
+            "expected": correct, "label": "incorrect" if make_wrong else "correct",
+            "category": "core", "source": "generated"})
+        keys = norm.keys(item)
+        if keys.exact in banned or keys.strict in banned:
+            continue
+        seen.add(sentence)
+        out.append(item)
+    train = [i.model_copy(update={"id": f"gen-train-{k:05d}"}) for k, i in
+             enumerate(out[:n_train], start=1)]
+    val = [i.model_copy(update={"id": f"gen-val-{k:05d}"}) for k, i in
+           enumerate(out[n_train:], start=1)]
+    return train, val
+
+
+def write_jsonl(path: Path, items: list[VerbItem]) -> None:
+    lines = [json.dumps(i.model_dump(exclude_defaults=True), ensure_ascii=False) for i in items]
+    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))
