@@ -19,23 +19,26 @@ REPO = Path(__file__).resolve().parents[1]
 
 # --- SyntaxGym on the real model ---------------------------------------------------------
 
+def _hand_region_7(smollm: Any, item: Any) -> dict[str, float]:
+    """Surprisal of region 7 per condition, summed token by token right here."""
+    prompts = {p.slices["condition"]: p for p in item.prompts}
+    surprisals = token_surprisals(smollm, [p.text for p in item.prompts], progress=False)
+    hand: dict[str, float] = {}
+    for (cond, prompt), ts in zip(prompts.items(), surprisals, strict=True):
+        start, end = prompt.spans["region_7"]  # the matrix verb: "is" / "are"
+        hand[cond] = sum(s for (_, b), s in zip(ts.offsets, ts.surprisal, strict=True)
+                         if start <= b - 1 < end)  # the token's last character is inside
+    return hand
+
+
 def test_syntaxgym_prediction_by_hand_on_number_src(smollm: Any) -> None:
     """Region surprisal of item 1 computed here token by token, compared by hand."""
     _, items = read_suite(REPO / "data" / "syntaxgym" / "number_src.json")
     item = items[0]
     prompts = {p.slices["condition"]: p for p in item.prompts}
-    surprisals = token_surprisals(smollm, [p.text for p in item.prompts], progress=False)
-    by_cond = dict(zip(prompts, surprisals, strict=True))
-    hand: dict[str, float] = {}
-    for cond, ts in by_cond.items():
-        start, end = prompts[cond].spans["region_7"]  # the matrix verb: "is" / "are"
-        total = 0.0
-        for (_, b), s in zip(ts.offsets, ts.surprisal, strict=True):
-            if start <= b - 1 < end:  # the token's last character is in the region
-                total += s
-        hand[cond] = total
     assert prompts["match_sing"].text.endswith("is good")
     assert prompts["mismatch_sing"].text.endswith("are good")
+    hand = _hand_region_7(smollm, item)
     expected = (hand["match_sing"] < hand["mismatch_sing"]) and (
         hand["match_plural"] < hand["mismatch_plural"])
     values = {c: {7: v} for c, v in hand.items()}
@@ -172,3 +175,19 @@ def test_every_registered_syntaxgym_task_has_labelled_train_and_test() -> None:
         for split in ("train", "test"):
             labels = [p.label for i in data.splits[split] for p in i.prompts]
             assert labels.count(0) and labels.count(1), (task, split)
+
+
+def test_score_items_runs_syntaxgym_protocol_on_a_suite(smollm: Any) -> None:
+    from probebench.tasks.formats.syntaxgym import score_items
+
+    _, items = read_suite(REPO / "data" / "syntaxgym" / "number_src.json")
+    results = score_items(smollm, items[:6])
+    assert set(results) == {"sum"}
+    assert len(results["sum"]) == 6 and all(len(r) == 1 for r in results["sum"])
+    # the first item agrees with the hand computation of the test above
+    hand = _hand_region_7(smollm, items[0])
+    first = (hand["match_sing"] < hand["mismatch_sing"]
+             and hand["match_plural"] < hand["mismatch_plural"])
+    assert results["sum"][0] == [first]
+    # subject-verb agreement across a relative clause: SmolLM2 gets most items right
+    assert sum(r[0] for r in results["sum"]) >= 3

@@ -198,6 +198,34 @@ def prediction_results(item: Item, values: Mapping[str, Mapping[int, float]]) ->
     return [evaluate(parse_formula(f), lookup) for f in item.data["formulas"]]
 
 
+def score_items(lm: Any, items: Sequence[Item], *, progress: bool = False
+                ) -> dict[str, list[list[bool]]]:
+    """SyntaxGym's own protocol on a causal LM: for each metric the suite names, whether
+    each prediction holds on each item (``{metric: [[bool per prediction] per item]}``).
+
+    Region values are token surprisals (bits, no BOS, first token 0) aggregated onto
+    each region's characters; ``probebench.models.region_surprisal`` documents the rule.
+    """
+    from probebench.models.surprisal import region_surprisal, token_surprisals
+
+    prompts = [p for item in items for p in item.prompts]
+    surprisals = iter(token_surprisals(lm, prompts, progress=progress))
+    metrics: list[str] = list(items[0].data["metrics"]) if items else []
+    out: dict[str, list[list[bool]]] = {m: [] for m in metrics}
+    for item in items:
+        per_prompt = [(p, next(surprisals)) for p in item.prompts]
+        for metric in metrics:
+            values: dict[str, dict[int, float]] = {}
+            for prompt, ts in per_prompt:
+                numbers = item_region_numbers(prompt)
+                spans = [prompt.spans[f"region_{n}"] for n in numbers]
+                agg = region_surprisal(ts, spans, metric)
+                values[prompt.slices["condition"]] = dict(zip(numbers, map(float, agg),
+                                                              strict=True))
+            out[metric].append(prediction_results(item, values))
+    return out
+
+
 class SyntaxGymFormat(TaskFormat):
     name = "syntaxgym"
     roles = ("suite",)
