@@ -281,6 +281,38 @@ def _cmd_tasks_generate_verbs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from probebench.evaluation.report import render_report
+    from probebench.evaluation.submit import SubmitOptions, submit_many
+    from probebench.hashing import atomic_write_bytes
+
+    tasks = [t.strip() for group in args.tasks for t in group.split(",") if t.strip()]
+    if len(args.artifacts) > 1 and args.out_dir is None:
+        raise ProbebenchError("several artifacts need --out-dir (one folder per probe)")
+    options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, device=args.device,
+                            transfer_targets=args.transfer_to or (), guard=args.guard,
+                            cache=not args.no_cache, progress=not args.quiet)
+    results = submit_many(args.artifacts, tasks, options)
+    for artifact, result in zip(args.artifacts, results, strict=True):
+        if args.out_dir is not None:
+            folder = Path(args.out_dir) / Path(artifact).resolve().name
+            out, report = folder / "submission.json", folder / "REPORT.md"
+        else:
+            out, report = Path(args.out), Path(args.report)
+        atomic_write_bytes(out, result.to_json().encode("utf-8"))
+        atomic_write_bytes(report, render_report(result).encode("utf-8"))
+        print(f"{result.probe.id}: wrote {out} and {report}")
+        for task in result.tasks:
+            auroc = task.auroc
+            shown = "n/a" if auroc.value is None else (
+                f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]")
+            acc = task.accuracy.value
+            print(f"  {task.id:<32} AUROC {shown}  {task.accuracy_name} "
+                  f"{'n/a' if acc is None else f'{acc:.3f}'}  "
+                  f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="probebench",
@@ -405,6 +437,38 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", type=Path, default=None,
                      help="output folder (default: the registered files' folder)")
     gen.set_defaults(func=_cmd_tasks_generate_verbs)
+
+    sub = commands.add_parser(
+        "submit", help="re-evaluate a probe artifact on registered tasks",
+        description="Validate the artifact (nothing runs on an invalid one), load the model "
+                    "once, extract activations through the cache, apply the probe and write "
+                    "submission.json and REPORT.md: AUROC with a 95%% item-bootstrap CI, "
+                    "ECE, Brier, FPR at 99%% TPR, latency, distribution-shift AUROC, "
+                    "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines "
+                    "and marks.",
+        epilog="example:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_argument("artifacts", nargs="+", type=Path, metavar="ARTIFACT",
+                     help="artifact folder(s); several share one model load and the cache")
+    sub.add_argument("--tasks", action="append", required=True, metavar="ID[,ID...]",
+                     help="task ids, comma-separated or repeated (see `probebench tasks list`)")
+    sub.add_argument("--out", default="submission.json",
+                     help="results JSON for one artifact (default: %(default)s)")
+    sub.add_argument("--report", default="REPORT.md",
+                     help="Markdown report for one artifact (default: %(default)s)")
+    sub.add_argument("--out-dir", type=Path, default=None,
+                     help="with several artifacts: write <dir>/<artifact>/submission.json")
+    sub.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    sub.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    sub.add_argument("--bootstrap", type=int, default=1000,
+                     help="item bootstrap resamples (default: %(default)s)")
+    sub.add_argument("--transfer-to", action="append", metavar="MODEL",
+                     help="declared transfer target model of the same hidden size; repeat")
+    sub.add_argument("--guard", type=Path, default=None,
+                     help="eval-awareness guard artifact for the probe's model")
+    sub.add_argument("--no-cache", action="store_true", help="bypass the activation cache")
+    sub.add_argument("--quiet", action="store_true", help="no progress output")
+    sub.set_defaults(func=_cmd_submit)
     return parser
 
 

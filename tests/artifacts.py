@@ -87,3 +87,27 @@ def make_artifact(folder: Path, *, kind: str = "linear", form: str = "joblib",
     else:
         raise ValueError(form)
     return folder, probe, scaler, x
+
+
+def train_task_probe(folder: Path, lm: Any, task_id: str, *, layer: int = 6,
+                     position: str = "last_token", n_train: int = 400) -> Path:
+    """A real probe: logistic regression on the task's train split, native form."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from probebench.artifact.weights import sklearn_to_weights
+    from probebench.models import Site, extract
+    from probebench.tasks.registry import load_task
+
+    data = load_task(task_id)
+    prompts = [p for item in data.splits["train"][:n_train] for p in item.prompts
+               if p.label is not None]
+    site = Site(layer, position)
+    x = extract(lm, prompts, [site], progress=False)[site]
+    y = np.array([p.label for p in prompts])
+    scaler = StandardScaler().fit(x)
+    probe = LogisticRegression(max_iter=1000, C=0.1).fit(scaler.transform(x), y)
+    write_docs(folder, {**META, "layer": layer, "position": position,
+                        "training_data": f"{task_id} train ({len(prompts)} prompts)"})
+    sklearn_to_weights(probe, scaler).save_native(folder)
+    return folder

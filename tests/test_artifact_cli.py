@@ -103,11 +103,13 @@ def test_validate_of_malformed_meta_imports_no_torch_or_sklearn(tmp_path: Path) 
     assert "HEAVY []" in proc.stdout
 
 
-def test_committed_json_schema_matches_the_code(tmp_path: Path) -> None:
-    (written,) = write_schemas(tmp_path)
-    committed = REPO / "schemas" / written.name
-    assert committed.read_text() == written.read_text(), \
-        "run `python -m probebench.artifact.spec schemas` and commit the result"
+def test_committed_json_schemas_match_the_code(tmp_path: Path) -> None:
+    written = write_schemas(tmp_path)
+    assert {p.name for p in written} == {"meta.schema.json", "submission.schema.json"}
+    for path in written:
+        committed = REPO / "schemas" / path.name
+        assert committed.read_text() == path.read_text(), \
+            "run `python -m probebench.artifact.spec schemas` and commit the result"
 
 
 def test_spec_positions_match_the_extractor() -> None:

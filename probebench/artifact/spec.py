@@ -101,7 +101,10 @@ def read_meta(path: Path) -> ProbeMeta:
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
-    return {"meta.schema.json": ProbeMeta.model_json_schema()}
+    from probebench.evaluation.schema import Submission
+
+    return {"meta.schema.json": ProbeMeta.model_json_schema(),
+            "submission.schema.json": Submission.model_json_schema()}
 
 
 def write_schemas(folder: Path) -> list[Path]:

@@ -100,6 +100,8 @@ class ExtractionResult:
     arrays: dict[Site, np.ndarray]
     model: ResolvedModel
     cached: set[Site] = field(default_factory=set)
+    #: the model, when this call had to load it (so callers can reuse it)
+    loaded: LoadedModel | None = None
 
     def __getitem__(self, site: Site) -> np.ndarray:
         return self.arrays[site]
@@ -125,13 +127,15 @@ def check_sites(sites: Sequence[Site], num_layers: int, prompts: Sequence[Prompt
 def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt | str],
             sites: Sequence[Site], *, cache: ActivationCache | bool = True,
             device: str = "auto", dtype: str = "auto", batch_tokens: int = 4096,
-            max_batch_size: int = 64, progress: bool = True) -> ExtractionResult:
+            max_batch_size: int = 64, prefix: str | None = None,
+            progress: bool = True) -> ExtractionResult:
     """Pooled hidden states of ``prompts`` at every site, through the activation cache.
 
     ``model`` is a name (alias, folder or hub id), a resolved model, or a loaded one.
     When the cache holds every site, the model is not loaded at all. ``cache=False``
     bypasses the cache both ways. ``batch_tokens`` and ``max_batch_size`` shape the
-    batches (see ``length_batches``).
+    batches (see ``length_batches``). ``prefix`` puts the same text before every prompt
+    (see ``run_extraction``); positions still read the prompt's own tokens.
     """
     prompt_list = as_prompts(prompts)
     site_list = list(dict.fromkeys(sites))
@@ -154,7 +158,7 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
     arrays: dict[Site, np.ndarray] = {}
     keys: dict[Site, str] = {}
     if store is not None:
-        digest = prompts_sha256(prompt_list)
+        digest = prompts_sha256(prompt_list, prefix)
         for site in site_list:
             keys[site] = store.key(ident, resolved.device, digest, site)
             hit = store.get(keys[site], (len(prompt_list), ident.hidden_size))
@@ -162,16 +166,21 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
                 arrays[site] = hit
     cached = set(arrays)
     missing = [s for s in site_list if s not in arrays]
+    fresh_load: LoadedModel | None = None
     if missing:
-        lm = loaded if loaded is not None else load_model(resolved, progress=progress)
+        if loaded is None:
+            fresh_load = load_model(resolved, progress=progress)
+        lm = loaded if loaded is not None else fresh_load
+        assert lm is not None
         fresh = run_extraction(lm, prompt_list, missing, batch_tokens=batch_tokens,
-                               max_batch_size=max_batch_size, progress=progress)
+                               max_batch_size=max_batch_size, prefix=prefix,
+                               progress=progress)
         for site, array in fresh.items():
             arrays[site] = array
             if store is not None:
                 store.put(keys[site], array, {"site": str(site), "model": ident.name})
     return ExtractionResult(arrays={s: arrays[s] for s in site_list}, model=resolved,
-                            cached=cached)
+                            cached=cached, loaded=fresh_load)
 
 
 # --- the forward pass ------------------------------------------------------------------
@@ -193,10 +202,11 @@ class Tokenized:
         return np.fromiter((len(x) for x in self.ids), dtype=np.int64, count=len(self.ids))
 
 
-def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *,
-             prepend_bos: bool = False) -> Tokenized:
-    """Tokenize with the model's own special tokens and check the length limit."""
-    enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=True,
+def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *, prepend_bos: bool = False,
+             add_special_tokens: bool = True, reserved: int = 0) -> Tokenized:
+    """Tokenize with the model's own special tokens and check the length limit
+    (``reserved`` tokens, e.g. a cached prefix, count against it too)."""
+    enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=add_special_tokens,
                        return_offsets_mapping=True, return_attention_mask=False)
     ids = [list(map(int, x)) for x in enc["input_ids"]]
     offsets = [[(int(a), int(b)) for a, b in o] for o in enc["offset_mapping"]]
@@ -210,8 +220,9 @@ def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *,
     for prompt, tokens in zip(prompts, ids, strict=True):
         if not tokens:
             raise SiteError(f"prompt {prompt.label_name} tokenizes to no tokens")
-        if limit is not None and len(tokens) > limit:
-            raise SiteError(f"prompt {prompt.label_name} has {len(tokens)} tokens; model "
+        if limit is not None and len(tokens) + reserved > limit:
+            extra = f" after a {reserved}-token prefix" if reserved else ""
+            raise SiteError(f"prompt {prompt.label_name} has {len(tokens)} tokens{extra}; model "
                             f"{lm.identity.name!r} reads at most {limit} (no silent truncation)")
     return Tokenized(ids=ids, offsets=offsets)
 
@@ -301,9 +312,10 @@ def _pool_marker(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
 def _pool_attention(h: torch.Tensor, b: _Batch, site: Site) -> torch.Tensor:
     import torch
 
-    probs = b.attention[site.layer]  # (B, heads, T, T)
+    probs = b.attention[site.layer]  # (B, heads, T, prefix + T)
     rows = torch.arange(h.shape[0], device=h.device)
-    weights = probs[rows, :, b.lengths - 1, :].mean(1).to(h.dtype) * b.mask
+    # with a cached prefix only the weights on the prompt's own tokens are used
+    weights = probs[rows, :, b.lengths - 1, -h.shape[1]:].mean(1).to(h.dtype) * b.mask
     weights = weights / weights.sum(1, keepdim=True)
     return (weights[..., None] * h).sum(1)
 
@@ -327,16 +339,38 @@ def _attention_module(block: Any, layer: int) -> Any:
                     f"({type(block).__name__}) for attention_weighted")
 
 
+def _prefix_cache(lm: LoadedModel, prefix: str) -> tuple[Any, int]:
+    """The key/value cache of a shared prefix, computed once (causal models only)."""
+    import torch
+
+    if not lm.is_causal:
+        raise SiteError(f"a shared prefix needs a causal model; {lm.identity.name!r} is an "
+                        f"{lm.identity.architecture} (its tokens would see the prompt too)")
+    ids = lm.tokenizer(prefix, add_special_tokens=True)["input_ids"]
+    with torch.inference_mode():
+        out = lm.base(input_ids=torch.tensor([ids], device=lm.device), use_cache=True)
+    return out.past_key_values, len(ids)
+
+
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
                    batch_tokens: int = 4096, max_batch_size: int = 64,
-                   progress: bool = True) -> dict[Site, np.ndarray]:
-    """Run the model over ``prompts`` and pool every site (no cache)."""
+                   prefix: str | None = None, progress: bool = True) -> dict[Site, np.ndarray]:
+    """Run the model over ``prompts`` and pool every site (no cache).
+
+    With ``prefix``, every prompt is read after the same text: the prefix's tokens
+    (with the tokenizer's special tokens) are followed by the prompt's own tokens
+    (without them). The prefix runs once and its key/value cache is shared, so a long
+    context costs little per prompt; positions and pooling read the prompt's tokens.
+    """
+    import copy
+
     import torch
     from tqdm.auto import tqdm
 
     ident = lm.identity
     check_sites(sites, ident.num_layers, prompts)
-    tok = tokenize(lm, prompts)
+    prefix_cache, prefix_len = _prefix_cache(lm, prefix) if prefix else (None, 0)
+    tok = tokenize(lm, prompts, add_special_tokens=not prefix, reserved=prefix_len)
     markers = {s.position for s in sites if s.position in SPAN_OF_POSITION}
     marker_idx = {
         pos: np.array([_marker_index(p, o, pos) for p, o in zip(prompts, tok.offsets,
@@ -397,6 +431,14 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
             for rows in batches:
                 ids, mask, lengths = pad_batch(tok, rows, pad_id)
                 mask_t = torch.from_numpy(mask).to(device)
+                extra: dict[str, Any] = {}
+                if prefix_cache is not None:
+                    past = copy.deepcopy(prefix_cache)
+                    past.batch_repeat_interleave(len(rows))
+                    ones = torch.ones((len(rows), prefix_len), dtype=mask_t.dtype, device=device)
+                    extra = {"past_key_values": past,
+                             "attention_mask": torch.cat([ones, mask_t], dim=1),
+                             "use_cache": True}
                 current[:] = [_Batch(
                     rows=rows,
                     lengths=torch.from_numpy(lengths).to(device),
@@ -405,8 +447,8 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                             for p, v in marker_idx.items()},
                 )]
                 try:
-                    result = lm.base(input_ids=torch.from_numpy(ids).to(device),
-                                     attention_mask=mask_t, use_cache=False)
+                    kwargs = {"attention_mask": mask_t, "use_cache": False, **extra}
+                    result = lm.base(input_ids=torch.from_numpy(ids).to(device), **kwargs)
                 except _StopForwardError:
                     pass
                 else:

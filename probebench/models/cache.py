@@ -54,8 +54,12 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def prompts_sha256(prompts: Sequence[Prompt]) -> str:
-    return sha256_json([p.canonical() for p in prompts])
+def prompts_sha256(prompts: Sequence[Prompt], prefix: str | None = None) -> str:
+    """Hash of the prompts' texts and spans (and of a shared prefix, when there is one)."""
+    records: list[object] = [p.canonical() for p in prompts]
+    if prefix:
+        records.append({"prefix": prefix})
+    return sha256_json(records)
 
 
 @dataclass

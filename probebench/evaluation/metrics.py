@@ -1,0 +1,188 @@
+"""Metrics of a probe's scores against binary labels, and item bootstraps.
+
+Names follow scikit-learn: ``*_score`` is better when higher, ``*_error``/``*_loss``
+when lower. Every function takes ``y_true`` (n,) in {0, 1} and ``y_score`` (n,) of
+P(positive) or any monotone score.
+
+Definitions:
+
+* AUROC: ``sklearn.metrics.roc_auc_score`` (ties count one half).
+* ECE: 15 equal-width bins on P(positive) over [0, 1] (a score of exactly 1 falls in
+  the last bin); ECE = sum over bins of (bin size / n) * |observed positive rate -
+  mean P in the bin|.
+* Brier: mean of (P - y)^2.
+* FPR at 99% TPR: the FPR at the first ROC threshold, from the highest down, whose TPR
+  is at least 0.99 (no interpolation to the nearest point).
+
+Bootstrap: items, not prompts, are resampled with replacement (a BLiMP pair or a verb
+question with all its candidates moves as one); every prompt of an item counts as many
+times as its item was drawn. The 95% interval is the percentile interval (2.5th and
+97.5th percentiles) of the resampled statistic; resamples where a class is absent are
+dropped and counted. Seeded through ``numpy.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from probebench.errors import ProbebenchError
+
+ECE_BINS = 15
+TPR_TARGET = 0.99
+
+
+class MetricError(ProbebenchError):
+    """A metric is undefined for the given input (e.g. one class only)."""
+
+
+def _check(y_true: np.ndarray, y_score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y_true)
+    s = np.asarray(y_score, dtype=np.float64)
+    if y.ndim != 1 or s.shape != y.shape:
+        raise MetricError(f"y_true {y.shape} and y_score {s.shape} must be vectors of the "
+                          "same length")
+    if not np.isin(y, (0, 1)).all():
+        raise MetricError("y_true must hold only 0 and 1")
+    if not np.isfinite(s).all():
+        raise MetricError("y_score holds NaN or infinite values")
+    return y.astype(np.int64), s
+
+
+def _two_classes(y: np.ndarray) -> None:
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == len(y):
+        raise MetricError(f"AUROC needs both classes; got {n_pos} positives of {len(y)}")
+
+
+def auroc_score(y_true: np.ndarray, y_score: np.ndarray) -> float:
+    """Area under the ROC curve.
+
+    >>> auroc_score(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
+    0.75
+    """
+    from sklearn.metrics import roc_auc_score
+
+    y, s = _check(y_true, y_score)
+    _two_classes(y)
+    return float(roc_auc_score(y, s))
+
+
+def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray,
+                               n_bins: int = ECE_BINS) -> float:
+    """ECE over ``n_bins`` equal-width bins of P(positive).
+
+    >>> expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0]))
+    0.0
+    """
+    y, p = _check(y_true, y_prob)
+    if ((p < 0) | (p > 1)).any():
+        raise MetricError("ECE needs probabilities in [0, 1]")
+    bins = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        mask = bins == b
+        total += mask.mean() * abs(y[mask].mean() - p[mask].mean())
+    return float(total)
+
+
+def brier_score_loss(y_true: np.ndarray, y_prob: np.ndarray) -> float:
+    """Mean squared error of P(positive).
+
+    >>> brier_score_loss(np.array([0, 1]), np.array([0.25, 0.5]))
+    0.15625
+    """
+    y, p = _check(y_true, y_prob)
+    return float(np.mean((p - y) ** 2))
+
+
+def fpr_at_tpr_error(y_true: np.ndarray, y_score: np.ndarray,
+                     tpr_target: float = TPR_TARGET) -> float:
+    """FPR at the first threshold (highest first) whose TPR reaches ``tpr_target``.
+
+    >>> fpr_at_tpr_error(np.array([0, 0, 1, 1]), np.array([0.1, 0.9, 0.8, 0.7]), 0.99)
+    0.5
+    """
+    from sklearn.metrics import roc_curve
+
+    y, s = _check(y_true, y_score)
+    _two_classes(y)
+    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+    first = int(np.argmax(tpr >= tpr_target))
+    return float(fpr[first])
+
+
+# --- bootstrap ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+    resamples: int        #: resamples used
+    dropped: int          #: resamples dropped (a class absent)
+
+
+def resample_counts(n_items: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_items) int32: how often each item is drawn in each resample."""
+    draws = rng.integers(0, n_items, size=(n_resamples, n_items))
+    flat = draws + (np.arange(n_resamples, dtype=np.int64) * n_items)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_items)
+    return counts.reshape(n_resamples, n_items).astype(np.int32)
+
+
+def weighted_auroc(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """AUROC of each row of ``weights`` (B, n) over the same labelled scores (n,).
+
+    The Mann-Whitney form with ties as one half: for each tie group of scores, the
+    positive weight times (negative weight strictly below + half the tied negative
+    weight), over total positive times total negative weight. NaN where a class has
+    no weight. Vectorised: one sort, then cumulative sums per row.
+    """
+    order = np.argsort(s, kind="stable")
+    s_sorted = s[order]
+    starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
+    w = weights[:, order].astype(np.float64)
+    pos = (y[order] == 1)
+    w_pos = np.add.reduceat(w * pos, starts, axis=1)
+    w_neg = np.add.reduceat(w * ~pos, starts, axis=1)
+    below = np.cumsum(w_neg, axis=1) - w_neg
+    u = np.sum(w_pos * (below + 0.5 * w_neg), axis=1)
+    denom = w_pos.sum(axis=1) * w_neg.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, u / np.where(denom > 0, denom, 1.0), np.nan)
+
+
+def _interval(value: float, stats: np.ndarray) -> Interval:
+    ok = stats[np.isfinite(stats)]
+    if ok.size == 0:
+        return Interval(value, float("nan"), float("nan"), 0, int(stats.size))
+    low, high = np.percentile(ok, [2.5, 97.5])
+    return Interval(value, float(low), float(high), int(ok.size), int(stats.size - ok.size))
+
+
+def bootstrap_auroc(y_true: np.ndarray, y_score: np.ndarray, item_of: np.ndarray, *,
+                    n_resamples: int = 1000, seed: int = 0) -> Interval:
+    """AUROC with a 95% percentile interval from resampling items.
+
+    ``item_of`` (n,) gives each prompt's item index (0..n_items-1).
+    """
+    y, s = _check(y_true, y_score)
+    value = auroc_score(y, s)
+    item_of = np.asarray(item_of, dtype=np.int64)
+    n_items = int(item_of.max()) + 1
+    counts = resample_counts(n_items, n_resamples, np.random.default_rng(seed))
+    return _interval(value, weighted_auroc(y, s, counts[:, item_of]))
+
+
+def bootstrap_mean(values: np.ndarray, *, n_resamples: int = 1000,
+                   seed: int = 0) -> Interval:
+    """Mean of per-item values (e.g. 0/1 correctness) with a 95% percentile interval."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        raise MetricError("no items to average")
+    counts = resample_counts(v.size, n_resamples, np.random.default_rng(seed))
+    stats = counts @ v / v.size
+    return _interval(float(v.mean()), stats)

@@ -1,0 +1,116 @@
+"""``submission.json``: the result of re-evaluating one probe artifact.
+
+Everything outside ``timing`` is a deterministic function of the artifact, the tasks,
+the model, the seed and the library versions: two runs write identical bytes there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IntervalOut(_Model):
+    value: float | None = Field(description="Point estimate on the full test set.")
+    ci_low: float | None = Field(description="2.5th percentile of the item bootstrap.")
+    ci_high: float | None = Field(description="97.5th percentile of the item bootstrap.")
+    resamples: int = Field(description="Bootstrap resamples used.")
+    dropped: int = Field(description="Resamples dropped because a class was absent.")
+
+
+class FlaggedOut(_Model):
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    imputed: bool = Field(description="True when the value is a stated default, not measured.")
+    note: str = Field(description="How the value was obtained, or why it was imputed.")
+
+
+class SliceOut(_Model):
+    n_items: int
+    accuracy: IntervalOut
+
+
+class BaselineOut(_Model):
+    auroc: IntervalOut | None
+    accuracy: IntervalOut | None
+    note: str
+
+
+class MarkOut(_Model):
+    mark: str
+    straddles: list[str] = Field(default_factory=list)
+
+
+class TaskResult(_Model):
+    id: str
+    version: int
+    format: str
+    test_sha256: str = Field(description="The registered canonical test-set hash.")
+    n_items: int
+    n_prompts: int
+    n_labelled_prompts: int
+    accuracy_name: str = Field(description="What 'accuracy' means for this format.")
+    auroc: IntervalOut
+    accuracy: IntervalOut
+    ece: float
+    brier: float
+    fpr_at_99tpr: float
+    distshift_auroc: FlaggedOut
+    evalaware_auroc: FlaggedOut
+    transfer: dict[str, FlaggedOut]
+    slices: dict[str, dict[str, SliceOut]]
+    baselines: dict[str, BaselineOut]
+    marks: dict[str, MarkOut]
+
+
+class ProbeInfo(_Model):
+    id: str
+    bundle_sha256: str
+    probe_type: str
+    model: str
+    layer: int
+    position: str
+    license: str
+
+
+class Timing(_Model):
+    latency_ms: dict[str, float] = Field(description="Median ms per prompt, batch size 1, "
+                                         "text to probability, after warm-up, per task.")
+    latency_prompts: int
+    wall_seconds: float
+
+
+class Submission(_Model):
+    schema_version: str = SCHEMA_VERSION
+    spec_version: str
+    probebench_version: str
+    probe: ProbeInfo
+    model: dict[str, Any]
+    device: str
+    seed: int
+    bootstrap_resamples: int
+    versions: dict[str, str]
+    definitions: dict[str, str]
+    tasks: list[TaskResult]
+    timing: Timing | None = None
+
+    def deterministic_json(self) -> str:
+        """The JSON without the timing block (what determinism is judged on)."""
+        import json
+
+        return json.dumps(self.model_dump(mode="json", exclude={"timing"}), indent=2,
+                          sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True,
+                          ensure_ascii=False, allow_nan=False) + "\n"

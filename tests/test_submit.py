@@ -1,0 +1,95 @@
+"""End-to-end submissions of real probes on the embedded model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probebench.cli import main
+from probebench.evaluation.submit import SubmitError, SubmitOptions, submit
+from tests.artifacts import make_artifact, train_task_probe
+
+
+@pytest.fixture(scope="session")
+def verb_probe(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train_task_probe(tmp_path_factory.mktemp("probes") / "verb-l6", smollm,
+                            "verb_grammar")
+
+
+def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out, report = tmp_path / "submission.json", tmp_path / "REPORT.md"
+    assert main(["submit", str(verb_probe), "--tasks", "verb_grammar,blimp_passive_1",
+                 "--bootstrap", "200", "--out", str(out), "--report", str(report),
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "verb_grammar" in printed and "AUROC" in printed
+    sub = json.loads(out.read_text())
+    assert [t["id"] for t in sub["tasks"]] == ["verb_grammar", "blimp_passive_1"]
+    verbs, blimp = sub["tasks"]
+    for task in (verbs, blimp):
+        auroc = task["auroc"]
+        assert 0 <= auroc["ci_low"] <= auroc["value"] <= auroc["ci_high"] <= 1
+        assert 0 <= task["ece"] <= 1 and 0 <= task["fpr_at_99tpr"] <= 1
+        assert set(task["baselines"]) == {"majority", "length", "random_features",
+                                          "surprisal"}
+        assert task["baselines"]["majority"]["auroc"]["value"] == 0.5
+        assert task["evalaware_auroc"]["imputed"] is True
+        assert task["evalaware_auroc"]["value"] == pytest.approx(0.85 * auroc["value"])
+        assert task["transfer"]["undeclared"] == {"value": 0.5, "ci_low": None,
+                                                  "ci_high": None, "imputed": True,
+                                                  "note": "no transfer target declared"}
+        assert task["distshift_auroc"]["imputed"] is False
+        assert task["distshift_auroc"]["value"] is not None
+        assert {"auroc", "ece", "fpr_at_99tpr"} <= set(task["marks"])
+    assert verbs["accuracy_name"] == "mc_accuracy" and "mc_accuracy" in verbs["marks"]
+    assert blimp["accuracy_name"] == "pair_accuracy"
+    assert set(verbs["slices"]) >= {"language", "regularity", "tense", "person", "category",
+                                    "reason_code"}
+    assert set(verbs["slices"]["reason_code"]) >= {"over_regularisation", "wrong_person"}
+    # the model's own surprisal is a strong baseline on BLiMP (published GPT-2: ~0.8)
+    assert blimp["baselines"]["surprisal"]["accuracy"]["value"] > 0.7
+    assert sub["timing"]["latency_ms"]["verb_grammar"] > 0
+    text = report.read_text()
+    assert "Probe-set sha256" in text and verbs["test_sha256"] in text
+    assert "| reason_code |" in text
+
+
+def test_same_inputs_and_seed_give_identical_bytes(verb_probe: Path) -> None:
+    options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3)
+    first = submit(verb_probe, ["verb_grammar"], options)
+    second = submit(verb_probe, ["verb_grammar"], options)
+    assert first.deterministic_json() == second.deterministic_json()
+    assert first.timing is not None and "timing" not in json.loads(first.deterministic_json())
+    assert "timing" in json.loads(first.to_json())
+    other = submit(verb_probe, ["verb_grammar"],
+                   SubmitOptions(bootstrap=100, seed=1, progress=False, latency_prompts=3))
+    assert other.tasks[0].auroc.value == first.tasks[0].auroc.value
+    assert other.tasks[0].auroc.ci_low != first.tasks[0].auroc.ci_low
+
+
+def test_invalid_artifact_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    folder, *_ = make_artifact(tmp_path / "bad", meta={"layer": 999})
+    with pytest.raises(SubmitError, match="invalid artifact, nothing was run"):
+        submit(folder, ["verb_grammar"], SubmitOptions(progress=False))
+    assert main(["submit", str(folder), "--tasks", "verb_grammar", "--quiet",
+                 "--out", str(tmp_path / "s.json")]) == 1
+    assert "model_site" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_probe_site_that_a_task_cannot_provide_is_refused(tmp_path: Path) -> None:
+    folder, *_ = make_artifact(tmp_path / "a", meta={"position": "end_answer"})
+    with pytest.raises(SubmitError, match="cannot be evaluated on task blimp_passive_1.*"
+                                          "'answer' span"):
+        submit(folder, ["blimp_passive_1"], SubmitOptions(progress=False))
+
+
+def test_unknown_task_is_refused(tmp_path: Path) -> None:
+    folder, *_ = make_artifact(tmp_path / "a")
+    with pytest.raises(Exception, match="unknown task 'verb_gramar'"):
+        submit(folder, ["verb_gramar"], SubmitOptions(progress=False))
