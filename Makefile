@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction.py
 	$(BIN)/python benchmarks/memory.py
 	$(BIN)/python benchmarks/validate.py
+	$(BIN)/python benchmarks/evaluation.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo-acts.safetensors

@@ -84,8 +84,8 @@ def test_invalid_artifact_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_probe_site_that_a_task_cannot_provide_is_refused(tmp_path: Path) -> None:
     folder, *_ = make_artifact(tmp_path / "a", meta={"position": "end_answer"})
-    with pytest.raises(SubmitError, match="cannot be evaluated on task blimp_passive_1.*"
-                                          "'answer' span"):
+    with pytest.raises(SubmitError, match=r"cannot be evaluated on task blimp_passive_1.*"
+                                          r"'answer' span"):
         submit(folder, ["blimp_passive_1"], SubmitOptions(progress=False))
 
 

@@ -144,13 +144,18 @@ def weighted_auroc(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> np.ndar
     order = np.argsort(s, kind="stable")
     s_sorted = s[order]
     starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
-    w = weights[:, order].astype(np.float64)
     pos = (y[order] == 1)
-    w_pos = np.add.reduceat(w * pos, starts, axis=1)
-    w_neg = np.add.reduceat(w * ~pos, starts, axis=1)
-    below = np.cumsum(w_neg, axis=1) - w_neg
-    u = np.sum(w_pos * (below + 0.5 * w_neg), axis=1)
-    denom = w_pos.sum(axis=1) * w_neg.sum(axis=1)
+    # float32 holds every count, cumulative count and half-integer product exactly here
+    # (all below 2**24); the final sums run in float64
+    w = weights[:, order].astype(np.float32)
+    if starts.size == s.size:  # no ties: every prompt is its own group
+        w_pos, w_neg = w * pos, w * ~pos
+    else:
+        w_pos = np.add.reduceat(w * pos, starts, axis=1)
+        w_neg = np.add.reduceat(w * ~pos, starts, axis=1)
+    below = np.cumsum(w_neg, axis=1, dtype=np.float64).astype(np.float32) - w_neg
+    u = np.sum(w_pos * (below + 0.5 * w_neg), axis=1, dtype=np.float64)
+    denom = w_pos.sum(axis=1, dtype=np.float64) * w_neg.sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denom > 0, u / np.where(denom > 0, denom, 1.0), np.nan)
 
