@@ -93,3 +93,25 @@ def test_unknown_task_is_refused(tmp_path: Path) -> None:
     folder, *_ = make_artifact(tmp_path / "a")
     with pytest.raises(Exception, match="unknown task 'verb_gramar'"):
         submit(folder, ["verb_gramar"], SubmitOptions(progress=False))
+
+
+def test_guard_and_declared_transfer_targets(verb_probe: Path, smollm: Any,
+                                             tmp_path: Path) -> None:
+    # a second path to the same weights: a transfer target with the same hidden size,
+    # whose logits must correlate perfectly with the probe's own
+    twin = tmp_path / "smollm-twin"
+    twin.mkdir()
+    for f in smollm.resolved.path.iterdir():
+        (twin / f.name).symlink_to(f)
+    options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
+                            transfer_targets=[str(twin), "minilm-l6"], guard=verb_probe)
+    result = submit(verb_probe, ["verb_grammar"], options).tasks[0]
+    same = result.transfer[str(twin)]
+    assert same.imputed is False and same.value == pytest.approx(1.0, abs=1e-6)
+    other = result.transfer["minilm-l6"]
+    assert other.value is None and "hidden size 384 differs" in other.note
+    guard = result.evalaware_auroc
+    assert guard.imputed is False and guard.value is not None
+    assert "rated least evaluation-like by the guard verb-l6" in guard.note
+    n_items = int(guard.note.split(" of ")[0])
+    assert 100 // 4 <= n_items < 100
