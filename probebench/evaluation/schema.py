@@ -49,6 +49,15 @@ class MarkOut(_Model):
     straddles: list[str] = Field(default_factory=list)
 
 
+class PromptScores(_Model):
+    """The probe's output on every labelled test prompt (for curves and rank bootstraps)."""
+
+    prompt_ids: list[str]
+    items: list[int] = Field(description="Item index of each prompt (0-based, test order).")
+    labels: list[int]
+    probs: list[float]
+
+
 class TaskResult(_Model):
     id: str
     version: int
@@ -69,6 +78,7 @@ class TaskResult(_Model):
     slices: dict[str, dict[str, SliceOut]]
     baselines: dict[str, BaselineOut]
     marks: dict[str, MarkOut]
+    predictions: PromptScores
 
 
 class ProbeInfo(_Model):

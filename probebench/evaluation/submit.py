@@ -44,6 +44,7 @@ from probebench.evaluation.schema import (
     IntervalOut,
     MarkOut,
     ProbeInfo,
+    PromptScores,
     SliceOut,
     Submission,
     TaskResult,
@@ -286,7 +287,11 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
         accuracy_name=ACCURACY_NAMES[spec.format], auroc=auroc, accuracy=accuracy, ece=ece,
         brier=brier_score_loss(y, probs[idx]), fpr_at_99tpr=fpr, distshift_auroc=distshift,
         evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
-        marks=marks)
+        marks=marks,
+        predictions=PromptScores(
+            prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
+            items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
+            probs=[float(p) for p in probs[idx]]))
     return result, latency
 
 

@@ -1,0 +1,103 @@
+"""``probebench registry check``: every entry is well-formed and points at its artifact."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from probebench.errors import ProbebenchError
+from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.resolve import resolve_artifact
+
+
+@dataclass
+class EntryCheck:
+    path: Path
+    entry_id: str | None
+    problems: list[str]
+    notes: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def entry_files(root: Path) -> list[Path]:
+    return sorted((root / "probes").rglob("*.yaml"))
+
+
+def changed_entry_files(root: Path, base: str) -> list[Path]:
+    """Entry files added or modified since ``base`` (git), for pull requests."""
+    try:
+        out = subprocess.run(["git", "diff", "--name-only", "--diff-filter=AM", base, "--",
+                              str(root / "probes")], capture_output=True, text=True,
+                             check=True, cwd=root).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+        raise ProbebenchError(f"cannot list changed entries against {base!r}: {exc}") from None
+    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                              text=True, check=True, cwd=root).stdout.strip())
+    return sorted(top / line for line in out.splitlines() if line.endswith(".yaml"))
+
+
+def check_entry(path: Path, root: Path, repo_root: Path, known_tasks: set[str]) -> EntryCheck:
+    from probebench.artifact.checks import validate
+    from probebench.licenses import check_license
+
+    try:
+        entry: Entry = read_entry(path)
+    except ProbebenchError as exc:
+        return EntryCheck(path, None, [str(exc)], [])
+    problems, notes = [], []
+    expected = entry_path(root, entry.id)
+    if path.resolve() != expected.resolve():
+        problems.append(f"{path}: id {entry.id!r} belongs in {expected.relative_to(root)}")
+    reason = check_license(entry.license)
+    if reason:
+        problems.append(f"{path}: {reason}")
+    unknown = [t for t in entry.tasks if t not in known_tasks]
+    if unknown:
+        problems.append(f"{path}: tasks not registered in tasks.yaml: {', '.join(unknown)}")
+    try:
+        folder, how = resolve_artifact(entry.artifact_url, repo_root)
+        notes.append(f"artifact found via {how}")
+    except ProbebenchError as exc:
+        return EntryCheck(path, entry.id, [*problems, f"{path}: {exc}"], notes)
+    report = validate(folder, expected_sha256=entry.artifact_sha256)
+    for check in report.failed():
+        problems.append(f"{path}: artifact check {check.name}: {check.message}")
+    meta = report.meta
+    if meta is not None:
+        for field, ours, theirs in (("model_id", entry.model_id, meta.model),
+                                    ("layer", entry.layer, meta.layer),
+                                    ("position", entry.position, meta.position),
+                                    ("probe_type", entry.probe_type, meta.probe_type),
+                                    ("license", entry.license, meta.license)):
+            if ours != theirs:
+                problems.append(f"{path}: {field} is {ours!r} but the artifact's meta.yaml "
+                                f"says {theirs!r}")
+    return EntryCheck(path, entry.id, problems, notes)
+
+
+def check_registry(root: Path, repo_root: Path, *, files: list[Path] | None = None
+                   ) -> list[EntryCheck]:
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, _ = read_tasks_file(repo_root / "tasks.yaml")
+    known = {t.id for t in parsed.tasks}
+    all_files = entry_files(root)
+    results = [check_entry(p, root, repo_root, known) for p in (files or all_files)]
+    # ids are unique across the whole registry, not just the checked files
+    seen: dict[str, Path] = {}
+    for p in all_files:
+        try:
+            eid = read_entry(p).id
+        except ProbebenchError:
+            continue
+        if eid in seen:
+            for r in results:
+                if r.path in (p, seen[eid]):
+                    r.problems.append(f"{r.path}: id {eid!r} is also used by "
+                                      f"{(seen[eid] if r.path == p else p)}")
+        seen.setdefault(eid, p)
+    return results

@@ -1,0 +1,69 @@
+"""Registry entries: ``registry/probes/<org>/<name>.yaml``, one per published probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from probebench.errors import InputError
+from probebench.yamlsafe import load_yaml
+
+EntryId = Annotated[str, StringConstraints(
+    pattern=r"^[a-z0-9][a-z0-9\-]*/[a-z0-9][a-z0-9.\-]*-[a-z0-9.\-]+-l\d+-v\d+$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Entry(BaseModel):
+    """One probe in the registry (its artifact is elsewhere, pinned by hash)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: EntryId = Field(description="org/name-model-l<layer>-v<version>, e.g. "
+                        "probebench/verb-tense-smollm2-135m-l15-v1; the file is "
+                        "registry/probes/<org>/<rest>.yaml")
+    name: str = Field(min_length=1)
+    short_name: str = Field(min_length=1, max_length=40)
+    author: str = Field(min_length=1)
+    org: str = Field(min_length=1)
+    category: str = Field(min_length=1, description="e.g. grammar, syntax, deception")
+    probe_type: Literal["linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble"]
+    model_id: str = Field(min_length=1)
+    layer: int = Field(ge=0)
+    position: Literal["last_token", "token_avg", "end_question", "mid_think", "end_think",
+                      "end_answer", "attention_weighted"]
+    paper: str | None = None
+    paper_title: str | None = None
+    artifact_url: str = Field(description="A path relative to the repository, file://PATH, "
+                              "or hf://REPO@REVISION[/SUBFOLDER] (revision pinned).")
+    artifact_sha256: Sha256 = Field(description="probebench hash of the artifact folder.")
+    reproducer_notebook: str = Field(min_length=1)
+    colab_url: str | None = None
+    license: str
+    release: str = Field(min_length=1, description="Release date or version.")
+    param_count: int = Field(ge=0)
+    size_mb: float = Field(ge=0)
+    tagline: str = Field(min_length=1, max_length=120)
+    description: str = Field(min_length=1)
+    status: Literal["pending_review", "live", "deprecated"]
+    tasks: list[str] = Field(min_length=1, description="Registered task ids it is scored on.")
+    transfer_targets: list[str] = Field(default_factory=list,
+                                        description="Models of the same hidden size.")
+
+
+def entry_path(root: Path, entry_id: str) -> Path:
+    org, rest = entry_id.split("/", 1)
+    return root / "probes" / org / f"{rest}.yaml"
+
+
+def read_entry(path: Path) -> Entry:
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of fields")
+    try:
+        return Entry.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise InputError(f"{path}: field {loc!r}: {err['msg']}") from None

@@ -1,0 +1,51 @@
+"""Where an entry's artifact lives: a repository path, ``file://`` or ``hf://``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from probebench.errors import InputError
+from probebench.paths import hub_offline
+
+
+def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
+    """(local folder, how it was found). ``hf://REPO@REVISION[/SUBFOLDER]`` goes through
+    ``huggingface_hub`` at the pinned revision; offline, only the local cache is used."""
+    if url.startswith("file://"):
+        path = Path(url[len("file://"):])
+        how = "file"
+    elif url.startswith("hf://"):
+        return _from_hub(url)
+    elif "://" in url:
+        raise InputError(f"artifact_url {url!r}: only repository paths, file:// and hf:// "
+                         "are supported")
+    else:
+        path = repo_root / url
+        how = "repository path"
+    if not path.is_dir():
+        raise InputError(f"artifact_url {url!r}: {path} is not a folder")
+    return path, how
+
+
+def _from_hub(url: str) -> tuple[Path, str]:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    parts = url[len("hf://"):].split("/")
+    repo_part, subfolder = "/".join(parts[:2]), "/".join(parts[2:])
+    repo_id, at, revision = repo_part.partition("@")
+    if not at or not revision:
+        raise InputError(f"artifact_url {url!r}: hf:// URLs pin a revision: "
+                         "hf://org/repo@<commit>[/subfolder]")
+    offline = hub_offline()
+    try:
+        folder = Path(snapshot_download(repo_id, revision=revision, local_files_only=offline))
+    except LocalEntryNotFoundError:
+        raise InputError(f"artifact_url {url!r}: not in the local Hugging Face cache "
+                         "(HF_HUB_OFFLINE is set)" if offline else
+                         f"artifact_url {url!r}: the hub could not be reached") from None
+    except (HfHubHTTPError, ValueError, OSError) as exc:
+        raise InputError(f"artifact_url {url!r}: {exc}") from None
+    path = folder / subfolder if subfolder else folder
+    how = "hub cache (offline)" if offline else "hub"
+    return path, how

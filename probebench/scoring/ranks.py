@@ -1,0 +1,100 @@
+"""Rank intervals: a paired item bootstrap over all entries at once.
+
+For each task, one matrix of item counts is drawn per resample and shared by every
+entry scored on that task (paired: entries are compared on the same resampled test
+sets). Each entry's AUROC is recomputed on every resample (``weighted_auroc``), the
+axes that derive from it follow (the AUROC axis, and imputed eval-awareness and
+distribution-shift values), the ProbeScore is recomputed, and entries are ranked
+within each resample (1 = best; ties share the better rank). An entry's rank interval
+is the 2.5th and 97.5th percentile of its ranks, rounded outward.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from probebench.evaluation.metrics import resample_counts, weighted_auroc
+from probebench.scoring.probescore import AxisValue, ScoringSpec, probescore
+
+
+@dataclass
+class Scored:
+    """What ranking needs of an entry."""
+
+    id: str
+    results: dict[str, dict[str, Any]]   #: task -> latest stored record
+    values: dict[str, AxisValue]          #: axis values at the point estimate
+    closed: bool
+
+
+@dataclass(frozen=True)
+class RankInterval:
+    rank: int
+    best: int
+    worst: int
+    auroc_low: float
+    auroc_high: float
+
+
+def _task_seed(seed: int, task: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}/{task}".encode()).digest()[:4], "big")
+
+
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    """Competition ranks per row (1 = highest score; ties share the better rank)."""
+    # rank = 1 + number of entries with a strictly higher score
+    return 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+
+
+def rank_intervals(entries: Sequence[Scored], spec: ScoringSpec, *, n_resamples: int = 200,
+                   seed: int = 0) -> dict[str, RankInterval]:
+    if not entries:
+        return {}
+    tasks = sorted({t for e in entries for t in e.results})
+    counts = {}
+    for task in tasks:
+        n_items = max(max(e.results[task]["result"]["predictions"]["items"]) + 1
+                      for e in entries if task in e.results)
+        counts[task] = resample_counts(n_items, n_resamples,
+                                       np.random.default_rng(_task_seed(seed, task)))
+    boot = np.zeros((n_resamples, len(entries)))
+    point = np.zeros(len(entries))
+    auroc_ci = []
+    for j, entry in enumerate(entries):
+        per_task = []
+        imputed_dist = []
+        for task, record in sorted(entry.results.items()):
+            pred = record["result"]["predictions"]
+            items = np.asarray(pred["items"], dtype=np.int64)
+            y = np.asarray(pred["labels"], dtype=np.int64)
+            p = np.asarray(pred["probs"], dtype=np.float64)
+            per_task.append(weighted_auroc(y, p, counts[task][:, items]))
+            imputed_dist.append(record["result"]["distshift_auroc"]["value"] is None)
+        aurocs = np.vstack(per_task)  # (tasks, B)
+        mean_b = np.nanmean(aurocs, axis=0)
+        finite = mean_b[np.isfinite(mean_b)]
+        auroc_ci.append((float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))))
+        point[j] = probescore(spec, entry.values, closed_licence=entry.closed).total
+        base = entry.values
+        for b in range(n_resamples):
+            a_b = float(mean_b[b]) if np.isfinite(mean_b[b]) else base["auroc"].value
+            values = dict(base)
+            values["auroc"] = AxisValue(a_b)
+            if base["evalaware_auroc"].imputed:
+                values["evalaware_auroc"] = AxisValue(0.85 * a_b, True)
+            if base["distshift_auroc"].imputed and all(imputed_dist):
+                values["distshift_auroc"] = AxisValue(0.7 * a_b, True)
+            boot[b, j] = probescore(spec, values, closed_licence=entry.closed).total
+    ranks = _ranks(boot)
+    point_rank = _ranks(point[None, :])[0]
+    out = {}
+    for j, entry in enumerate(entries):
+        low, high = np.percentile(ranks[:, j], [2.5, 97.5])
+        out[entry.id] = RankInterval(int(point_rank[j]), int(np.floor(low)),
+                                     int(np.ceil(high)), *auroc_ci[j])
+    return out

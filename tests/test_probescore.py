@@ -1,0 +1,193 @@
+"""ProbeScore: spec loading, axis maps, the 30% cap and imputation flags."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from probebench.errors import InputError
+from probebench.scoring.probescore import (
+    AxisValue,
+    apply_cap,
+    available_specs,
+    axis_values,
+    ece_axis,
+    efficiency_axis,
+    licence_score,
+    load_spec,
+    parse_spec,
+    probescore,
+)
+
+
+def test_specs_load_and_normalise() -> None:
+    assert available_specs() == ["0.0.1", "0.0.2"]
+    v1, v2 = load_spec("0.0.1"), load_spec("0.0.2")
+    assert v1.weight_sum == pytest.approx(0.90) and v2.weight_sum == pytest.approx(1.0)
+    assert v1.normalised()["auroc"] == pytest.approx(0.25 / 0.90)
+    assert sum(v1.normalised().values()) == pytest.approx(1.0)
+    assert "goodhart_resistance" in v2.normalised() and "goodhart_resistance" not in \
+        v1.normalised()
+
+
+def test_a_weight_above_30_percent_does_not_load() -> None:
+    with pytest.raises(InputError, match="weight 0.35"):
+        parse_spec({"version": "x", "cap": 0.3,
+                    "axes": {"auroc": {"weight": 0.35, "source": "auroc"}}}, "spec.yaml")
+    with pytest.raises(InputError, match="unknown scoring spec '9.9'"):
+        load_spec("9.9")
+
+
+def test_axis_maps_by_hand() -> None:
+    assert ece_axis(0.0) == 1.0 and ece_axis(0.1) == pytest.approx(0.8) and ece_axis(0.7) == 0
+    assert efficiency_axis(1.0) == 1.0
+    assert efficiency_axis(100.0) == pytest.approx(0.5)
+    assert efficiency_axis(20000.0) == 0.0
+    assert efficiency_axis(0.5) == 1.0  # clamped
+    assert [licence_score(x) for x in ("Apache-2.0", "MIT", "BSD-3-Clause", "CC-BY-4.0",
+                                       "custom", "closed")] == [1.0, 0.95, 0.9, 0.85, 0.5, 0.2]
+
+
+def _record(auroc: float, *, ece: float = 0.05, latency: float = 10.0,
+            distshift: float | None = 0.7, evalaware: float | None = None) -> dict[str, object]:
+    ea = {"value": 0.85 * auroc, "imputed": True} if evalaware is None else {
+        "value": evalaware, "imputed": False}
+    return {"latency_ms": latency, "result": {
+        "auroc": {"value": auroc}, "ece": ece, "evalaware_auroc": ea,
+        "distshift_auroc": {"value": distshift},
+        "transfer": {"undeclared": {"value": 0.5, "imputed": True}}}}
+
+
+def test_axis_values_and_imputation_flags() -> None:
+    values = axis_values({"a": _record(0.9, distshift=None), "b": _record(0.7, ece=0.15)},
+                         "MIT")
+    assert values["auroc"].value == pytest.approx(0.8)
+    assert values["evalaware_auroc"].imputed and values["evalaware_auroc"].value == \
+        pytest.approx(0.85 * 0.8)
+    # task a's shift was not measurable: 0.7 x its AUROC, flagged
+    assert values["distshift_auroc"].imputed
+    assert values["distshift_auroc"].value == pytest.approx((0.7 * 0.9 + 0.7) / 2)
+    assert values["ece"].value == pytest.approx(1 - 2 * 0.10)
+    assert values["transfer"].imputed and values["transfer"].value == 0.5
+    assert values["goodhart"].imputed and values["goodhart"].value == 0.5
+    assert values["latency_ms"].value == pytest.approx(0.75)
+    assert not values["auroc"].imputed and not values["ece"].imputed
+
+
+def test_balanced_entry_is_the_weighted_mean() -> None:
+    spec = load_spec("0.0.1")
+    values = {s: AxisValue(0.8) for s in ("auroc", "evalaware_auroc", "distshift_auroc",
+                                          "ece", "transfer", "latency_ms", "license")}
+    result = probescore(spec, values)
+    assert result.total == pytest.approx(0.8) and result.capped == []
+
+
+def test_cap_worked_example() -> None:
+    """METHODOLOGY.md's worked example: an entry strong only in AUROC."""
+    spec = load_spec("0.0.2")
+    values = {s: AxisValue(0.8) for s in ("evalaware_auroc", "distshift_auroc", "ece",
+                                          "transfer", "latency_ms", "license", "goodhart")}
+    values["auroc"] = AxisValue(1.0)
+    values["evalaware_auroc"] = AxisValue(0.3)
+    values["distshift_auroc"] = AxisValue(0.3)
+    result = probescore(spec, values)
+    # uncapped: auroc 0.25 of 0.25 + 0.054 + 0.036 + 0.4 x 0.8 = 0.66 -> 37.9% > 30%
+    free = 0.18 * 0.3 + 0.12 * 0.3 + (0.10 + 0.10 + 0.10 + 0.05 + 0.10) * 0.8
+    assert result.capped == ["auroc"]
+    assert result.total == pytest.approx(free / 0.7)
+    assert result.contributions["auroc"] == pytest.approx(0.3 * result.total)
+    for name, c in result.contributions.items():
+        assert c <= 0.3 * result.total + 1e-12, name
+
+
+def test_entry_maximising_only_auroc_gets_nothing() -> None:
+    spec = load_spec("0.0.1")
+    values = {s: AxisValue(0.0) for s in ("evalaware_auroc", "distshift_auroc", "ece",
+                                          "transfer", "latency_ms", "license")}
+    values["auroc"] = AxisValue(1.0)
+    result = probescore(spec, values)
+    # alone, AUROC would be 100% of the total: the cap leaves nothing to rank by
+    assert result.total == 0.0 and result.capped == ["auroc"]
+
+
+def test_cap_fixed_point_with_several_axes() -> None:
+    contributions, capped = apply_cap({"a": 0.5, "b": 0.4, "c": 0.1, "d": 0.1, "e": 0.1},
+                                      dict.fromkeys("abcde", 0.3))
+    total = sum(contributions.values())
+    assert capped == ["a", "b"]
+    assert contributions["a"] == pytest.approx(0.3 * total)
+    assert all(v <= 0.3 * total + 1e-12 for v in contributions.values())
+    assert total == pytest.approx(0.3 / 0.4)
+
+
+def test_closed_licence_ceiling() -> None:
+    spec = load_spec("0.0.1")
+    values = {s: AxisValue(0.8) for s in ("auroc", "evalaware_auroc", "distshift_auroc",
+                                          "ece", "transfer", "latency_ms")}
+    values["license"] = AxisValue(licence_score("closed"))
+    result = probescore(spec, values, closed_licence=True)
+    assert result.contributions["license_score"] <= 0.01 * result.total + 1e-12
+    assert "license_score" in result.capped
+    assert not math.isnan(result.total)
+
+
+def _scored(entry_id: str, probs: list[float], labels: list[int]) -> object:
+    from probebench.scoring.ranks import Scored
+
+    items = list(range(len(probs) // 2)) * 2
+    record = {"latency_ms": 10.0, "result": {
+        "auroc": {"value": 0.0}, "ece": 0.05,
+        "evalaware_auroc": {"value": 0.0, "imputed": True},
+        "distshift_auroc": {"value": 0.7},
+        "transfer": {"undeclared": {"value": 0.5, "imputed": True}},
+        "predictions": {"items": sorted(items), "labels": labels, "probs": probs}}}
+    import numpy as np
+
+    from probebench.evaluation.metrics import auroc_score
+    a = auroc_score(np.array(labels), np.array(probs))
+    record["result"]["auroc"]["value"] = a  # type: ignore[index]
+    record["result"]["evalaware_auroc"]["value"] = 0.85 * a  # type: ignore[index]
+    values = axis_values({"t": record}, "MIT")  # type: ignore[dict-item]
+    return Scored(entry_id, {"t": record}, values, closed=False)  # type: ignore[arg-type]
+
+
+def test_rank_intervals_tied_entries_share_their_interval() -> None:
+    import numpy as np
+
+    from probebench.scoring.ranks import rank_intervals
+
+    rng = np.random.default_rng(0)
+    n = 200
+    labels = [1, 0] * (n // 2)
+    labels_arr = np.array(labels)
+    good = list(np.clip(0.5 + 0.3 * (labels_arr - 0.5) + rng.normal(0, 0.2, n), 0, 1))
+    weak = list(np.clip(0.5 + 0.02 * (labels_arr - 0.5) + rng.normal(0, 0.2, n), 0, 1))
+    entries = [_scored("org/a-m-l1-v1", good, labels), _scored("org/b-m-l1-v1", list(good),
+                                                                labels),
+               _scored("org/c-m-l1-v1", weak, labels)]
+    ranks = rank_intervals(entries, load_spec("0.0.2"), n_resamples=200)  # type: ignore[arg-type]
+    a, b, c = (ranks[e] for e in ("org/a-m-l1-v1", "org/b-m-l1-v1", "org/c-m-l1-v1"))
+    # identical predictions: statistically tied, both [1, 1] under the paired bootstrap
+    assert (a.rank, a.best, a.worst) == (b.rank, b.best, b.worst) == (1, 1, 1)
+    assert (c.rank, c.best, c.worst) == (3, 3, 3)
+    assert a.auroc_low < a.auroc_high
+
+
+def test_rank_intervals_overlap_for_close_entries() -> None:
+    import numpy as np
+
+    from probebench.scoring.ranks import rank_intervals
+
+    rng = np.random.default_rng(1)
+    n = 120
+    labels = [1, 0] * (n // 2)
+    la = np.array(labels)
+    base = 0.5 + 0.15 * (la - 0.5)
+    x = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
+    y = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
+    ranks = rank_intervals([_scored("org/x-m-l1-v1", x, labels),  # type: ignore[list-item]
+                            _scored("org/y-m-l1-v1", y, labels)], load_spec("0.0.2"))
+    rx, ry = ranks["org/x-m-l1-v1"], ranks["org/y-m-l1-v1"]
+    # two noisy probes of equal quality: neither is reliably first
+    assert (rx.best, rx.worst) == (1, 2) and (ry.best, ry.worst) == (1, 2)
