@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -32,10 +33,10 @@ def test_specs_load_and_normalise() -> None:
 
 
 def test_a_weight_above_30_percent_does_not_load() -> None:
-    with pytest.raises(InputError, match="weight 0.35"):
+    with pytest.raises(InputError, match=r"weight 0\.35"):
         parse_spec({"version": "x", "cap": 0.3,
                     "axes": {"auroc": {"weight": 0.35, "source": "auroc"}}}, "spec.yaml")
-    with pytest.raises(InputError, match="unknown scoring spec '9.9'"):
+    with pytest.raises(InputError, match=r"unknown scoring spec '9\.9'"):
         load_spec("9.9")
 
 
@@ -132,24 +133,23 @@ def test_closed_licence_ceiling() -> None:
     assert not math.isnan(result.total)
 
 
-def _scored(entry_id: str, probs: list[float], labels: list[int]) -> object:
+def _scored(entry_id: str, probs: list[float], labels: list[int]) -> Any:
     from probebench.scoring.ranks import Scored
 
-    items = list(range(len(probs) // 2)) * 2
-    record = {"latency_ms": 10.0, "result": {
-        "auroc": {"value": 0.0}, "ece": 0.05,
-        "evalaware_auroc": {"value": 0.0, "imputed": True},
-        "distshift_auroc": {"value": 0.7},
-        "transfer": {"undeclared": {"value": 0.5, "imputed": True}},
-        "predictions": {"items": sorted(items), "labels": labels, "probs": probs}}}
     import numpy as np
 
     from probebench.evaluation.metrics import auroc_score
+
+    items = list(range(len(probs) // 2)) * 2
     a = auroc_score(np.array(labels), np.array(probs))
-    record["result"]["auroc"]["value"] = a  # type: ignore[index]
-    record["result"]["evalaware_auroc"]["value"] = 0.85 * a  # type: ignore[index]
-    values = axis_values({"t": record}, "MIT")  # type: ignore[dict-item]
-    return Scored(entry_id, {"t": record}, values, closed=False)  # type: ignore[arg-type]
+    record: dict[str, Any] = {"latency_ms": 10.0, "result": {
+        "auroc": {"value": a}, "ece": 0.05,
+        "evalaware_auroc": {"value": 0.85 * a, "imputed": True},
+        "distshift_auroc": {"value": 0.7},
+        "transfer": {"undeclared": {"value": 0.5, "imputed": True}},
+        "predictions": {"items": sorted(items), "labels": labels, "probs": probs}}}
+    values = axis_values({"t": record}, "MIT")
+    return Scored(entry_id, {"t": record}, values, closed=False)
 
 
 def test_rank_intervals_tied_entries_share_their_interval() -> None:
@@ -166,7 +166,7 @@ def test_rank_intervals_tied_entries_share_their_interval() -> None:
     entries = [_scored("org/a-m-l1-v1", good, labels), _scored("org/b-m-l1-v1", list(good),
                                                                 labels),
                _scored("org/c-m-l1-v1", weak, labels)]
-    ranks = rank_intervals(entries, load_spec("0.0.2"), n_resamples=200)  # type: ignore[arg-type]
+    ranks = rank_intervals(entries, load_spec("0.0.2"), n_resamples=200)
     a, b, c = (ranks[e] for e in ("org/a-m-l1-v1", "org/b-m-l1-v1", "org/c-m-l1-v1"))
     # identical predictions: statistically tied, both [1, 1] under the paired bootstrap
     assert (a.rank, a.best, a.worst) == (b.rank, b.best, b.worst) == (1, 1, 1)
@@ -186,7 +186,7 @@ def test_rank_intervals_overlap_for_close_entries() -> None:
     base = 0.5 + 0.15 * (la - 0.5)
     x = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
     y = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
-    ranks = rank_intervals([_scored("org/x-m-l1-v1", x, labels),  # type: ignore[list-item]
+    ranks = rank_intervals([_scored("org/x-m-l1-v1", x, labels),
                             _scored("org/y-m-l1-v1", y, labels)], load_spec("0.0.2"))
     rx, ry = ranks["org/x-m-l1-v1"], ranks["org/y-m-l1-v1"]
     # two noisy probes of equal quality: neither is reliably first

@@ -48,7 +48,8 @@ def _task_seed(seed: int, task: str) -> int:
 def _ranks(scores: np.ndarray) -> np.ndarray:
     """Competition ranks per row (1 = highest score; ties share the better rank)."""
     # rank = 1 + number of entries with a strictly higher score
-    return 1 + (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+    higher: np.ndarray = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
+    return 1 + higher
 
 
 def rank_intervals(entries: Sequence[Scored], spec: ScoringSpec, *, n_resamples: int = 200,
