@@ -134,11 +134,10 @@ def test_closed_licence_ceiling() -> None:
 
 
 def _scored(entry_id: str, probs: list[float], labels: list[int]) -> Any:
-    from probebench.scoring.ranks import Scored
-
     import numpy as np
 
     from probebench.evaluation.metrics import auroc_score
+    from probebench.scoring.ranks import Scored
 
     items = list(range(len(probs) // 2)) * 2
     a = auroc_score(np.array(labels), np.array(probs))
