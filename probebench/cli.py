@@ -313,6 +313,63 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_registry_check(args: argparse.Namespace) -> int:
+    from probebench.registry.check import changed_entry_files, check_registry
+
+    root = Path(args.registry)
+    files = changed_entry_files(root, args.base) if args.changed else None
+    if files is not None and not files:
+        print(f"no entry changed since {args.base}")
+        return 0
+    results = check_registry(root, Path(args.repo), files=files)
+    for r in results:
+        mark = "ok  " if r.ok else "FAIL"
+        print(f"  {mark}  {r.entry_id or r.path}  {'; '.join(r.notes)}")
+        for problem in r.problems:
+            print(f"        {problem}")
+    bad = [r for r in results if not r.ok]
+    print(f"{len(results) - len(bad)} of {len(results)} entries pass")
+    return 1 if bad else 0
+
+
+def _cmd_registry_evaluate(args: argparse.Namespace) -> int:
+    from probebench.evaluation.submit import Session, SubmitOptions, submit
+    from probebench.registry.entry import entry_path, read_entry
+    from probebench.registry.resolve import resolve_artifact
+    from probebench.registry.store import store_submission
+
+    root = Path(args.registry)
+    session = Session(SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
+                                    device=args.device, progress=not args.quiet))
+    for entry_id in args.entries:
+        entry = read_entry(entry_path(root, entry_id))
+        folder, _ = resolve_artifact(entry.artifact_url, Path(args.repo))
+        session.options.transfer_targets = entry.transfer_targets
+        result = submit(folder, entry.tasks, session=session)
+        if result.probe.bundle_sha256 != entry.artifact_sha256:
+            raise ProbebenchError(f"{entry_id}: artifact hash {result.probe.bundle_sha256} "
+                                  f"differs from artifact_sha256 {entry.artifact_sha256}")
+        changed = store_submission(root, entry_id, result)
+        print(f"{entry_id}: {len(changed)} result file(s) updated"
+              + ("" if changed else " (same results as stored)"))
+    return 0
+
+
+def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
+    import time
+
+    from probebench.site.build import build_site
+
+    start = time.perf_counter()
+    summary = build_site(Path(args.registry), Path(args.out), spec_version=args.spec,
+                         n_resamples=args.resamples, seed=args.seed)
+    for note in summary.skipped:
+        print(f"  skipped {note}")
+    print(f"built {summary.entries} entries into {summary.out / 'index.html'} in "
+          f"{time.perf_counter() - start:.1f}s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="probebench",
@@ -469,6 +526,43 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--no-cache", action="store_true", help="bypass the activation cache")
     sub.add_argument("--quiet", action="store_true", help="no progress output")
     sub.set_defaults(func=_cmd_submit)
+
+    reg = commands.add_parser("registry", help="registry entries: check, evaluate")
+    reg.add_argument("--registry", default="registry",
+                     help="registry folder (default: %(default)s)")
+    reg.add_argument("--repo", default=".", help="repository root for artifact paths and "
+                     "tasks.yaml (default: %(default)s)")
+    reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
+    rcheck = reg_sub.add_parser(
+        "check", help="schema, unique ids, file names, artifacts and their hashes",
+        description="Check registry entries: schema, unique ids, file name = id, licence, "
+                    "tasks registered, artifact resolvable (path, file://, hf://REPO@REV) "
+                    "and valid with a bundle hash equal to artifact_sha256.")
+    rcheck.add_argument("--changed", action="store_true",
+                        help="only entries added or modified since --base (git)")
+    rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
+    rcheck.set_defaults(func=_cmd_registry_check)
+    reval = reg_sub.add_parser("evaluate", help="submit entries and store their results",
+                               description="Re-evaluate entries on their declared tasks and "
+                                           "append the results to registry/results (history "
+                                           "is kept; identical results add nothing).")
+    reval.add_argument("entries", nargs="+", metavar="ENTRY_ID")
+    reval.add_argument("--seed", type=int, default=0)
+    reval.add_argument("--bootstrap", type=int, default=1000)
+    reval.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    reval.add_argument("--quiet", action="store_true")
+    reval.set_defaults(func=_cmd_registry_evaluate)
+
+    board = commands.add_parser("leaderboard", help="build the static leaderboard site")
+    board_sub = board.add_subparsers(dest="board_command", metavar="ACTION", required=True)
+    build = board_sub.add_parser("build", help="write plain HTML/CSS/JS (works from file://)")
+    build.add_argument("--registry", default="registry", help="registry folder")
+    build.add_argument("--out", default="site", help="output folder (default: %(default)s)")
+    build.add_argument("--spec", default="0.0.2", help="ProbeScore spec version")
+    build.add_argument("--resamples", type=int, default=200,
+                       help="bootstrap resamples for rank intervals (default: %(default)s)")
+    build.add_argument("--seed", type=int, default=0)
+    build.set_defaults(func=_cmd_leaderboard_build)
     return parser
 
 

@@ -1,0 +1,194 @@
+"""``probebench leaderboard build``: the static site (plain HTML/CSS/JS, no CDN).
+
+Reads ``registry/probes/**.yaml`` and each entry's latest stored results, scores every
+entry with a ProbeScore spec, computes rank intervals and renders Jinja2 templates. All
+links are relative, so the site works from ``file://``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from probebench import __version__
+from probebench.errors import ProbebenchError
+from probebench.registry.check import entry_files
+from probebench.registry.entry import Entry, read_entry
+from probebench.registry.store import latest_results
+from probebench.scoring.probescore import axis_values, load_spec, probescore
+from probebench.scoring.ranks import Scored, rank_intervals
+from probebench.site.svg import bars_svg, reliability_svg, roc_svg
+
+HERE = Path(__file__).parent
+
+
+@dataclass
+class BuildSummary:
+    out: Path
+    entries: int
+    skipped: list[str]
+
+
+def _iv(x: dict[str, Any] | None) -> str:
+    if not x or x.get("value") is None:
+        return "n/a"
+    text = f"{x['value']:.3f}"
+    if x.get("ci_low") is not None:
+        text += f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]"
+    if x.get("imputed"):
+        text += " (imputed)"
+    return text
+
+
+def page_name(entry_id: str) -> str:
+    return "entries/" + entry_id.replace("/", "__") + ".html"
+
+
+def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
+               n_resamples: int = 200, seed: int = 0) -> BuildSummary:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    spec = load_spec(spec_version)
+    entries: list[Entry] = []
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    skipped = []
+    for path in entry_files(registry):
+        entry = read_entry(path)
+        stored = {t: r for t, r in latest_results(registry, entry.id).items()
+                  if t in entry.tasks}
+        if not stored:
+            skipped.append(f"{entry.id}: no stored results")
+            continue
+        entries.append(entry)
+        results[entry.id] = stored
+    scored = [Scored(e.id, results[e.id], axis_values(results[e.id], e.license),
+                     closed=e.license == "closed") for e in entries]
+    breakdowns = {s.id: probescore(spec, s.values, closed_licence=s.closed) for s in scored}
+    ranks = rank_intervals(scored, spec, n_resamples=n_resamples, seed=seed)
+    order = sorted(entries, key=lambda e: (ranks[e.id].rank, e.id))
+
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
+                      autoescape=select_autoescape(["html", "j2"]))
+    task_ids = sorted({t for r in results.values() for t in r})
+    common = {"spec": spec, "version": __version__, "nav_tasks": task_ids}
+    tmp = out.with_name(f".{out.name}.building")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "entries").mkdir(parents=True)
+    (tmp / "tasks").mkdir()
+    shutil.copytree(HERE / "static", tmp / "static")
+
+    rows = []
+    for e in order:
+        b, r = breakdowns[e.id], ranks[e.id]
+        recs = results[e.id]
+        aurocs = [rec["result"]["auroc"]["value"] for rec in recs.values()]
+        rows.append({
+            "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
+            "rank": r.rank, "best": r.best, "worst": r.worst, "score": b.total,
+            "axes": {a.name: {"value": b.values[a.name].value,
+                              "imputed": b.values[a.name].imputed,
+                              "capped": a.name in b.capped} for a in spec.axes},
+            "auroc": sum(aurocs) / len(aurocs), "auroc_low": r.auroc_low,
+            "auroc_high": r.auroc_high,
+            "marks": [(t, rec["result"]["marks"]["auroc"]["mark"])
+                      for t, rec in sorted(recs.items()) if "auroc" in rec["result"]["marks"]],
+            "status": e.status, "model": e.model_id, "category": e.category,
+            "tasks": sorted(recs)})
+    index = env.get_template("index.html.j2").render(
+        **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
+        statuses=sorted({e.status for e in entries}), models=sorted({e.model_id for e in entries}),
+        categories=sorted({e.category for e in entries}))
+    (tmp / "index.html").write_text(index, encoding="utf-8")
+
+    entry_tpl = env.get_template("entry.html.j2")
+    for e in entries:
+        tasks = [_task_view(t, rec) for t, rec in sorted(results[e.id].items())]
+        html = entry_tpl.render(**common, root="../", title=e.short_name, e=e,
+                                rank=ranks[e.id], score=breakdowns[e.id], tasks=tasks)
+        (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
+
+    _task_pages(env, common, tmp, task_ids, entries, results)
+    weights = spec.normalised()
+    (tmp / "methodology.html").write_text(env.get_template("methodology.html.j2").render(
+        **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples),
+        encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.replace(out)
+    return BuildSummary(out, len(entries), skipped)
+
+
+def _task_view(task_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    t = record["result"]
+    pred = t["predictions"]
+    view = {
+        "id": task_id, "version": t["version"], "auroc": _iv(t["auroc"]),
+        "accuracy_name": t["accuracy_name"], "accuracy": _iv(t["accuracy"]),
+        "ece": f"{t['ece']:.3f}", "brier": f"{t['brier']:.3f}", "fpr": f"{t['fpr_at_99tpr']:.3f}",
+        "latency": f"{record['latency_ms']:.1f} ms" if record.get("latency_ms") else "n/a",
+        "distshift": _iv(t["distshift_auroc"]), "evalaware": _iv(t["evalaware_auroc"]),
+        "marks": ", ".join(f"{k} {m['mark']}" for k, m in sorted(t["marks"].items())),
+        "roc": roc_svg(pred["labels"], pred["probs"], f"ROC curve, {task_id}"),
+        "reliability": reliability_svg(pred["labels"], pred["probs"],
+                                       f"Reliability diagram, {task_id}"),
+        "slice_figures": [],
+    }
+    if t["format"] == "verbs":
+        for name in ("language", "regularity", "tense", "person", "category", "reason_code"):
+            values = t["slices"].get(name, {})
+            bars = [(v, s["accuracy"]["value"], s["accuracy"]["ci_low"] or 0.0,
+                     s["accuracy"]["ci_high"] or 0.0) for v, s in sorted(values.items())
+                    if s["accuracy"]["value"] is not None and not (
+                        name == "reason_code" and v == "none")]
+            if bars:
+                title = ("adversarial accuracy by category" if name == "reason_code"
+                         else f"accuracy by {name}")
+                view["slice_figures"].append((title, bars_svg(bars, title)))
+    return view
+
+
+def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[str],
+                entries: Sequence[Entry], results: dict[str, dict[str, dict[str, Any]]]
+                ) -> None:
+    from probebench.tasks.spec import read_tasks_file
+
+    try:
+        parsed, _ = read_tasks_file()
+        specs = {t.id: t for t in parsed.tasks}
+    except ProbebenchError:
+        specs = {}
+    template = env.get_template("task.html.j2")
+    for task_id in task_ids:
+        rows: list[dict[str, Any]] = []
+        baselines: list[dict[str, Any]] = []
+        source, acc_name = "", "accuracy"
+        for e in entries:
+            rec = results[e.id].get(task_id)
+            if rec is None:
+                continue
+            t = rec["result"]
+            acc_name = t["accuracy_name"]
+            rows.append({"href": page_name(e.id), "short_name": e.short_name,
+                         "auroc": _iv(t["auroc"]), "auroc_value": t["auroc"]["value"],
+                         "accuracy": _iv(t["accuracy"]),
+                         "acc_value": t["accuracy"]["value"] if t["accuracy"]["value"]
+                         is not None else -1, "ece": f"{t['ece']:.3f}",
+                         "marks": ", ".join(f"{k} {m['mark']}"
+                                            for k, m in sorted(t["marks"].items()))})
+            if not baselines:
+                source = e.short_name
+                baselines = [{"name": n, "auroc": _iv(b["auroc"]), "accuracy": _iv(b["accuracy"]),
+                              "note": b["note"]} for n, b in sorted(t["baselines"].items())]
+        spec = specs.get(task_id)
+        task = {"id": task_id, "title": spec.title if spec else task_id,
+                "version": spec.version if spec else "?", "format": spec.format if spec else "?",
+                "license": spec.license if spec else "?",
+                "test_sha256": spec.test_sha256 if spec else "?"}
+        html = template.render(**common, root="../", title=task_id, task=task, rows=rows,
+                               baselines=baselines, baseline_source=source,
+                               accuracy_name=acc_name)
+        (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")
