@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/memory.py
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/evaluation.py
+	$(BIN)/python benchmarks/leaderboard.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo-acts.safetensors

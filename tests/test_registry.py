@@ -1,0 +1,174 @@
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from probebench.cli import main
+from probebench.errors import InputError
+from probebench.registry.check import check_registry
+from probebench.registry.entry import entry_path, read_entry
+from probebench.registry.resolve import resolve_artifact
+from probebench.registry.store import latest_results, read_history, store_submission
+from tests.artifacts import make_artifact
+
+REPO = Path(__file__).resolve().parents[1]
+ENTRY_ID = "testorg/verb-tense-smollm2-135m-l15-v1"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with tasks.yaml, one artifact and one entry pointing at it."""
+    shutil.copy(REPO / "tasks.yaml", tmp_path / "tasks.yaml")
+    shutil.copytree(REPO / "data", tmp_path / "data")
+    folder, *_ = make_artifact(tmp_path / "registry" / "artifacts" / "verb-tense")
+    from probebench.artifact import manifest, scan
+    sha = manifest(scan(folder)).sha256
+    _write_entry(tmp_path, {"artifact_sha256": sha})
+    return tmp_path
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    entry = {
+        "id": ENTRY_ID, "name": "Verb tense probe", "short_name": "verb-tense",
+        "author": "Test Author", "org": "testorg", "category": "grammar",
+        "probe_type": "linear", "model_id": "smollm2-135m", "layer": 15,
+        "position": "last_token", "paper": None, "paper_title": None,
+        "artifact_url": "registry/artifacts/verb-tense", "artifact_sha256": "0" * 64,
+        "reproducer_notebook": "registry/artifacts/verb-tense/train.ipynb",
+        "colab_url": None, "license": "Apache-2.0", "release": "2026-11-01",
+        "param_count": 577, "size_mb": 0.01, "tagline": "Reads tense at layer 15",
+        "description": "A test entry.", "status": "live", "tasks": ["verb_grammar"],
+        "transfer_targets": []}
+    entry.update(changes)
+    return entry
+
+
+def _write_entry(root: Path, changes: dict[str, Any], path: Path | None = None) -> Path:
+    data = _entry(**changes)
+    path = path or entry_path(root / "registry", data["id"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_a_good_entry_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (result,) = check_registry(repo / "registry", repo)
+    assert result.ok, result.problems
+    assert result.notes == ["artifact found via repository path"]
+    assert main(["registry", "--registry", str(repo / "registry"), "--repo", str(repo),
+                 "check"]) == 0
+    assert "1 of 1 entries pass" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"id": "NoSlash"}, "field 'id'"),
+    ({"status": "published"}, "field 'status'"),
+    ({"short_name": "x" * 41}, "field 'short_name'"),
+    ({"colour": "red"}, "field 'colour'"),
+    ({"layer": -1}, "field 'layer'"),
+    ({"artifact_sha256": "xyz"}, "field 'artifact_sha256'"),
+])
+def test_schema_rules(tmp_path: Path, changes: dict[str, Any], message: str) -> None:
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(_entry(**changes)))
+    with pytest.raises(InputError, match=message):
+        read_entry(path)
+
+
+def _problems(repo: Path) -> list[str]:
+    return [p for r in check_registry(repo / "registry", repo) for p in r.problems]
+
+
+def test_hash_mismatch_is_caught(repo: Path) -> None:
+    (repo / "registry/artifacts/verb-tense/README.md").write_text("changed after hashing\n")
+    assert any("bundle_hash" in p and "differs from the expected" in p for p in _problems(repo))
+
+
+def test_file_name_must_match_id(repo: Path) -> None:
+    path = entry_path(repo / "registry", ENTRY_ID)
+    path.rename(path.with_name("elsewhere.yaml"))
+    assert any("belongs in probes/testorg/verb-tense-smollm2-135m-l15-v1.yaml" in p
+               for p in _problems(repo))
+
+
+def test_ids_are_unique(repo: Path) -> None:
+    src = entry_path(repo / "registry", ENTRY_ID)
+    shutil.copy(src, src.with_name("copy.yaml"))
+    assert any("is also used by" in p for p in _problems(repo))
+
+
+def test_unknown_task_licence_and_meta_mismatch(repo: Path) -> None:
+    sha = read_entry(entry_path(repo / "registry", ENTRY_ID)).artifact_sha256
+    _write_entry(repo, {"artifact_sha256": sha, "tasks": ["no_such_task"], "layer": 14,
+                        "license": "Apache 2"})
+    problems = " | ".join(_problems(repo))
+    assert "tasks not registered in tasks.yaml: no_such_task" in problems
+    assert "layer is 14 but the artifact's meta.yaml says 15" in problems
+    assert "not a known SPDX id" in problems
+
+
+def test_artifact_urls(repo: Path) -> None:
+    folder = repo / "registry/artifacts/verb-tense"
+    assert resolve_artifact(f"file://{folder}", repo) == (folder, "file")
+    with pytest.raises(InputError, match="pin a revision"):
+        resolve_artifact("hf://someone/probes/verb", repo)
+    with pytest.raises(InputError, match="not in the local Hugging Face cache"):
+        resolve_artifact("hf://someone/probes@0123abc/verb", repo)
+    with pytest.raises(InputError, match="only repository paths"):
+        resolve_artifact("https://example.org/x", repo)
+    with pytest.raises(InputError, match="is not a folder"):
+        resolve_artifact("registry/artifacts/missing", repo)
+
+
+def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "add", "registry")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    args = ["registry", "--registry", str(repo / "registry"), "--repo", str(repo), "check",
+            "--changed", "--base", "HEAD"]
+    assert main(args) == 0
+    assert "no entry changed since HEAD" in capsys.readouterr().out
+    path = entry_path(repo / "registry", ENTRY_ID)
+    path.write_text(path.read_text().replace("A test entry.", "Edited."))
+    assert main(args) == 0
+    assert "1 of 1 entries pass" in capsys.readouterr().out
+
+
+def test_results_history_is_kept(tmp_path: Path) -> None:
+    import numpy as np
+
+    from probebench.evaluation.schema import ProbeInfo, Submission, Timing
+    from tests.registry_fixture import synthetic_result
+
+    def submission(strength: float) -> Submission:
+        task = synthetic_result("blimp_passive_1", strength, np.random.default_rng(0))
+        return Submission(spec_version="0.0.1", probebench_version="x",
+                          probe=ProbeInfo(id="p", bundle_sha256="0" * 64, probe_type="linear",
+                                          model="smollm2-135m", layer=1, position="last_token",
+                                          license="MIT"),
+                          model={}, device="cpu", seed=0, bootstrap_resamples=100,
+                          versions={}, definitions={}, tasks=[task],
+                          timing=Timing(latency_ms={"blimp_passive_1": 3.0 + strength},
+                                        latency_prompts=3, wall_seconds=1.0))
+
+    root = tmp_path / "registry"
+    first = store_submission(root, ENTRY_ID, submission(0.3))
+    assert len(first) == 1
+    # the same deterministic results again: nothing is written
+    same = store_submission(root, ENTRY_ID, submission(0.3))
+    assert same == [] and len(read_history(first[0])) == 1
+    store_submission(root, ENTRY_ID, submission(0.5))
+    history = read_history(first[0])
+    assert len(history) == 2
+    assert latest_results(root, ENTRY_ID)["blimp_passive_1"] == history[-1]
+    doc = json.loads(first[0].read_text())
+    assert doc["entry"] == ENTRY_ID and doc["task"] == "blimp_passive_1"

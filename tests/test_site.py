@@ -1,0 +1,117 @@
+"""The static site: structure, determinism, and a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from probebench.cli import main
+from probebench.site.build import build_site, page_name
+from tests.registry_fixture import synthetic_registry
+
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+REQUIRE = os.environ.get("PROBEBENCH_REQUIRE_BROWSER") == "1"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("reg")
+    ids = synthetic_registry(root / "registry", 12)
+    out = root / "site"
+    assert main(["leaderboard", "build", "--registry", str(root / "registry"), "--out",
+                 str(out), "--resamples", "100"]) == 0
+    return out, ids
+
+
+def test_pages_exist_and_link_relatively(site: tuple[Path, list[str]]) -> None:
+    out, ids = site
+    index = (out / "index.html").read_text()
+    for entry_id in ids:
+        assert (out / page_name(entry_id)).is_file()
+        assert f'href="{page_name(entry_id)}"' in index
+    assert (out / "tasks" / "verb_grammar.html").is_file()
+    assert (out / "methodology.html").is_file()
+    assert "http://" not in index.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in index  # no CDN
+    entry = (out / page_name(ids[1])).read_text()
+    assert "<svg" in entry and "ROC curve" in entry and "Reliability diagram" in entry
+    assert "adversarial accuracy by category" in entry  # verb-task bars
+    methodology = (out / "methodology.html").read_text()
+    assert "0.2500" in methodology and "30%" in methodology and "0.01" in methodology
+
+
+def test_build_is_deterministic(tmp_path: Path) -> None:
+    synthetic_registry(tmp_path / "registry", 6)
+    build_site(tmp_path / "registry", tmp_path / "a", n_resamples=50)
+    build_site(tmp_path / "registry", tmp_path / "b", n_resamples=50)
+    for page in (tmp_path / "a").rglob("*.html"):
+        assert page.read_bytes() == (tmp_path / "b" / page.relative_to(tmp_path / "a")
+                                     ).read_bytes(), page
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not REQUIRE,
+                    reason="Debian chromium and chromium-driver are not installed")
+def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Path) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    out, ids = site
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM or "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
+                 f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER or "/usr/bin/chromedriver"),
+                              options=options)
+    try:
+        driver.get((out / "index.html").as_uri())
+        rows = driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        assert len(rows) == len(ids)
+        names = {r.find_element(By.CSS_SELECTOR, "td:nth-child(2) .note").text for r in rows}
+        assert names == set(ids)
+        # sort by ProbeScore: ascending, then descending
+        header = driver.find_element(By.XPATH, "//th[normalize-space()='ProbeScore']")
+
+        def scores() -> list[float]:
+            cells = driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody td:nth-child(3)")
+            return [float(c.get_attribute("data-value") or "nan") for c in cells]
+
+        header.click()
+        assert scores() == sorted(scores())
+        header.click()
+        assert scores() == sorted(scores(), reverse=True)
+        # the filter hides rows that do not match
+        box = driver.find_element(By.ID, "filter-text")
+        box.send_keys("probe-1")
+        visible = [r for r in driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+                   if r.is_displayed()]
+        assert 0 < len(visible) < len(ids)
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)  # an input event, as a user deleting the text
+        shown = [r for r in driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+                 if r.is_displayed()]
+        assert len(shown) == len(ids)
+        driver.save_screenshot(str(tmp_path / "index.png"))
+        assert (tmp_path / "index.png").stat().st_size > 10_000
+        # follow a link to an entry page, then to a task page
+        first = driver.find_element(By.CSS_SELECTOR, "#leaderboard tbody tr td:nth-child(2) a")
+        name = first.text
+        first.click()
+        assert driver.find_element(By.TAG_NAME, "h1").text
+        assert "ProbeScore axes" in driver.page_source and name in driver.title
+        link = driver.find_element(By.CSS_SELECTOR, "h2 a[href*='tasks/']")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", link)
+        link.click()
+        assert driver.find_element(By.TAG_NAME, "h1").text.startswith("Task ")
+        assert "Baselines" in driver.page_source
+        driver.save_screenshot(str(tmp_path / "task.png"))
+    finally:
+        driver.quit()
