@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from probebench.registry.pii import luhn_ok, scan_file, scan_lines
+from probebench.tasks.spec import read_tasks_file
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("Write to maria.lopez@example.org today.", "e-mail address"),
+    ("Call me on +34 612 345 678 tomorrow.", "phone number"),
+    ("Her number is (555) 123-4567.", "phone number"),
+    ("Card 4111 1111 1111 1111 expires soon.", "payment-card number"),
+    ("SSN 123-45-6789 on file.", "national id"),
+    ("DNI 12345678Z en la ficha.", "national id"),
+    ("He lives at 221 Baker Street now.", "street address"),
+    ("Vive en Calle Mayor 12, Madrid.", "street address"),
+])
+def test_each_kind_is_found(tmp_path: Path, line: str, kind: str) -> None:
+    findings = scan_lines(tmp_path / "t.jsonl", ["clean line", line])
+    assert [f.kind for f in findings] == [kind]
+    assert findings[0].line == 2
+    assert str(findings[0]).startswith(f"{tmp_path / 't.jsonl'}:2: {kind}")
+
+
+def test_ordinary_sentences_are_clean(tmp_path: Path) -> None:
+    lines = ["In 1998 the poet wrote her first novel.", "The bus leaves at 10:45 from gate 3.",
+             "Card 4111 1111 1111 1112 fails the Luhn check.", "She has 12 cats and 3 dogs."]
+    assert scan_lines(tmp_path / "t", lines) == []
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+
+
+def test_registered_test_sets_hold_no_personal_data() -> None:
+    parsed, root = read_tasks_file(REPO / "tasks.yaml")
+    files = sorted({root / rel for t in parsed.tasks for role, rel in t.files.items()
+                    if role in ("test", "adversarial", "data", "suite")})
+    findings = [f for path in files for f in scan_file(path)]
+    assert findings == [], [str(f) for f in findings[:10]]
