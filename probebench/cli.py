@@ -332,6 +332,20 @@ def _cmd_registry_check(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _cmd_registry_confine(args: argparse.Namespace) -> int:
+    from probebench.registry.confine import changed_paths, confinement_problems
+
+    paths = changed_paths(Path(args.repo), args.base, args.head)
+    problems = confinement_problems(paths)
+    for path in paths:
+        print(f"  changed  {path}")
+    for problem in problems:
+        print(f"  REFUSED  {problem}")
+    print("confined to one entry and its artifact" if not problems
+          else f"{len(problems)} problem(s): the submission is refused")
+    return 1 if problems else 0
+
+
 def _cmd_registry_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.submit import Session, SubmitOptions, submit
     from probebench.registry.entry import entry_path, read_entry
@@ -542,6 +556,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only entries added or modified since --base (git)")
     rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
     rcheck.set_defaults(func=_cmd_registry_check)
+    rconf = reg_sub.add_parser(
+        "confine", help="refuse a PR that touches more than one entry and its artifact",
+        description="List the paths changed since the merge base of --base and --head and "
+                    "refuse anything outside one entry YAML and one artifact folder.")
+    rconf.add_argument("--base", default="origin/main", help="base branch or commit")
+    rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
+    rconf.set_defaults(func=_cmd_registry_confine)
     reval = reg_sub.add_parser("evaluate", help="submit entries and store their results",
                                description="Re-evaluate entries on their declared tasks and "
                                            "append the results to registry/results (history "
