@@ -346,6 +346,24 @@ def _cmd_registry_confine(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _cmd_review(args: argparse.Namespace) -> int:
+    import json
+
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.review import review_entry
+
+    review = review_entry(args.entry, Path(args.registry), Path(args.repo),
+                          timeout=args.timeout)
+    text = review.markdown()
+    if args.json:
+        print(json.dumps(review.to_json(), indent=2))
+    else:
+        print(text, end="")
+    if args.markdown:
+        atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+    return 0 if review.passed else 1
+
+
 def _cmd_registry_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.submit import Session, SubmitOptions, submit
     from probebench.registry.entry import entry_path, read_entry
@@ -573,6 +591,21 @@ def build_parser() -> argparse.ArgumentParser:
     reval.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     reval.add_argument("--quiet", action="store_true")
     reval.set_defaults(func=_cmd_registry_evaluate)
+
+    rev = commands.add_parser(
+        "review", help="the reviewer's checklist for a registry entry",
+        description="Check an entry as a reviewer would: artifact hash, reproducer notebook "
+                    "(executed offline), registered test-set hashes, licence, personal data "
+                    "in the test sets, eval-awareness declaration. Prints a Markdown "
+                    "checklist (the PR comment body); exit 0 when every item passes.")
+    rev.add_argument("entry", metavar="ENTRY_ID")
+    rev.add_argument("--registry", default="registry", help="registry folder")
+    rev.add_argument("--repo", default=".", help="repository root (default: %(default)s)")
+    rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    rev.add_argument("--markdown", default=None, help="also write the checklist here")
+    rev.add_argument("--timeout", type=int, default=600,
+                     help="seconds per notebook cell (default: %(default)s)")
+    rev.set_defaults(func=_cmd_review)
 
     board = commands.add_parser("leaderboard", help="build the static leaderboard site")
     board_sub = board.add_subparsers(dest="board_command", metavar="ACTION", required=True)

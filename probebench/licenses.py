@@ -16,6 +16,15 @@ SPDX_IDS = frozenset({
     "Unlicense", "UPL-1.0", "WTFPL", "Zlib",
 })
 NON_SPDX = frozenset({"custom", "closed"})
+#: the ids above that the Open Source Initiative approved (data licences such as CC-BY
+#: are not software licences and are not OSI-approved)
+OSI_APPROVED = frozenset({
+    "0BSD", "AFL-3.0", "AGPL-3.0-only", "AGPL-3.0-or-later", "Apache-2.0", "Artistic-2.0",
+    "BSD-2-Clause", "BSD-3-Clause", "BSL-1.0", "ECL-2.0", "EPL-2.0", "EUPL-1.2",
+    "GPL-2.0-only", "GPL-2.0-or-later", "GPL-3.0-only", "GPL-3.0-or-later", "ISC",
+    "LGPL-2.1-only", "LGPL-2.1-or-later", "LGPL-3.0-only", "LGPL-3.0-or-later", "MIT",
+    "MIT-0", "MPL-2.0", "OFL-1.1", "Unlicense", "UPL-1.0", "Zlib",
+})
 
 
 def check_license(value: str) -> str | None:

@@ -11,7 +11,7 @@ import joblib
 import numpy as np
 
 NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
-            "cells": [{"cell_type": "code", "metadata": {}, "source": ["print('hi')"],
+            "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": ["print('hi')"],
                        "outputs": [], "execution_count": None}]}
 
 META = {

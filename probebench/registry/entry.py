@@ -50,6 +50,11 @@ class Entry(BaseModel):
     tasks: list[str] = Field(min_length=1, description="Registered task ids it is scored on.")
     transfer_targets: list[str] = Field(default_factory=list,
                                         description="Models of the same hidden size.")
+    evalaware_auroc: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="The author's eval-awareness-corrected AUROC, if measured.")
+    evalaware_imputation_acknowledged: bool = Field(
+        default=False, description="True when the author accepts 0.85 x AUROC instead.")
 
 
 def entry_path(root: Path, entry_id: str) -> Path:
