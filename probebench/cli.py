@@ -265,13 +265,23 @@ def _cmd_tasks_check_verbs(args: argparse.Namespace) -> int:
 def _cmd_tasks_generate_verbs(args: argparse.Namespace) -> int:
     import json
 
-    from probebench.tasks.verbs.generator import generate, write_jsonl
+    from probebench.tasks.verbs.generator import generate, generate_holdout, write_jsonl
     from probebench.tasks.verbs.schema import VerbTables, read_verb_file
 
     files, _ = _verb_files_of(args.tasks_file)
     tables = VerbTables.read(files["verbs"])
     lexicon = json.loads(files["lexicon"].read_text("utf-8"))
     exclude = [ln.item for role in ("test", "adversarial") for ln in read_verb_file(files[role])]
+    if args.holdout:
+        seen = [ln.item for role in ("train", "val") for ln in read_verb_file(files[role])]
+        items = generate_holdout(tables, lexicon, seed=args.seed, n=args.holdout,
+                                 test=exclude, seen=seen)
+        folder = Path(args.out) if args.out else files["train"].parent
+        path = folder / f"holdout-s{args.seed}.jsonl"
+        write_jsonl(path, items)
+        print(f"wrote {len(items)} holdout sentences to {path} (seed {args.seed}); register "
+              "them under the task's holdouts with `probebench tasks hash`-style hashes")
+        return 0
     train, val = generate(tables, lexicon, seed=args.seed, n_train=args.train, n_val=args.val,
                           exclude=exclude)
     out = Path(args.out) if args.out else files["train"].parent
@@ -384,6 +394,20 @@ def _cmd_registry_evaluate(args: argparse.Namespace) -> int:
         changed = store_submission(root, entry_id, result)
         print(f"{entry_id}: {len(changed)} result file(s) updated"
               + ("" if changed else " (same results as stored)"))
+    return 0
+
+
+def _cmd_reeval(args: argparse.Namespace) -> int:
+    from probebench.registry.reeval import parse_shard, reeval
+
+    changes = reeval(Path(args.registry), Path(args.repo), Path(args.out),
+                     shard=parse_shard(args.shard), seed=args.seed, bootstrap=args.bootstrap,
+                     progress=not args.quiet)
+    for c in changes:
+        old = "n/a" if c.old_auroc is None else f"{c.old_auroc:.3f}"
+        print(f"  {c.action:<9} {c.entry} {c.task} v{c.version}: {old} -> {c.new_auroc:.3f} "
+              f"({c.drop_points:+.1f} points dropped)")
+    print(f"wrote {Path(args.out) / 'DIFF.md'}")
     return 0
 
 
@@ -525,6 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--val", type=int, default=400, help="val sentences (default: %(default)s)")
     gen.add_argument("--out", type=Path, default=None,
                      help="output folder (default: the registered files' folder)")
+    gen.add_argument("--holdout", type=int, default=0, metavar="N",
+                     help="write N fresh holdout sentences (use a new seed) instead of "
+                          "train/val")
     gen.set_defaults(func=_cmd_tasks_generate_verbs)
 
     sub = commands.add_parser(
@@ -606,6 +633,22 @@ def build_parser() -> argparse.ArgumentParser:
     rev.add_argument("--timeout", type=int, default=600,
                      help="seconds per notebook cell (default: %(default)s)")
     rev.set_defaults(func=_cmd_review)
+
+    ree = commands.add_parser(
+        "reeval", help="re-evaluate live entries on the newest holdouts",
+        description="Score every live entry (AUROC, item-bootstrap CI) on the newest holdout "
+                    "of each task, write a diff per entry and task, list drops over 5 points "
+                    "in DIFF.md and deprecate entries that drop over 10 (a YAML change for "
+                    "review).")
+    ree.add_argument("--registry", default="registry", help="registry folder")
+    ree.add_argument("--repo", default=".", help="repository root (default: %(default)s)")
+    ree.add_argument("--out", default="reeval", help="diff folder (default: %(default)s)")
+    ree.add_argument("--shard", default="1/1", help="I/N: this runner's share of the "
+                     "(model, task) pairs (default: %(default)s)")
+    ree.add_argument("--seed", type=int, default=0)
+    ree.add_argument("--bootstrap", type=int, default=1000)
+    ree.add_argument("--quiet", action="store_true")
+    ree.set_defaults(func=_cmd_reeval)
 
     board = commands.add_parser("leaderboard", help="build the static leaderboard site")
     board_sub = board.add_subparsers(dest="board_command", metavar="ACTION", required=True)

@@ -30,7 +30,9 @@ def test_verify_passes_on_a_clean_checkout(capsys: pytest.CaptureFixture[str]) -
 
 def _test_files() -> list[str]:
     parsed, _ = read_tasks_file(REPO / "tasks.yaml")
-    return sorted({rel for t in parsed.tasks for rel in t.files.values()})
+    files = {rel for t in parsed.tasks for rel in t.files.values()}
+    files |= {rel for t in parsed.tasks for h in t.holdouts for rel in h.files.values()}
+    return sorted(files)
 
 
 @pytest.mark.parametrize("rel", _test_files())
@@ -45,8 +47,14 @@ def test_one_byte_edit_to_any_test_file_is_drift(checkout: Path, rel: str) -> No
     drifted = [t for t, r in results.items() if not r.ok]
     assert drifted, f"editing {rel} went unnoticed"
     assert all(rel in results[t].message for t in drifted)
+    parsed, root = read_tasks_file(checkout / "tasks.yaml")
+    spec = next(t for t in parsed.tasks if t.id == drifted[0])
     with pytest.raises(TaskDriftError, match="refused"):
-        load_task(drifted[0], tasks_file=checkout / "tasks.yaml")
+        if any(rel in h.files.values() for h in spec.holdouts):
+            from probebench.tasks.holdout import load_for_reeval
+            load_for_reeval(spec, root)  # a holdout file: refused when re-evaluating
+        else:
+            load_task(drifted[0], tasks_file=checkout / "tasks.yaml")
 
 
 def test_formatting_only_edit_is_caught_by_file_hash(checkout: Path) -> None:

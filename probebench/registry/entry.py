@@ -55,6 +55,8 @@ class Entry(BaseModel):
         description="The author's eval-awareness-corrected AUROC, if measured.")
     evalaware_imputation_acknowledged: bool = Field(
         default=False, description="True when the author accepts 0.85 x AUROC instead.")
+    notice: str | None = Field(default=None, description="Why the status changed, e.g. the "
+                               "re-evaluation that deprecated the entry.")
 
 
 def entry_path(root: Path, entry_id: str) -> Path:

@@ -82,6 +82,18 @@ def verify_all(tasks_file: Path | None = None) -> list[Verification]:
         except InputError as exc:
             out.append(Verification(spec.id, False, str(exc)))
             continue
+        from probebench.tasks.holdout import load_holdout
+
+        problems = []
+        for holdout in spec.holdouts:
+            try:
+                load_holdout(spec, holdout, root)
+            except InputError as exc:
+                problems.append(str(exc))
+        if problems:
+            out.append(Verification(spec.id, False, "; ".join(problems)))
+            continue
+        extra = f", {len(spec.holdouts)} holdout(s) verified" if spec.holdouts else ""
         out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
-                                f"{spec.test_sha256[:16]}..."))
+                                f"{spec.test_sha256[:16]}...{extra}"))
     return out

@@ -26,6 +26,18 @@ class SplitSpec(BaseModel):
     salt: str = Field(min_length=1, description="Salt of the item-id hash; never change it.")
 
 
+class HoldoutSpec(BaseModel):
+    """A newer test set for quarterly re-evaluation (``probebench reeval``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=2, description="Holdout version; the newest is used.")
+    seed: int | None = Field(default=None, description="Generator seed, when generated.")
+    files: dict[str, str] = Field(description="Roles replaced for this holdout.")
+    files_sha256: dict[str, Sha256]
+    test_sha256: Sha256
+
+
 class TaskSpec(BaseModel):
     """One registered task."""
 
@@ -47,6 +59,8 @@ class TaskSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="Format-specific settings.")
     test_sha256: Sha256 = Field(description="SHA-256 of the canonical test set.")
+    holdouts: list[HoldoutSpec] = Field(default_factory=list,
+                                        description="Newer test sets for re-evaluation.")
 
 
 class TasksFile(BaseModel):

@@ -72,10 +72,15 @@ def _sentence(lex: dict[str, Any], lang: str, tense: str, person: str, subject: 
 
 
 def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train: int,
-             n_val: int, exclude: list[VerbItem]) -> tuple[list[VerbItem], list[VerbItem]]:
+             n_val: int, exclude: list[VerbItem],
+             exclude_exact: list[VerbItem] | None = None
+             ) -> tuple[list[VerbItem], list[VerbItem]]:
+    """``exclude``: items no sentence may equal under either leakage key (the test set);
+    ``exclude_exact``: items no sentence may repeat exactly (e.g. train/val for a holdout)."""
     rng = random.Random(seed)
     norm = Normaliser(tables, lexicon)
     banned = {k for item in exclude for k in (norm.keys(item).exact, norm.keys(item).strict)}
+    banned |= {norm.keys(item).exact for item in exclude_exact or []}
     out: list[VerbItem] = []
     seen: set[str] = set()
     attempts = 0
@@ -117,6 +122,16 @@ def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train:
     val = [i.model_copy(update={"id": f"gen-val-{k:05d}"}) for k, i in
            enumerate(out[n_train:], start=1)]
     return train, val
+
+
+def generate_holdout(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n: int,
+                     test: list[VerbItem], seen: list[VerbItem]) -> list[VerbItem]:
+    """A fresh holdout from a new seed: no sentence of the test set (either key) nor of
+    train/val (exactly) reappears. Ids are ``gen-holdout-s<seed>-NNNNN``."""
+    items, _ = generate(tables, lexicon, seed=seed, n_train=n, n_val=0, exclude=test,
+                        exclude_exact=seen)
+    return [i.model_copy(update={"id": f"gen-holdout-s{seed}-{k:05d}"})
+            for k, i in enumerate(items, start=1)]
 
 
 def write_jsonl(path: Path, items: list[VerbItem]) -> None:

@@ -1,0 +1,154 @@
+"""``probebench reeval``: quarterly re-evaluation of live entries on the newest holdouts.
+
+Each live entry is scored (AUROC with its item-bootstrap CI) on the newest holdout
+version of each of its tasks (the registered test set when a task has no holdout), and
+compared with its latest stored AUROC on that task. Per entry and task a diff file is
+written. A drop of more than 5 AUROC points is listed in the public ``DIFF.md``; more
+than 10 points sets the entry's status to ``deprecated`` with a notice, as a change to
+its YAML for a maintainer to review. Shards split the (model, task) pairs so a CI matrix
+can spread the work: shard I of N takes the pairs at positions I-1, I-1+N, ...
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from probebench.errors import InputError
+from probebench.hashing import atomic_write_bytes
+
+LIST_DROP = 5.0
+DEPRECATE_DROP = 10.0
+
+
+@dataclass
+class Change:
+    entry: str
+    task: str
+    version: int
+    test_sha256: str
+    old_auroc: float | None
+    new_auroc: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def drop_points(self) -> float:
+        return 0.0 if self.old_auroc is None else 100.0 * (self.old_auroc - self.new_auroc)
+
+    @property
+    def action(self) -> str:
+        if self.drop_points > DEPRECATE_DROP:
+            return "deprecate"
+        if self.drop_points > LIST_DROP:
+            return "list"
+        return "none"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        index, total = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+    if not 1 <= index <= total:
+        raise InputError(f"--shard {text!r}: I must be between 1 and N")
+    return index, total
+
+
+def reeval(registry: Path, repo: Path, out: Path, *, shard: tuple[int, int] = (1, 1),
+           seed: int = 0, bootstrap: int = 1000, progress: bool = False) -> list[Change]:
+    from probebench.artifact.checks import validate
+    from probebench.evaluation.metrics import bootstrap_auroc
+    from probebench.evaluation.submit import Flat, Session, SubmitOptions
+    from probebench.models.activations import Site
+    from probebench.registry.check import entry_files
+    from probebench.registry.entry import read_entry
+    from probebench.registry.resolve import resolve_artifact
+    from probebench.registry.store import latest_results
+    from probebench.tasks.holdout import load_for_reeval
+    from probebench.tasks.spec import read_tasks_file
+
+    parsed, task_root = read_tasks_file(repo / "tasks.yaml")
+    specs = {t.id: t for t in parsed.tasks}
+    live = [(p, read_entry(p)) for p in entry_files(registry)]
+    live = [(p, e) for p, e in live if e.status == "live"]
+    pairs = sorted({(e.model_id, t) for _, e in live for t in e.tasks if t in specs})
+    index, total = shard
+    mine = set(pairs[index - 1::total])
+    session = Session(SubmitOptions(seed=seed, bootstrap=bootstrap, progress=progress))
+    loaded: dict[str, Any] = {}
+    changes: list[Change] = []
+    for path, entry in live:
+        for task in entry.tasks:
+            if (entry.model_id, task) not in mine:
+                continue
+            if task not in loaded:
+                loaded[task] = load_for_reeval(specs[task], task_root)
+            data, version, sha = loaded[task]
+            folder, _ = resolve_artifact(entry.artifact_url, repo)
+            report = validate(folder, tasks_file=repo / "tasks.yaml",
+                              expected_sha256=entry.artifact_sha256)
+            if not report.valid or report.weights is None or report.meta is None:
+                raise InputError(f"{entry.id}: the artifact no longer validates")
+            flat = Flat.of(data.test)
+            site = Site(report.meta.layer, report.meta.position)
+            acts = session.activations(entry.model_id, f"{task}/reeval-v{version}",
+                                       flat.prompts, site)
+            probs = report.weights.predict_proba(acts)[:, 1]
+            labelled = np.array([p.label is not None for p in flat.prompts])
+            y = np.array([p.label for p in flat.prompts if p.label is not None])
+            _, items = np.unique(flat.item_of[labelled], return_inverse=True)
+            iv = bootstrap_auroc(y, probs[labelled], items, n_resamples=bootstrap, seed=seed)
+            stored = latest_results(registry, entry.id).get(task)
+            old = stored["result"]["auroc"]["value"] if stored else None
+            change = Change(entry.id, task, version, sha, old, iv.value, iv.low, iv.high)
+            changes.append(change)
+            _write_diff(out, change)
+            if change.action == "deprecate":
+                _deprecate(path, change)
+    _write_public(out, changes, shard)
+    return changes
+
+
+def _write_diff(out: Path, change: Change) -> None:
+    doc = {"entry": change.entry, "task": change.task, "holdout_version": change.version,
+           "test_sha256": change.test_sha256, "old_auroc": change.old_auroc,
+           "new_auroc": change.new_auroc, "new_ci": [change.ci_low, change.ci_high],
+           "drop_points": round(change.drop_points, 4), "action": change.action}
+    path = out / change.entry / f"{change.task}.json"
+    atomic_write_bytes(path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _deprecate(path: Path, change: Change) -> None:
+    data = yaml.safe_load(path.read_text("utf-8"))
+    data["status"] = "deprecated"
+    data["notice"] = (f"Deprecated by re-evaluation: AUROC on {change.task} holdout "
+                      f"v{change.version} fell {change.drop_points:.1f} points "
+                      f"({change.old_auroc:.3f} -> {change.new_auroc:.3f}).")
+    atomic_write_bytes(path, yaml.safe_dump(data, sort_keys=False,
+                                            allow_unicode=True).encode("utf-8"))
+
+
+def _write_public(out: Path, changes: list[Change], shard: tuple[int, int]) -> None:
+    flagged = [c for c in changes if c.action != "none"]
+    lines = [f"# Re-evaluation diff (shard {shard[0]}/{shard[1]})", "",
+             f"{len(changes)} (entry, task) pairs re-evaluated; drops over {LIST_DROP:.0f} "
+             f"AUROC points are listed, over {DEPRECATE_DROP:.0f} deprecate the entry.", ""]
+    if flagged:
+        lines += ["| entry | task | holdout | old AUROC | new AUROC [95% CI] | drop (points) "
+                  "| action |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for c in sorted(flagged, key=lambda c: -c.drop_points):
+            lines.append(f"| {c.entry} | {c.task} | v{c.version} | {c.old_auroc:.3f} | "
+                         f"{c.new_auroc:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}] | "
+                         f"{c.drop_points:.1f} | {c.action} |")
+    else:
+        lines.append("No entry dropped by more than the listing threshold.")
+    atomic_write_bytes(out / "DIFF.md", ("\n".join(lines) + "\n").encode("utf-8"))
+    summary = [{"entry": c.entry, "task": c.task, "drop_points": round(c.drop_points, 4),
+                "action": c.action} for c in changes]
+    atomic_write_bytes(out / "diff.json", (json.dumps(summary, indent=1) + "\n").encode())
