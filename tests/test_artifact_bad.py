@@ -107,6 +107,17 @@ def _truncated_native(folder: Path) -> None:
     _truncate("probe.safetensors")(folder)
 
 
+def _forms_disagree(folder: Path) -> None:
+    from probebench.artifact import load_probe
+
+    weights = load_probe(folder)
+    bent = type(weights)(mean=weights.mean, scale=weights.scale,
+                         weights=(weights.weights[0] * 1.5,), biases=weights.biases,
+                         activation=weights.activation, classes=weights.classes,
+                         probe_type=weights.probe_type)
+    bent.save_native(folder)  # beside the joblib files, but not the same probe
+
+
 def _bad_offsets(folder: Path) -> None:
     _native(folder)
     path = folder / "probe.safetensors"
@@ -261,6 +272,7 @@ CORPUS: list[tuple[str, Callable[[Path], None], str, str]] = [
      "refused global 'posix.system'"),
     ("pickle-named-safetensors", _pickle_as_safetensors, "safe_load", "probe.safetensors"),
     ("truncated-joblib", _truncate("probe.joblib"), "safe_load", "probe.joblib"),
+    ("forms-disagree", _forms_disagree, "safe_load", "the joblib and native forms disagree"),
     ("truncated-safetensors", _truncated_native, "safe_load", "probe.safetensors"),
     ("safetensors-bad-offsets", _bad_offsets, "safe_load", "malformed safetensors"),
     ("safetensors-huge-header", _huge_header, "safe_load", "header claims"),

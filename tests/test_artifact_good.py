@@ -105,3 +105,16 @@ def test_bundle_hash_ignores_timestamps_and_order(tmp_path: Path) -> None:
     assert first.text.splitlines()[0].endswith("  README.md")
     (copy / "README.md").write_text("changed")
     assert manifest(scan(copy)).sha256 != first.sha256
+
+
+def test_joblib_and_native_forms_side_by_side_must_agree(tmp_path: Path) -> None:
+    from probebench.artifact.weights import sklearn_to_weights
+
+    folder, probe, scaler, x = make_artifact(tmp_path / "a", kind="mlp")
+    sklearn_to_weights(probe, scaler).save_native(folder)  # both forms now
+    report = validate(folder)
+    assert report.valid, [(c.name, c.message) for c in report.failed()]
+    safe = next(c for c in report.checks if c.name == "safe_load")
+    assert "native and joblib forms loaded without running code, which agree" in safe.message
+    assert np.abs(load_probe(folder).predict_proba(x)
+                  - probe.predict_proba(scaler.transform(x))).max() <= 1e-9

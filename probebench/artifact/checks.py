@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from probebench.artifact import bundle
-from probebench.artifact.forms import detect_form
+from probebench.artifact.forms import detect_forms, load_forms
 from probebench.artifact.spec import EVALUABLE_PROBE_TYPES, POSITIONS, ProbeMeta, read_meta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError
@@ -92,16 +92,16 @@ def _required(ctx: _Context) -> str:
     names = set(ctx.scan.files)
     missing = [n for n in REQUIRED_FILES if n not in names]
     try:
-        form = detect_form(names)
+        forms = detect_forms(names)
     except ProbebenchError as exc:
         missing.append(str(exc))
-        form = None
+        forms = []
     if missing:
         raise CheckFailedError("missing: " + "; ".join(missing))
     if ctx.scan.files["README.md"] == 0:
         raise CheckFailedError("README.md is empty")
-    assert form is not None
-    return f"{', '.join(REQUIRED_FILES)} and the {form.name} probe form"
+    shown = " and ".join(f.name for f in forms)
+    return f"{', '.join(REQUIRED_FILES)} and the {shown} probe form{'s' if len(forms) > 1 else ''}"
 
 
 def _schema(ctx: _Context) -> str:
@@ -151,14 +151,17 @@ def _hash(ctx: _Context) -> str:
 
 def _safe_load(ctx: _Context) -> str:
     assert ctx.scan is not None and ctx.report is not None
-    form = detect_form(set(ctx.scan.files))
+    forms = detect_forms(set(ctx.scan.files))
     try:
-        ctx.report.weights = form.load(ctx.root)
+        ctx.report.weights = load_forms(ctx.root, forms)
     except ProbebenchError as exc:
         raise CheckFailedError(str(exc).replace(str(ctx.root) + "/", "")) from None
     w = ctx.report.weights
     layers = " -> ".join(str(n) for n in [w.n_features, *w.hidden_sizes, 1])
-    return f"{form.name} form loaded without running code: {w.probe_type} {layers}"
+    names = " and ".join(f.name for f in forms)
+    agree = ", which agree" if len(forms) > 1 else ""
+    return f"{names} form{'s' if len(forms) > 1 else ''} loaded without running code{agree}: " \
+        f"{w.probe_type} {layers}"
 
 
 def _probe_type(ctx: _Context) -> str:

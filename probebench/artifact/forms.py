@@ -9,7 +9,10 @@ skops       ``probe.skops`` + ``scaler.skops``     ``skops.io.load`` with an exp
                                                   type list
 =========== ===================================== =========================================
 
-An artifact holds exactly one form.
+An artifact holds one form, or several that agree: ``probebench train`` writes the
+spec's joblib files and the native form side by side. Every form present is loaded and
+their probabilities must agree (max abs diff <= 1e-9 on a fixed probe input); the
+native form, when present, is the canonical one.
 """
 
 from __future__ import annotations
@@ -91,25 +94,47 @@ FORMS = {f.name: f for f in (
 )}
 
 
-def detect_form(names: set[str]) -> ProbeForm:
-    """The one form whose files are present; an error naming what is missing or extra."""
-    complete = [f for f in FORMS.values() if all(n in names for n in f.files)]
-    if len(complete) == 1:
-        return complete[0]
-    if len(complete) > 1:
-        raise InputError("the artifact holds more than one probe form ("
-                         f"{', '.join(f.name for f in complete)}); keep exactly one")
-    partial = [f for f in FORMS.values() if any(n in names for n in f.files)]
+AGREEMENT = 1e-9
+
+
+def detect_forms(names: set[str]) -> list[ProbeForm]:
+    """The complete forms present (native first); an error for a partial or missing form."""
+    partial = [f for f in FORMS.values()
+               if any(n in names for n in f.files) and not all(n in names for n in f.files)]
     if partial:
         f = partial[0]
         missing = [n for n in f.files if n not in names]
         raise InputError(f"{f.name} form is incomplete: {', '.join(missing)} missing")
-    expected = "; ".join(" + ".join(f.files) for f in FORMS.values())
-    raise InputError(f"no probe files: expected one of {expected}")
+    complete = [f for f in FORMS.values() if all(n in names for n in f.files)]
+    if not complete:
+        expected = "; ".join(" + ".join(f.files) for f in FORMS.values())
+        raise InputError(f"no probe files: expected one of {expected}")
+    return complete
+
+
+def load_forms(folder: Path, forms: list[ProbeForm]) -> ProbeWeights:
+    """Load every form; when there are several, they must give the same probabilities."""
+    import numpy as np
+
+    loaded = [(f, f.load(folder)) for f in forms]
+    first_form, first = loaded[0]
+    if len(loaded) > 1:
+        x = np.random.default_rng(0).normal(size=(16, first.n_features)) * first.scale \
+            + first.mean
+        reference = first.predict_proba(x)
+        for form, other in loaded[1:]:
+            if other.n_features != first.n_features:
+                raise InputError(f"the {form.name} form reads {other.n_features} features, "
+                                 f"the {first_form.name} form {first.n_features}")
+            diff = float(np.abs(other.predict_proba(x) - reference).max())
+            if not diff <= AGREEMENT:
+                raise InputError(f"the {form.name} and {first_form.name} forms disagree "
+                                 f"(max probability difference {diff:.2e})")
+    return first
 
 
 def load_probe(folder: Path) -> ProbeWeights:
-    """Load the probe of an artifact folder safely, in whichever form it holds."""
+    """Load the probe of an artifact folder safely, in whichever form(s) it holds."""
     folder = Path(folder)
     names = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
-    return detect_form(names).load(folder)
+    return load_forms(folder, detect_forms(names))
