@@ -19,7 +19,6 @@ The native on-disk form is ``probe.safetensors`` (tensors ``scaler.mean``,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -287,6 +286,3 @@ def sklearn_to_weights(probe: Any, scaler: Any | None) -> ProbeWeights:
                               None if scaler is None else vars(scaler),
                               type(probe).__name__)
 
-
-def layer_shapes(weights: Sequence[np.ndarray]) -> list[list[int]]:
-    return [list(map(int, w.shape)) for w in weights]

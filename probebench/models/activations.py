@@ -37,7 +37,7 @@ so comparisons use ``atol=1e-4`` plus ``rtol=1e-5``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -462,6 +462,3 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         current.clear()
     return out
 
-
-def sites_from_strings(values: Iterable[str]) -> list[Site]:
-    return [Site.parse(v) for v in values]

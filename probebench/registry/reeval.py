@@ -84,19 +84,21 @@ def reeval(registry: Path, repo: Path, out: Path, *, shard: tuple[int, int] = (1
     loaded: dict[str, Any] = {}
     changes: list[Change] = []
     for path, entry in live:
-        for task in entry.tasks:
-            if (entry.model_id, task) not in mine:
-                continue
+        tasks = [t for t in entry.tasks if (entry.model_id, t) in mine]
+        if not tasks:
+            continue
+        # validate once per entry, not once per task
+        folder, _ = resolve_artifact(entry.artifact_url, repo)
+        report = validate(folder, tasks_file=repo / "tasks.yaml",
+                          expected_sha256=entry.artifact_sha256)
+        if not report.valid or report.weights is None or report.meta is None:
+            raise InputError(f"{entry.id}: the artifact no longer validates")
+        site = Site(report.meta.layer, report.meta.position)
+        for task in tasks:
             if task not in loaded:
                 loaded[task] = load_for_reeval(specs[task], task_root)
             data, version, sha = loaded[task]
-            folder, _ = resolve_artifact(entry.artifact_url, repo)
-            report = validate(folder, tasks_file=repo / "tasks.yaml",
-                              expected_sha256=entry.artifact_sha256)
-            if not report.valid or report.weights is None or report.meta is None:
-                raise InputError(f"{entry.id}: the artifact no longer validates")
             flat = Flat.of(data.test)
-            site = Site(report.meta.layer, report.meta.position)
             acts = session.activations(entry.model_id, f"{task}/reeval-v{version}",
                                        flat.prompts, site)
             probs = report.weights.predict_proba(acts)[:, 1]
