@@ -291,6 +291,30 @@ def _cmd_tasks_generate_verbs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from probebench.models.activations import Site
+    from probebench.train import TrainConfig, train
+    from probebench.train.artifact import write_artifact
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
+        raise ProbebenchError(f"{out} exists and is not empty; choose another --out or pass "
+                              "--force")
+    config = TrainConfig(task=args.task, site=Site.parse(args.site), model=args.model,
+                         kind=args.kind, seed=args.seed, hidden=args.hidden,
+                         bootstrap=args.bootstrap, device=args.device)
+    trained = train(config, progress=not args.quiet, cache=not args.no_cache)
+    created = dt.date.fromisoformat(args.created_at) if args.created_at else None
+    write_artifact(trained, out, author=args.author, contact=args.contact,
+                   license=args.license, created_at=created, force=args.force)
+    print(trained.describe())
+    print(trained.metrics_table())
+    print(f"wrote {out} (validated); next: probebench submit {out} --tasks {args.task}")
+    return 0
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.report import render_report
     from probebench.evaluation.submit import SubmitOptions, submit_many
@@ -554,12 +578,53 @@ def build_parser() -> argparse.ArgumentParser:
                           "train/val")
     gen.set_defaults(func=_cmd_tasks_generate_verbs)
 
+    trn = commands.add_parser(
+        "train", help="fit a probe on a registered task and write a complete artifact",
+        description="Extract activations of the task's train, validation and test prompts "
+                    "(through the cache), choose the regularisation on the validation split "
+                    "(SentEval protocol: logistic regression over C in 0.001..10, or a "
+                    "one-hidden-layer MLP over alpha in 1..0.0001; best validation accuracy; "
+                    "refit on train + validation), score the test split as submit does, and "
+                    "write the artifact: probe.safetensors/probe.json (native), "
+                    "probe.joblib/scaler.joblib (the spec's files), meta.yaml with the "
+                    "reported metrics and test-set hash, README.md, train.ipynb and "
+                    "eval.ipynb. The folder is validated before it is moved into place. "
+                    "Tasks without a val split hold out a hashed 20% of their train items.",
+        epilog="example:\n  probebench train --task verb_grammar --site 15:last_token "
+               "--kind linear --out ./verb-l15",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    trn.add_argument("--task", required=True, help="registered task id (probebench tasks list)")
+    trn.add_argument("--model", default="smollm2-135m",
+                     help="alias, local folder or hub id (default: %(default)s)")
+    trn.add_argument("--site", required=True, metavar="LAYER:POSITION",
+                     help="where the probe reads, e.g. 15:last_token")
+    trn.add_argument("--kind", default="linear", choices=["linear", "mlp"],
+                     help="logistic regression or a one-hidden-layer MLP (default: linear)")
+    trn.add_argument("--hidden", type=int, default=64,
+                     help="MLP hidden units (default: %(default)s)")
+    trn.add_argument("--out", required=True, type=Path, help="artifact folder to write")
+    trn.add_argument("--seed", type=int, default=0,
+                     help="seed of the MLP and the bootstrap (default: %(default)s)")
+    trn.add_argument("--bootstrap", type=int, default=1000,
+                     help="item bootstrap resamples for the CI (default: %(default)s)")
+    trn.add_argument("--author", default="probebench maintainers", help="meta.yaml author")
+    trn.add_argument("--contact", default="the probebench issue tracker",
+                     help="meta.yaml contact (e-mail or URL)")
+    trn.add_argument("--license", default="Apache-2.0", help="SPDX id, custom or closed")
+    trn.add_argument("--created-at", default=None, metavar="YYYY-MM-DD",
+                     help="meta.yaml created_at (default: today)")
+    trn.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    trn.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    trn.add_argument("--no-cache", action="store_true", help="bypass the activation cache")
+    trn.add_argument("--quiet", action="store_true", help="no progress bars")
+    trn.set_defaults(func=_cmd_train)
+
     sub = commands.add_parser(
         "submit", help="re-evaluate a probe artifact on registered tasks",
         description="Validate the artifact (nothing runs on an invalid one), load the model "
                     "once, extract activations through the cache, apply the probe and write "
-                    "submission.json and REPORT.md: AUROC with a 95%% item-bootstrap CI, "
-                    "ECE, Brier, FPR at 99%% TPR, latency, distribution-shift AUROC, "
+                    "submission.json and REPORT.md: AUROC with a 95% item-bootstrap CI, "
+                    "ECE, Brier, FPR at 99% TPR, latency, distribution-shift AUROC, "
                     "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines "
                     "and marks.",
         epilog="example:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1",

@@ -8,7 +8,6 @@ loaded and verified once, and baselines and surprisals are computed once per tas
 
 from __future__ import annotations
 
-import hashlib
 import statistics
 import sys
 import time
@@ -26,17 +25,18 @@ from probebench.artifact.spec import SPEC_VERSION, ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError, SiteError
 from probebench.evaluation import baselines as bl
+from probebench.evaluation.headline import (
+    Flat,
+    auroc_interval,
+    headline,
+    mean_interval,
+    sub_seed,
+)
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.metrics import (
     ECE_BINS,
-    Interval,
     MetricError,
     auroc_score,
-    bootstrap_auroc,
-    bootstrap_mean,
-    brier_score_loss,
-    expected_calibration_error,
-    fpr_at_tpr_error,
 )
 from probebench.evaluation.schema import (
     BaselineOut,
@@ -106,11 +106,6 @@ class SubmitOptions:
     latency_prompts: int = 20
 
 
-def _sub_seed(seed: int, *parts: str) -> int:
-    digest = hashlib.sha256("/".join([str(seed), *parts]).encode()).digest()
-    return int.from_bytes(digest[:4], "big")
-
-
 def _versions() -> dict[str, str]:
     out = {}
     for dist in ("probebench", "torch", "transformers", "scikit-learn", "numpy"):
@@ -119,28 +114,6 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[dist] = "unknown"
     return out
-
-
-def _out(iv: Interval) -> IntervalOut:
-    def clean(x: float) -> float | None:
-        return None if not np.isfinite(x) else float(x)
-    return IntervalOut(value=clean(iv.value), ci_low=clean(iv.low), ci_high=clean(iv.high),
-                       resamples=iv.resamples, dropped=iv.dropped)
-
-
-@dataclass
-class Flat:
-    """The test prompts of a task in one list, with each prompt's item index."""
-
-    prompts: list[Prompt]
-    item_of: np.ndarray
-
-    @classmethod
-    def of(cls, items: Sequence[Any]) -> Flat:
-        prompts = [p for item in items for p in item.prompts]
-        item_of = np.array([i for i, item in enumerate(items) for _ in item.prompts],
-                           dtype=np.int64)
-        return cls(prompts, item_of)
 
 
 @dataclass
@@ -204,20 +177,14 @@ class Session:
 
 def _auroc(session: Session, y: np.ndarray, s: np.ndarray, item_of: np.ndarray,
            *seed_parts: str) -> IntervalOut:
-    _, dense = np.unique(item_of, return_inverse=True)
-    iv = bootstrap_auroc(y, s, dense, n_resamples=session.options.bootstrap,
-                         seed=_sub_seed(session.options.seed, *seed_parts))
-    return _out(iv)
+    return auroc_interval(y, s, item_of, seed=session.options.seed,
+                          n_resamples=session.options.bootstrap, parts=seed_parts)
 
 
 def _accuracy(session: Session, values: Sequence[float | None], *seed_parts: str
               ) -> IntervalOut:
-    v = np.array([x for x in values if x is not None], dtype=np.float64)
-    if v.size == 0:
-        return IntervalOut(value=None, ci_low=None, ci_high=None, resamples=0, dropped=0)
-    iv = bootstrap_mean(v, n_resamples=session.options.bootstrap,
-                        seed=_sub_seed(session.options.seed, *seed_parts))
-    return _out(iv)
+    return mean_interval(values, seed=session.options.seed,
+                         n_resamples=session.options.bootstrap, parts=seed_parts)
 
 
 def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
@@ -238,13 +205,13 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     session.say(f"{task_id}: {len(items)} items, {len(flat.prompts)} prompts at {site}")
     acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)
     probs = weights.predict_proba(acts)[:, 1]
-    idx, y = bl.labelled(flat.prompts)
+    idx, y = flat.labelled()
     if len(set(y.tolist())) < 2:
         raise SubmitError(f"task {task_id}: the test set needs both labels to score AUROC")
     item_of = flat.item_of[idx]
-    auroc = _auroc(session, y, probs[idx], item_of, task_id, "auroc")
-    scores = item_scores(spec.format, items, probs, flat.item_of)
-    accuracy = _accuracy(session, scores, task_id, "accuracy")
+    head = headline(task_id, spec.format, items, probs, seed=session.options.seed,
+                    n_resamples=session.options.bootstrap)
+    auroc, accuracy, scores = head.auroc, head.accuracy, head.item_scores
 
     slices = {
         name: {value: SliceOut(n_items=len(vals),
@@ -275,8 +242,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
         mark = _mark(metric, iv_out)
         if mark is not None:
             marks[metric] = mark
-    ece = expected_calibration_error(y, probs[idx])
-    fpr = fpr_at_tpr_error(y, probs[idx])
+    ece, fpr = head.ece, head.fpr_at_99tpr
     for metric, point in (("ece", ece), ("fpr_at_99tpr", fpr)):
         m, straddles = mark_definitions()[metric].mark(point, point, point)
         marks[metric] = MarkOut(mark=m, straddles=straddles)
@@ -285,7 +251,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
         id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
         n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=int(idx.size),
         accuracy_name=ACCURACY_NAMES[spec.format], auroc=auroc, accuracy=accuracy, ece=ece,
-        brier=brier_score_loss(y, probs[idx]), fpr_at_99tpr=fpr, distshift_auroc=distshift,
+        brier=head.brier, fpr_at_99tpr=fpr, distshift_auroc=distshift,
         evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
         marks=marks,
         predictions=PromptScores(
@@ -378,7 +344,7 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
     out["majority"] = score("majority", bl.majority_scores(train.prompts, flat.prompts),
                             "constant train positive rate")
     if train.prompts:
-        seed = _sub_seed(session.options.seed, task_id, "length")
+        seed = sub_seed(session.options.seed, task_id, "length")
         out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed),
                               "logistic regression on length in characters")
         key = ("random", meta.model, task_id, site.position, tuple(weights.hidden_sizes),
@@ -390,7 +356,7 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
                                           site0)[t_idx]
             test_x = session.activations(meta.model, f"{task_id}/test", flat.prompts, site0)
             rf = bl.random_feature_scores(weights, train_x, t_y, test_x,
-                                          _sub_seed(session.options.seed, task_id, "random"))
+                                          sub_seed(session.options.seed, task_id, "random"))
             session.memo[key] = score("random_features", rf,
                                       "the probe's architecture on a random projection of "
                                       "layer-0 embeddings")

@@ -63,8 +63,9 @@ def parse_shard(text: str) -> tuple[int, int]:
 def reeval(registry: Path, repo: Path, out: Path, *, shard: tuple[int, int] = (1, 1),
            seed: int = 0, bootstrap: int = 1000, progress: bool = False) -> list[Change]:
     from probebench.artifact.checks import validate
+    from probebench.evaluation.headline import Flat
     from probebench.evaluation.metrics import bootstrap_auroc
-    from probebench.evaluation.submit import Flat, Session, SubmitOptions
+    from probebench.evaluation.submit import Session, SubmitOptions
     from probebench.models.activations import Site
     from probebench.registry.check import entry_files
     from probebench.registry.entry import read_entry

@@ -1,0 +1,234 @@
+"""``probebench train``: fit a probe on a registered task with the SentEval protocol.
+
+1. Activations of the task's train, validation and test prompts at one site, through
+   the activation cache (the test prompts are keyed exactly as ``submit`` keys them, so
+   a later ``submit`` reuses them).
+2. The validation split is the task's own ``val`` split when it has one, else a
+   deterministic hashed 20% of the train items (salt ``probebench-train-val/<task>``),
+   so items never straddle the two.
+3. A small grid, each point fitted on train and scored by validation accuracy
+   (P >= 0.5 against the label, per prompt): logistic regression over the inverse
+   regularisation ``C`` in ``C_GRID``; an MLP (one ReLU hidden layer, Adam) over the L2
+   penalty ``alpha`` in ``ALPHA_GRID``. Ties go to the stronger regularisation.
+4. Refit on train + validation with the chosen value; a ``StandardScaler`` is fitted on
+   the same data first.
+5. The test split is scored with the same code as ``submit`` (``headline``), so the
+   reported metrics are the numbers ``submit`` will reproduce.
+
+Everything is seeded: the same task files, model, site, kind and seed give the same
+weights and the same files (``write_artifact``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from probebench.errors import InputError
+from probebench.evaluation.headline import Flat, Headline, headline
+from probebench.models.activations import Site
+from probebench.prompts import Prompt
+from probebench.tasks.anatomy import Item
+from probebench.tasks.formats.base import TaskData
+from probebench.tasks.hygiene import hashed_split
+
+KINDS = ("linear", "mlp")
+C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
+ALPHA_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
+VAL_FRACTION = 0.2
+MAX_ITER = {"linear": 5000, "mlp": 400}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    task: str
+    site: Site
+    model: str = "smollm2-135m"
+    kind: str = "linear"
+    seed: int = 0
+    hidden: int = 64
+    bootstrap: int = 1000
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"--kind must be one of {', '.join(KINDS)}, found {self.kind!r}")
+        if self.hidden < 1:
+            raise InputError(f"--hidden must be at least 1, found {self.hidden}")
+
+    @property
+    def grid_name(self) -> str:
+        return "C" if self.kind == "linear" else "alpha"
+
+    @property
+    def grid(self) -> tuple[float, ...]:
+        return C_GRID if self.kind == "linear" else ALPHA_GRID
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    value: float
+    val_accuracy: float
+
+
+@dataclass
+class Trained:
+    config: TrainConfig
+    data: TaskData
+    probe: Any
+    scaler: Any
+    grid: list[GridPoint]
+    chosen: float
+    n_train: int
+    n_val: int
+    val_source: str
+    test_probs: np.ndarray
+    test_acts: np.ndarray
+    headline: Headline
+    model_identity: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.config
+        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.kind} probe, seed {c.seed}",
+                 f"train {self.n_train} prompts, validation {self.n_val} prompts "
+                 f"({self.val_source})",
+                 f"{c.grid_name:>8}  validation accuracy"]
+        for point in self.grid:
+            mark = "  <- chosen" if point.value == self.chosen else ""
+            lines.append(f"{point.value:>8g}  {point.val_accuracy:.4f}{mark}")
+        lines.append(f"refit on train + validation with {c.grid_name} = {self.chosen:g}")
+        return "\n".join(lines)
+
+    def metrics_table(self) -> str:
+        h = self.headline
+        acc = h.accuracy.value
+        return "\n".join([
+            f"test AUROC    {h.auroc.value:.4f}  95% CI [{h.auroc.ci_low:.4f}, "
+            f"{h.auroc.ci_high:.4f}]",
+            f"test accuracy {'n/a' if acc is None else f'{acc:.4f}'}",
+            f"ECE {h.ece:.4f}  Brier {h.brier:.4f}  FPR@99%TPR {h.fpr_at_99tpr:.4f}"])
+
+
+def train_val_items(data: TaskData) -> tuple[list[Item], list[Item], str]:
+    """(train items, validation items, where the validation split came from)."""
+    train = list(data.splits.get("train", []))
+    if not train:
+        raise InputError(f"task {data.spec.id} has no train split to fit a probe on")
+    val = list(data.splits.get("val", []))
+    if val:
+        return train, val, "the task's val split"
+    fit, held = hashed_split(train, f"probebench-train-val/{data.spec.id}", VAL_FRACTION)
+    if not fit or not held:
+        raise InputError(f"task {data.spec.id}: its {len(train)} train items are too few to "
+                         "hold out a validation split")
+    return fit, held, f"a hashed {VAL_FRACTION:.0%} of the train items"
+
+
+def labelled_prompts(items: Sequence[Item]) -> list[Prompt]:
+    return [p for item in items for p in item.prompts if p.label is not None]
+
+
+def _labels(prompts: Sequence[Prompt], what: str) -> np.ndarray:
+    y = np.array([p.label for p in prompts], dtype=np.int64)
+    if len(set(y.tolist())) < 2:
+        raise InputError(f"the {what} split needs prompts of both labels, found "
+                         f"{sorted(set(y.tolist()))}")
+    return y
+
+
+def make_estimator(kind: str, value: float, *, seed: int, hidden: int) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+
+    if kind == "linear":
+        return LogisticRegression(C=value, max_iter=MAX_ITER["linear"])
+    return MLPClassifier(hidden_layer_sizes=(hidden,), alpha=value, solver="adam",
+                         max_iter=MAX_ITER["mlp"], random_state=seed)
+
+
+def fit(kind: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
+        hidden: int) -> tuple[Any, Any]:
+    """(probe, scaler): a StandardScaler on ``x``, then the estimator on scaled ``x``."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.preprocessing import StandardScaler
+
+    x64 = np.asarray(x, dtype=np.float64)
+    scaler = StandardScaler().fit(x64)
+    probe = make_estimator(kind, value, seed=seed, hidden=hidden)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        probe.fit(scaler.transform(x64), y)
+    return probe, scaler
+
+
+def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
+                x_val: np.ndarray, y_val: np.ndarray) -> tuple[list[GridPoint], float]:
+    """Every grid point fitted on train and scored on validation; (points, chosen)."""
+    points = []
+    for value in config.grid:
+        probe, scaler = fit(config.kind, value, x_train, y_train, seed=config.seed,
+                            hidden=config.hidden)
+        pred = probe.predict(scaler.transform(np.asarray(x_val, dtype=np.float64)))
+        points.append(GridPoint(value, float(np.mean(pred == y_val))))
+    best = max(points, key=lambda p: p.val_accuracy)  # first maximum: strongest penalty
+    return points, best.value
+
+
+def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed: int = 0,
+                     bootstrap: int = 1000, progress: bool = False) -> Headline:
+    """The headline metrics of loaded probe weights on a registered task's test split,
+    exactly as ``submit`` computes them (used by the eval notebooks)."""
+    from probebench.models.activations import extract
+    from probebench.tasks.registry import load_task
+
+    data = load_task(task_id)
+    flat = Flat.of(data.test)
+    acts = extract(model, flat.prompts, [site], progress=progress)[site]
+    probs = weights.predict_proba(acts)[:, 1]
+    return headline(task_id, data.spec.format, data.test, probs, seed=seed,
+                    n_resamples=bootstrap)
+
+
+def train(config: TrainConfig, *, progress: bool = True, cache: bool = True) -> Trained:
+    """Fit a probe on ``config.task`` following the protocol in the module docstring."""
+    from probebench.artifact.weights import sklearn_to_weights
+    from probebench.models.activations import extract
+    from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
+    from probebench.tasks.registry import load_task
+
+    data = load_task(config.task)
+    train_items, val_items, val_source = train_val_items(data)
+    train_prompts, val_prompts = labelled_prompts(train_items), labelled_prompts(val_items)
+    y_train, y_val = _labels(train_prompts, "train"), _labels(val_prompts, "validation")
+    flat = Flat.of(data.test)
+
+    resolved = resolve_model(config.model, device=config.device, progress=progress)
+    source: ResolvedModel | LoadedModel = resolved
+    acts = {}
+    for name, prompts in (("train", train_prompts), ("val", val_prompts),
+                          ("test", flat.prompts)):
+        result = extract(source, prompts, [config.site], cache=cache, progress=progress)
+        if result.loaded is not None:
+            source = result.loaded
+        acts[name] = result[config.site]
+
+    grid, chosen = grid_search(config, acts["train"], y_train, acts["val"], y_val)
+    probe, scaler = fit(config.kind, chosen, np.concatenate([acts["train"], acts["val"]]),
+                        np.concatenate([y_train, y_val]), seed=config.seed,
+                        hidden=config.hidden)
+    weights = sklearn_to_weights(probe, scaler)
+    probs = weights.predict_proba(acts["test"])[:, 1]
+    head = headline(config.task, data.spec.format, data.test, probs, seed=config.seed,
+                    n_resamples=config.bootstrap)
+    return Trained(config=config, data=data, probe=probe, scaler=scaler, grid=grid,
+                   chosen=chosen, n_train=len(train_prompts), n_val=len(val_prompts),
+                   val_source=val_source, test_probs=probs, test_acts=acts["test"],
+                   headline=head, model_identity=resolved.identity.to_dict())
+
+
+__all__ = ["ALPHA_GRID", "C_GRID", "KINDS", "GridPoint", "TrainConfig", "Trained",
+           "evaluate_weights", "fit", "grid_search", "train", "train_val_items"]

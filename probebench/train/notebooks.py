@@ -1,0 +1,131 @@
+"""The reproducer notebooks: ``train.ipynb`` (fit the probe again from scratch) and
+``eval.ipynb`` (score the published artifact), both ending with a
+``PROBEBENCH_METRICS {...}`` line that ``probebench review`` compares with the reported
+metrics. Written with fixed cell ids so the same parameters give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from probebench.hashing import atomic_write_bytes
+
+
+def _cell(kind: str, index: int, source: str) -> dict[str, Any]:
+    cell: dict[str, Any] = {"cell_type": kind, "id": f"cell-{index}", "metadata": {},
+                            "source": source.strip("\n").splitlines(keepends=True)}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def _notebook(cells: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                        "name": "python3"},
+                         "language_info": {"name": "python"}},
+            "cells": [_cell(kind, i, src) for i, (kind, src) in enumerate(cells, start=1)]}
+
+
+def _params(values: dict[str, Any]) -> str:
+    return "\n".join(f"{k} = {v!r}" for k, v in values.items())
+
+
+def train_notebook(*, task: str, model: str, site: str, kind: str, seed: int, hidden: int,
+                   bootstrap: int, artifact: str) -> dict[str, Any]:
+    params = _params({"TASK": task, "MODEL": model, "SITE": site, "KIND": kind,
+                      "SEED": seed, "HIDDEN": hidden, "BOOTSTRAP": bootstrap,
+                      "ARTIFACT": artifact})
+    return _notebook([
+        ("markdown", f"""
+# Reproduce the probe from scratch
+
+Fits a **{kind}** probe on the `{task}` task at site `{site}` of `{model}` with
+probebench's SentEval protocol (a small regularisation grid scored on the validation
+split, then a refit on train + validation), scores it on the registered test split
+exactly as `probebench submit` does, and compares it with the published artifact in
+`ARTIFACT`. It runs offline: the embedded model ships inside a Python package.
+The last cell prints a `PROBEBENCH_METRICS` line that `probebench review` reads.
+"""),
+        ("code", params),
+        ("code", """
+from pathlib import Path
+import json
+
+import numpy as np
+
+from probebench.models import Site
+from probebench.train import TrainConfig, train
+
+config = TrainConfig(task=TASK, model=MODEL, site=Site.parse(SITE), kind=KIND, seed=SEED,
+                     hidden=HIDDEN, bootstrap=BOOTSTRAP)
+trained = train(config, progress=False)
+print(trained.describe())
+"""),
+        ("markdown", "## Test metrics (the same code as `probebench submit`)"),
+        ("code", """
+print(trained.metrics_table())
+"""),
+        ("markdown", "## Against the published artifact"),
+        ("code", """
+from probebench.artifact.forms import load_probe
+
+published = load_probe(Path(ARTIFACT))
+diff = np.abs(published.predict_proba(trained.test_acts)[:, 1] - trained.test_probs)
+print(f"max |P(published) - P(reproduced)| on the test prompts: {diff.max():.2e}")
+print("PROBEBENCH_METRICS", json.dumps({TASK: trained.headline.printable()}))
+"""),
+    ])
+
+
+def eval_notebook(*, tasks: list[str], seed: int, bootstrap: int,
+                  artifact: str) -> dict[str, Any]:
+    params = _params({"ARTIFACT": artifact, "TASKS": tasks, "SEED": seed,
+                      "BOOTSTRAP": bootstrap})
+    return _notebook([
+        ("markdown", """
+# Evaluate the published artifact
+
+Validates the artifact in `ARTIFACT` (safe loading: no pickle is ever executed), then
+scores it on each registered task's test split with the code `probebench submit` uses.
+The last cell prints a `PROBEBENCH_METRICS` line that `probebench review` reads.
+"""),
+        ("code", params),
+        ("code", """
+from pathlib import Path
+import json
+
+from probebench.artifact.checks import validate
+from probebench.models import Site
+
+report = validate(Path(ARTIFACT))
+for check in report.checks:
+    print(f"{check.status:<5} {check.name}: {check.message}")
+assert report.valid, "the artifact does not validate"
+meta, weights = report.meta, report.weights
+"""),
+        ("code", """
+from probebench.train import evaluate_weights
+
+metrics = {}
+for task in TASKS:
+    head = evaluate_weights(weights, meta.model, Site(meta.layer, meta.position), task,
+                            seed=SEED, bootstrap=BOOTSTRAP)
+    metrics[task] = head.printable()
+    print(f"{task}: AUROC {head.auroc.value:.4f} [{head.auroc.ci_low:.4f}, "
+          f"{head.auroc.ci_high:.4f}]")
+print("PROBEBENCH_METRICS", json.dumps(metrics))
+"""),
+    ])
+
+
+def notebook_bytes(notebook: dict[str, Any]) -> bytes:
+    return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+            ).encode("utf-8")
+
+
+def write_notebook(notebook: dict[str, Any], path: Path) -> Path:
+    atomic_write_bytes(path, notebook_bytes(notebook))
+    return path
