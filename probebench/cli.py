@@ -315,6 +315,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from probebench.hashing import atomic_write_bytes
+    from probebench.train.sweep import layer_sweep, write_sweep
+
+    layers = None
+    if args.layers:
+        try:
+            layers = [int(x) for x in args.layers.split(",") if x.strip()]
+        except ValueError:
+            raise ProbebenchError(f"--layers: expected comma-separated integers, found "
+                                  f"{args.layers!r}") from None
+    sweep = layer_sweep(args.task, args.model, args.position, kind=args.kind, seed=args.seed,
+                        bootstrap=args.bootstrap, layers=layers, progress=not args.quiet)
+    write_sweep(sweep, Path(args.out))
+    table = sweep.markdown()
+    if args.markdown:
+        atomic_write_bytes(Path(args.markdown), table.encode("utf-8"))
+    print(table, end="")
+    best = sweep.best()
+    print(f"best layer {best.layer}: AUROC {best.auroc:.3f}; wrote {args.out}")
+    return 0
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.report import render_report
     from probebench.evaluation.submit import SubmitOptions, submit_many
@@ -325,7 +348,11 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         raise ProbebenchError("several artifacts need --out-dir (one folder per probe)")
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, device=args.device,
                             transfer_targets=args.transfer_to or (), guard=args.guard,
-                            cache=not args.no_cache, progress=not args.quiet)
+                            registry=None if args.no_guard else Path(args.registry),
+                            repo=Path(args.repo), cache=not args.no_cache,
+                            progress=not args.quiet)
+    if args.no_guard and args.guard is not None:
+        raise ProbebenchError("--guard and --no-guard contradict each other")
     results = submit_many(args.artifacts, tasks, options)
     for artifact, result in zip(args.artifacts, results, strict=True):
         if args.out_dir is not None:
@@ -406,7 +433,8 @@ def _cmd_registry_evaluate(args: argparse.Namespace) -> int:
 
     root = Path(args.registry)
     session = Session(SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
-                                    device=args.device, progress=not args.quiet))
+                                    device=args.device, progress=not args.quiet,
+                                    registry=root, repo=Path(args.repo)))
     for entry_id in args.entries:
         entry = read_entry(entry_path(root, entry_id))
         folder, _ = resolve_artifact(entry.artifact_url, Path(args.repo))
@@ -619,6 +647,29 @@ def build_parser() -> argparse.ArgumentParser:
     trn.add_argument("--quiet", action="store_true", help="no progress bars")
     trn.set_defaults(func=_cmd_train)
 
+    swp = commands.add_parser(
+        "sweep", help="the train protocol at every layer: AUROC and accuracy per layer",
+        description="Read every layer of the model at one position (one forward pass per "
+                    "batch, through the cache), run probebench train's protocol per layer "
+                    "(grid on validation, refit, test scored as submit does) and write a "
+                    "JSON the leaderboard draws, plus an optional Markdown table.",
+        epilog="example:\n  probebench sweep --task verb_grammar --position last_token "
+               "--out registry/sweeps/smollm2-135m/verb_grammar-last_token.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    swp.add_argument("--task", required=True, help="registered task id")
+    swp.add_argument("--model", default="smollm2-135m", help="model (default: %(default)s)")
+    swp.add_argument("--position", default="last_token",
+                     help="token position (default: %(default)s)")
+    swp.add_argument("--kind", default="linear", choices=["linear", "mlp"])
+    swp.add_argument("--layers", default=None, metavar="L,L,...",
+                     help="only these layers (default: 0 to the last)")
+    swp.add_argument("--seed", type=int, default=0)
+    swp.add_argument("--bootstrap", type=int, default=1000)
+    swp.add_argument("--out", required=True, help="sweep JSON to write")
+    swp.add_argument("--markdown", default=None, help="also write the table here")
+    swp.add_argument("--quiet", action="store_true", help="no progress bars")
+    swp.set_defaults(func=_cmd_sweep)
+
     sub = commands.add_parser(
         "submit", help="re-evaluate a probe artifact on registered tasks",
         description="Validate the artifact (nothing runs on an invalid one), load the model "
@@ -646,7 +697,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--transfer-to", action="append", metavar="MODEL",
                      help="declared transfer target model of the same hidden size; repeat")
     sub.add_argument("--guard", type=Path, default=None,
-                     help="eval-awareness guard artifact for the probe's model")
+                     help="eval-awareness guard artifact for the probe's model (default: the "
+                          "guard that REGISTRY/guards.yaml names for the model, if any)")
+    sub.add_argument("--registry", default="registry",
+                     help="registry whose guards.yaml names each model's guard "
+                          "(default: %(default)s; without one the corrected AUROC is "
+                          "imputed as 0.85 x AUROC and flagged)")
+    sub.add_argument("--repo", default=".",
+                     help="repository root for the guard's artifact path (default: .)")
+    sub.add_argument("--no-guard", action="store_true",
+                     help="use no guard: impute the eval-awareness-corrected AUROC")
     sub.add_argument("--no-cache", action="store_true", help="bypass the activation cache")
     sub.add_argument("--quiet", action="store_true", help="no progress output")
     sub.set_defaults(func=_cmd_submit)

@@ -101,6 +101,9 @@ class SubmitOptions:
     device: str = "auto"
     transfer_targets: Sequence[str] = ()
     guard: Path | None = None
+    #: registry whose guards.yaml names each model's guard (used when ``guard`` is None)
+    registry: Path | None = None
+    repo: Path = Path()
     cache: bool = True
     progress: bool = True
     latency_prompts: int = 20
@@ -162,6 +165,22 @@ class Session:
         value: np.ndarray = self.memo[memo_key]
         return value
 
+    def guard(self, model: str) -> tuple[Path, str, str | None] | None:
+        """(folder, name, bundle sha256) of the eval-awareness guard for ``model``."""
+        from probebench.registry.guards import guard_for
+
+        memo_key = ("guard", model)
+        if memo_key not in self.memo:
+            found: tuple[Path, str, str | None] | None = None
+            if self.options.guard is not None:
+                found = (self.options.guard, self.options.guard.name, None)
+            elif self.options.registry is not None:
+                g = guard_for(model, self.options.registry, self.options.repo)
+                found = None if g is None else (g.folder, g.entry_id, g.bundle_sha256)
+            self.memo[memo_key] = found
+        value: tuple[Path, str, str | None] | None = self.memo[memo_key]
+        return value
+
     def surprisal_scores(self, model: str, task_id: str, prompts: Sequence[Prompt]
                          ) -> np.ndarray:
         from probebench.models.surprisal import token_surprisals
@@ -197,7 +216,7 @@ def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
 
 
 def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: ProbeWeights,
-                   site: Site) -> tuple[TaskResult, float]:
+                   site: Site, bundle: str) -> tuple[TaskResult, float]:
     data = session.task(task_id)
     spec = data.spec
     items = data.test
@@ -231,7 +250,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     except SiteError as exc:
         distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
 
-    evalaware = _evalaware(session, meta, task_id, flat, probs, idx, y, auroc)
+    evalaware = _evalaware(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
     transfer = _transfer(session, meta, weights, task_id, flat, site, acts)
     baselines = _baselines(session, meta, weights, task_id, data, flat, site, idx, y)
 
@@ -261,14 +280,20 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     return result, latency
 
 
-def _evalaware(session: Session, meta: ProbeMeta, task_id: str, flat: Flat, probs: np.ndarray,
-               idx: np.ndarray, y: np.ndarray, auroc: IntervalOut) -> FlaggedOut:
-    guard_path = session.options.guard
-    if guard_path is None:
-        value = None if auroc.value is None else EVALAWARE_IMPUTE * auroc.value
-        return FlaggedOut(value=value, imputed=True,
+def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, flat: Flat,
+               probs: np.ndarray, idx: np.ndarray, y: np.ndarray, auroc: IntervalOut
+               ) -> FlaggedOut:
+    guard = session.guard(meta.model)
+    imputed = None if auroc.value is None else EVALAWARE_IMPUTE * auroc.value
+    if guard is None:
+        return FlaggedOut(value=imputed, imputed=True,
                           note=f"no eval-awareness guard for {meta.model}: "
                                f"{EVALAWARE_IMPUTE} x AUROC")
+    guard_path, guard_name, guard_bundle = guard
+    if guard_bundle == bundle:
+        return FlaggedOut(value=imputed, imputed=True,
+                          note=f"this probe is the guard of {meta.model}; it does not correct "
+                               f"itself: {EVALAWARE_IMPUTE} x AUROC")
     from probebench.artifact.forms import load_probe
     from probebench.artifact.spec import read_meta
 
@@ -276,10 +301,10 @@ def _evalaware(session: Session, meta: ProbeMeta, task_id: str, flat: Flat, prob
     if guard_meta.model != meta.model:
         raise SubmitError(f"guard {guard_path} reads {guard_meta.model!r}, the probe reads "
                           f"{meta.model!r}; a guard must be for the same model")
-    guard = load_probe(guard_path)
+    guard_weights = load_probe(guard_path)
     guard_site = Site(guard_meta.layer, guard_meta.position)
     g_acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, guard_site)
-    g = guard.predict_proba(g_acts)[:, 1]
+    g = guard_weights.predict_proba(g_acts)[:, 1]
     n_items = int(flat.item_of.max()) + 1
     item_g = np.array([g[flat.item_of == i].mean() for i in range(n_items)])
     labelled_items = np.unique(flat.item_of[idx])
@@ -297,7 +322,7 @@ def _evalaware(session: Session, meta: ProbeMeta, task_id: str, flat: Flat, prob
                 "evalaware")
     return FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high, imputed=False,
                       note=f"{len(chosen)} of {len(order)} items rated least evaluation-like "
-                           f"by the guard {guard_path.name}")
+                           f"by the guard {guard_name}")
 
 
 def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
@@ -413,7 +438,8 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
                 from None
     results, latency = [], {}
     for task_id in tasks:
-        result, ms = _evaluate_task(session, task_id, meta, weights, site)
+        result, ms = _evaluate_task(session, task_id, meta, weights, site,
+                                    report.bundle_sha256)
         results.append(result)
         latency[task_id] = round(ms, 3)
     ident = session.model(meta.model).identity

@@ -20,7 +20,7 @@ from probebench.registry.entry import Entry, read_entry
 from probebench.registry.store import latest_results
 from probebench.scoring.probescore import axis_values, load_spec, probescore
 from probebench.scoring.ranks import Scored, rank_intervals
-from probebench.site.svg import bars_svg, reliability_svg, roc_svg
+from probebench.site.svg import bars_svg, reliability_svg, roc_svg, sweep_svg
 
 HERE = Path(__file__).parent
 
@@ -111,7 +111,7 @@ def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
                                 rank=ranks[e.id], score=breakdowns[e.id], tasks=tasks)
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
-    _task_pages(env, common, tmp, task_ids, entries, results)
+    _task_pages(env, common, tmp, task_ids, entries, results, _sweeps(registry))
     weights = spec.normalised()
     (tmp / "methodology.html").write_text(env.get_template("methodology.html.j2").render(
         **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples),
@@ -151,9 +151,35 @@ def _task_view(task_id: str, record: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
+    """task id -> figures of the layer sweeps stored under ``registry/sweeps/``."""
+    from probebench.train.sweep import read_sweep
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((registry / "sweeps").rglob("*.json")):
+        sweep = read_sweep(path)
+        rows = [r for r in sweep.rows if r.auroc is not None]
+        layers = [r.layer for r in rows]
+        series = [("AUROC", "s1", [r.auroc or 0.0 for r in rows],
+                   [r.auroc_ci_low or 0.0 for r in rows], [r.auroc_ci_high or 0.0 for r in rows])]
+        if all(r.accuracy is not None for r in rows):
+            series.append((sweep.accuracy_name, "s2", [r.accuracy or 0.0 for r in rows],
+                           [r.accuracy_ci_low or 0.0 for r in rows],
+                           [r.accuracy_ci_high or 0.0 for r in rows]))
+        title = (f"Layer sweep: {sweep.kind} probes on {sweep.model}, position "
+                 f"{sweep.position}")
+        best = sweep.best()
+        out.setdefault(sweep.task, []).append({
+            "title": title, "svg": sweep_svg(layers, series, title),
+            "best": f"best layer {best.layer}: AUROC {best.auroc:.3f} "
+                    f"[{best.auroc_ci_low:.3f}, {best.auroc_ci_high:.3f}]",
+            "rows": sweep.rows, "accuracy_name": sweep.accuracy_name})
+    return out
+
+
 def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[str],
-                entries: Sequence[Entry], results: dict[str, dict[str, dict[str, Any]]]
-                ) -> None:
+                entries: Sequence[Entry], results: dict[str, dict[str, dict[str, Any]]],
+                sweeps: dict[str, list[dict[str, Any]]]) -> None:
     from probebench.tasks.spec import read_tasks_file
 
     try:
@@ -190,5 +216,5 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[
                 "test_sha256": spec.test_sha256 if spec else "?"}
         html = template.render(**common, root="../", title=task_id, task=task, rows=rows,
                                baselines=baselines, baseline_source=source,
-                               accuracy_name=acc_name)
+                               accuracy_name=acc_name, sweeps=sweeps.get(task_id, []))
         (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")

@@ -79,3 +79,54 @@ def bars_svg(rows: Sequence[tuple[str, float, float, float]], title: str) -> str
                      f'<text x="{left + width + 4}" y="{y + 12}" class="tick">{value:.2f}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def sweep_svg(layers: Sequence[int], series: Sequence[tuple[str, str, Sequence[float],
+                                                             Sequence[float], Sequence[float]]],
+              title: str) -> str:
+    """Metrics per layer, each series (name, css class, values, CI lows, CI highs) a line
+    over a shaded 95% CI band; the y axis spans the data, rounded out to tenths."""
+    width, height, left, bottom = 560, 260, 40, 30
+    lows = [v for _, _, _, lo, _ in series for v in lo]
+    y0 = max(0.0, np.floor(min(lows) * 10) / 10) if lows else 0.0
+    y1 = 1.0
+    x_max = max(layers) if layers else 1
+
+    def xy(layer: float, v: float) -> tuple[float, float]:
+        x = left + (layer / max(x_max, 1)) * (width - left - 10)
+        y = height - bottom - (v - y0) / (y1 - y0) * (height - bottom - 10)
+        return x, y
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}">'
+             f"<title>{escape(title)}</title>"
+             f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" '
+             f'y2="{height - bottom}" class="axis"/>'
+             f'<line x1="{left}" y1="10" x2="{left}" y2="{height - bottom}" class="axis"/>'
+             f'<text x="{(width + left) / 2}" y="{height - 4}" class="label">layer</text>']
+    for tick in np.arange(y0, y1 + 1e-9, 0.1):
+        _, y = xy(0, float(tick))
+        parts.append(f'<text x="{left - 4}" y="{y + 3:.1f}" class="blabel">{tick:.1f}</text>'
+                     f'<line x1="{left}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" '
+                     f'class="grid"/>')
+    step = max(1, len(layers) // 10)
+    for layer in layers[::step]:
+        x, _ = xy(layer, y0)
+        parts.append(f'<text x="{x:.1f}" y="{height - bottom + 12}" class="tick">{layer}</text>')
+    for k, (name, css, values, lo, hi) in enumerate(series):
+        upper = [xy(la, h) for la, h in zip(layers, hi, strict=True)]
+        lower = [xy(la, v) for la, v in zip(layers, lo, strict=True)][::-1]
+        band = " ".join(f"{x:.1f},{y:.1f}" for x, y in upper + lower)
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y in
+                        (xy(la, v) for la, v in zip(layers, values, strict=True)))
+        parts.append(f'<polygon points="{band}" class="band {css}"/>'
+                     f'<polyline points="{line}" class="series {css}"/>')
+        for la, v, low, high in zip(layers, values, lo, hi, strict=True):
+            x, y = xy(la, v)
+            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" class="dot {css}">'
+                         f"<title>layer {la}: {escape(name)} {v:.3f} [{low:.3f}, {high:.3f}]"
+                         "</title></circle>")
+        parts.append(f'<text x="{left + 10 + 150 * k}" y="22" class="legend {css}">'
+                     f"{escape(name)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)

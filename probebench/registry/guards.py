@@ -1,0 +1,66 @@
+"""Eval-awareness guards: one registered probe per model that scores how
+evaluation-like a prompt is. ``registry/guards.yaml`` maps a model to the entry id of
+its guard::
+
+    smollm2-135m: probebench/eval-awareness-guard-smollm2-135m-l15-v1
+
+``submit`` uses the model's guard for the eval-awareness-corrected AUROC of every
+probe on that model. The guard's artifact must validate and match its entry's
+``artifact_sha256``; a guard that does not is an error, never silently skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from probebench.errors import InputError
+from probebench.yamlsafe import load_yaml
+
+GUARDS_FILE = "guards.yaml"
+
+
+@dataclass(frozen=True)
+class Guard:
+    entry_id: str
+    folder: Path
+    bundle_sha256: str
+
+
+def guard_ids(registry: Path) -> dict[str, str]:
+    """model -> guard entry id, from ``registry/guards.yaml`` (empty when absent)."""
+    path = registry / GUARDS_FILE
+    if not path.is_file():
+        return {}
+    data = load_yaml(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError(f"{path}: expected a mapping of model name to guard entry id")
+    return dict(data)
+
+
+def guard_for(model: str, registry: Path, repo: Path) -> Guard | None:
+    """The registered guard of ``model`` (None when the model has none)."""
+    from probebench.artifact.checks import validate
+    from probebench.registry.entry import entry_path, read_entry
+    from probebench.registry.resolve import resolve_artifact
+
+    entry_id = guard_ids(registry).get(model)
+    if entry_id is None:
+        return None
+    path = entry_path(registry, entry_id)
+    if not path.is_file():
+        raise InputError(f"{registry / GUARDS_FILE}: guard {entry_id} of {model} has no entry "
+                         f"({path} is missing)")
+    entry = read_entry(path)
+    if entry.model_id != model:
+        raise InputError(f"guard {entry_id} reads {entry.model_id!r}, registered for {model!r}")
+    folder, _ = resolve_artifact(entry.artifact_url, repo)
+    report = validate(folder, expected_sha256=entry.artifact_sha256)
+    if not report.valid:
+        failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
+        raise InputError(f"guard {entry_id} of {model} does not validate ({failed})")
+    assert report.bundle_sha256 is not None
+    return Guard(entry_id, folder, report.bundle_sha256)

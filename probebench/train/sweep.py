@@ -1,0 +1,149 @@
+"""Layer sweeps: the ``train`` protocol at every layer of a model, one position.
+
+All layers are read in one forward pass per batch (one cache entry per site), then each
+layer gets its own grid search on validation, refit and test scoring with the headline
+code of ``submit``. The result is a JSON file (deterministic: no timings) that the site
+draws and ``markdown`` turns into the docs table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from probebench.errors import InputError
+from probebench.evaluation.headline import Flat, headline
+from probebench.hashing import atomic_write_bytes
+from probebench.models.activations import Site
+from probebench.train import (
+    TrainConfig,
+    _labels,
+    fit,
+    grid_search,
+    labelled_prompts,
+    train_val_items,
+)
+
+SWEEP_VERSION = 1
+
+
+@dataclass
+class LayerRow:
+    layer: int
+    chosen: float
+    val_accuracy: float
+    auroc: float | None
+    auroc_ci_low: float | None
+    auroc_ci_high: float | None
+    accuracy: float | None
+    accuracy_ci_low: float | None
+    accuracy_ci_high: float | None
+
+
+@dataclass
+class Sweep:
+    task: str
+    task_version: int
+    test_sha256: str
+    model: str
+    model_sha256: str
+    position: str
+    kind: str
+    seed: int
+    bootstrap: int
+    accuracy_name: str
+    rows: list[LayerRow] = field(default_factory=list)
+    version: int = SWEEP_VERSION
+
+    def best(self) -> LayerRow:
+        scored = [r for r in self.rows if r.auroc is not None]
+        return max(scored, key=lambda r: (r.auroc or 0.0, -r.layer))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
+
+    def markdown(self) -> str:
+        best = self.best().layer
+        lines = [f"| layer | {self.kind} AUROC [95% CI] | {self.accuracy_name} [95% CI] | "
+                 "chosen C/alpha | validation accuracy |",
+                 "| ---: | --- | --- | ---: | ---: |"]
+        for r in self.rows:
+            mark = " **best**" if r.layer == best else ""
+            acc = ("n/a" if r.accuracy is None else
+                   f"{r.accuracy:.3f} [{r.accuracy_ci_low:.3f}, {r.accuracy_ci_high:.3f}]")
+            lines.append(f"| {r.layer}{mark} | {r.auroc:.3f} [{r.auroc_ci_low:.3f}, "
+                         f"{r.auroc_ci_high:.3f}] | {acc} | {r.chosen:g} | "
+                         f"{r.val_accuracy:.3f} |")
+        return "\n".join(lines) + "\n"
+
+
+def read_sweep(path: Path) -> Sweep:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        rows = [LayerRow(**r) for r in data.pop("rows")]
+        return Sweep(**data, rows=rows)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"{path}: not a probebench layer sweep ({exc})") from None
+
+
+def layer_sweep(task: str, model: str = "smollm2-135m", position: str = "last_token", *,
+                kind: str = "linear", seed: int = 0, bootstrap: int = 1000,
+                layers: list[int] | None = None, progress: bool = True) -> Sweep:
+    from probebench.evaluation.scoring import ACCURACY_NAMES
+    from probebench.models.activations import extract
+    from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
+    from probebench.tasks.registry import load_task
+
+    data = load_task(task)
+    resolved = resolve_model(model, progress=progress)
+    ident = resolved.identity
+    chosen_layers = list(range(ident.num_layers + 1)) if layers is None else layers
+    sites = [Site(layer, position) for layer in chosen_layers]
+    train_items, val_items, _ = train_val_items(data)
+    train_p, val_p = labelled_prompts(train_items), labelled_prompts(val_items)
+    y_train, y_val = _labels(train_p, "train"), _labels(val_p, "validation")
+    flat = Flat.of(data.test)
+    source: ResolvedModel | LoadedModel = resolved
+    acts: dict[str, Any] = {}
+    for name, prompts in (("train", train_p), ("val", val_p), ("test", flat.prompts)):
+        result = extract(source, prompts, sites, progress=progress)
+        if result.loaded is not None:
+            source = result.loaded
+        acts[name] = result
+    sweep = Sweep(task=task, task_version=data.spec.version, test_sha256=data.spec.test_sha256,
+                  model=model, model_sha256=ident.weights_sha256, position=position,
+                  kind=kind, seed=seed, bootstrap=bootstrap,
+                  accuracy_name=ACCURACY_NAMES[data.spec.format])
+    iterator: Any = sites
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(sites, desc=f"sweep {task}", unit="layer")
+    for site in iterator:
+        config = TrainConfig(task=task, site=site, model=model, kind=kind, seed=seed,
+                             bootstrap=bootstrap)
+        x_tr, x_va = acts["train"][site], acts["val"][site]
+        grid, chosen = grid_search(config, x_tr, y_train, x_va, y_val)
+        probe, scaler = fit(kind, chosen, np.concatenate([x_tr, x_va]),
+                            np.concatenate([y_train, y_val]), seed=seed, hidden=config.hidden)
+        from probebench.artifact.weights import sklearn_to_weights
+
+        probs = sklearn_to_weights(probe, scaler).predict_proba(acts["test"][site])[:, 1]
+        head = headline(task, data.spec.format, data.test, probs, seed=seed,
+                        n_resamples=bootstrap)
+        val_acc = next(p.val_accuracy for p in grid if p.value == chosen)
+        sweep.rows.append(LayerRow(
+            layer=site.layer, chosen=chosen, val_accuracy=round(val_acc, 6),
+            auroc=head.auroc.value, auroc_ci_low=head.auroc.ci_low,
+            auroc_ci_high=head.auroc.ci_high, accuracy=head.accuracy.value,
+            accuracy_ci_low=head.accuracy.ci_low, accuracy_ci_high=head.accuracy.ci_high))
+    return sweep
+
+
+def write_sweep(sweep: Sweep, path: Path) -> Path:
+    atomic_write_bytes(path, sweep.to_json().encode("utf-8"))
+    return path

@@ -1,0 +1,192 @@
+"""probebench train and sweep: real fits on registered tasks, real artifacts on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from probebench.artifact.checks import validate
+from probebench.artifact.forms import detect_forms, load_forms
+from probebench.cli import main
+from probebench.errors import InputError
+from probebench.models import Site
+from probebench.tasks.registry import load_task
+from probebench.train import TrainConfig, grid_search, train, train_val_items
+from probebench.train.artifact import FILES, write_artifact
+
+TASK = "eval_awareness"  # SentEval format, 360 short prompts: the cheapest real task
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(tmp_path_factory.mktemp("train-cache")))
+        return train(TrainConfig(task=TASK, site=Site(10, "last_token"), bootstrap=200),
+                     progress=False)
+
+
+def test_train_writes_a_valid_artifact_with_both_forms(trained: Any, tmp_path: Path) -> None:
+    out = write_artifact(trained, tmp_path / "guard", created_at=None)
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    report = validate(out)
+    assert report.valid, [(c.name, c.message) for c in report.failed()]
+    forms = detect_forms({p.name for p in out.iterdir()})
+    assert sorted(f.name for f in forms) == ["joblib", "native"]
+    # each form alone gives the in-memory probe's probabilities
+    x = trained.test_acts
+    expected = trained.probe.predict_proba(trained.scaler.transform(x.astype(np.float64)))
+    for form in forms:
+        got = load_forms(out, [form]).predict_proba(x)
+        assert np.abs(got - expected).max() < 1e-9
+    meta = yaml.safe_load((out / "meta.yaml").read_text())
+    reported = meta["reported_metrics"][TASK]
+    assert reported["test_sha256"] == load_task(TASK).spec.test_sha256
+    assert reported["auroc"] == pytest.approx(trained.headline.auroc.value, abs=1e-6)
+    assert reported["auroc_ci_low"] <= reported["auroc"] <= reported["auroc_ci_high"]
+    readme = (out / "README.md").read_text()
+    assert "(chosen)" in readme and f"{trained.headline.auroc.value:.4f}" in readme
+
+
+def test_the_guard_task_is_learnable(trained: Any) -> None:
+    # benchmark-style prompts against ordinary requests: a clear signal at layer 10
+    assert trained.headline.auroc.value > 0.9
+    assert trained.n_train == 216 and trained.n_val == 72
+    assert trained.val_source == "the task's val split"
+
+
+def test_submit_reproduces_the_reported_metrics(trained: Any, tmp_path: Path) -> None:
+    from probebench.evaluation.submit import SubmitOptions, submit
+
+    out = write_artifact(trained, tmp_path / "a")
+    result = submit(out, [TASK], SubmitOptions(bootstrap=200, progress=False,
+                                               latency_prompts=3))
+    task = result.tasks[0]
+    h = trained.headline
+    assert task.auroc.value == h.auroc.value
+    assert (task.auroc.ci_low, task.auroc.ci_high) == (h.auroc.ci_low, h.auroc.ci_high)
+    assert task.ece == h.ece and task.fpr_at_99tpr == h.fpr_at_99tpr
+
+
+def test_grid_ties_go_to_the_strongest_penalty() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 5))
+    y = (x[:, 0] > 0).astype(int)
+    config = TrainConfig(task=TASK, site=Site(1, "last_token"))
+    # validation rows at the training mean get one constant prediction from every grid
+    # point, and balanced labels make every constant score exactly 0.5: all tie
+    x_val = np.tile(x.mean(axis=0), (50, 1))
+    y_val = np.array([0, 1] * 25)
+    points, chosen = grid_search(config, x, y, x_val, y_val)
+    assert len({p.val_accuracy for p in points}) == 1
+    assert chosen == min(p.value for p in points)
+
+
+def test_hashed_validation_split_when_a_task_has_none() -> None:
+    data = load_task("blimp_determiner_noun_agreement_1")
+    assert "val" not in data.splits
+    fit, held, how = train_val_items(data)
+    assert "hashed 20%" in how
+    assert {i.id for i in fit}.isdisjoint({i.id for i in held})
+    assert len(fit) + len(held) == len(data.splits["train"])
+    assert 0.1 < len(held) / len(data.splits["train"]) < 0.3
+    again = train_val_items(load_task("blimp_determiner_noun_agreement_1"))
+    assert [i.id for i in again[1]] == [i.id for i in held]
+
+
+def test_training_is_deterministic(trained: Any, tmp_path: Path) -> None:
+    import datetime as dt
+
+    day = dt.date(2026, 11, 1)
+    again = train(trained.config, progress=False)
+    a = write_artifact(trained, tmp_path / "a", created_at=day)
+    b = write_artifact(again, tmp_path / "b", created_at=day)
+    assert validate(a).bundle_sha256 == validate(b).bundle_sha256
+
+
+def test_nothing_is_written_when_the_artifact_would_not_validate(trained: Any,
+                                                                 tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="does not validate"):
+        write_artifact(trained, tmp_path / "bad", license="NOT-A-LICENCE")
+    assert list(tmp_path.iterdir()) == []  # no folder, no staging leftovers
+
+
+def test_a_non_empty_out_is_refused_without_force(trained: Any, tmp_path: Path) -> None:
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(InputError, match="not empty"):
+        write_artifact(trained, out)
+    assert (out / "keep.txt").read_text() == "mine"
+    write_artifact(trained, out, force=True)
+    assert not (out / "keep.txt").exists() and validate(out).valid
+
+
+def test_bad_kind_and_task_are_clear_errors() -> None:
+    with pytest.raises(InputError, match="--kind"):
+        TrainConfig(task=TASK, site=Site(1, "last_token"), kind="forest")
+    with pytest.raises(InputError, match="unknown task"):
+        train(TrainConfig(task="no_such_task", site=Site(1, "last_token")), progress=False)
+
+
+def test_mlp_probe_trains_and_validates(tmp_path: Path) -> None:
+    trained = train(TrainConfig(task=TASK, site=Site(6, "last_token"), kind="mlp", hidden=16,
+                                bootstrap=100), progress=False)
+    assert trained.config.grid_name == "alpha"
+    out = write_artifact(trained, tmp_path / "mlp")
+    report = validate(out)
+    assert report.valid and report.meta is not None and report.meta.probe_type == "mlp"
+    assert report.weights is not None and report.weights.hidden_sizes == [16]
+
+
+def test_cli_train_then_notebooks_reproduce_the_metrics(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    from probebench.registry.review import printed_metrics, run_notebook
+
+    out = tmp_path / "cli-probe"
+    code = main(["train", "--task", TASK, "--site", "8:last_token", "--out", str(out),
+                 "--bootstrap", "200", "--created-at", "2026-11-01", "--quiet"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "<- chosen" in text and "validated" in text
+    reported = yaml.safe_load((out / "meta.yaml").read_text())["reported_metrics"][TASK]
+    assert main(["train", "--task", TASK, "--site", "8:last_token", "--out", str(out)]) == 2
+    for name in ("eval.ipynb", "train.ipynb"):
+        lines = run_notebook(out / name, timeout=600, cwd=out)
+        printed = printed_metrics(lines)[TASK]
+        for key in ("auroc", "ece", "brier", "fpr_at_99tpr", "accuracy"):
+            assert printed[key] == pytest.approx(reported[key], abs=1e-6), (name, key)
+    assert any("max |P(published) - P(reproduced)|" in line for line in
+               run_notebook(out / "train.ipynb", timeout=600, cwd=out))
+
+
+def test_layer_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from probebench.train.sweep import read_sweep
+
+    out = tmp_path / "sweep.json"
+    md = tmp_path / "sweep.md"
+    assert main(["sweep", "--task", TASK, "--layers", "0,4,10", "--bootstrap", "100",
+                 "--out", str(out), "--markdown", str(md), "--quiet"]) == 0
+    sweep = read_sweep(out)
+    assert [r.layer for r in sweep.rows] == [0, 4, 10]
+    by_layer = {r.layer: r for r in sweep.rows}
+    assert by_layer[10].auroc is not None and by_layer[10].auroc > 0.85
+    assert sweep.best().layer in (4, 10)
+    table = md.read_text()
+    assert table.count("\n") == 2 + 3 and "**best**" in table
+    assert json.loads(out.read_text())["task"] == TASK
+    assert "best layer" in capsys.readouterr().out
+
+
+def test_read_sweep_rejects_other_json(tmp_path: Path) -> None:
+    from probebench.train.sweep import read_sweep
+
+    bad = tmp_path / "x.json"
+    bad.write_text('{"task": 1}')
+    with pytest.raises(InputError, match="not a probebench layer sweep"):
+        read_sweep(bad)
