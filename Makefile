@@ -19,12 +19,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job on the embedded default model (for now: hidden-state statistics).
+# The main job on the embedded default model: validate a reference artifact, submit it on
+# its task (with the registered eval-awareness guard) and build the leaderboard site.
+REFERENCE ?= registry/artifacts/verb-grammar-mlp-smollm2-135m-l20-v1
 demo: $(STAMP)
 	$(BIN)/probebench models prepare smollm2-135m
-	$(BIN)/probebench extract --model smollm2-135m \
-	    --site 8:last_token --site 15:token_avg --site 15:end_question --site 30:end_answer \
-	    --input examples/questions.jsonl --out demo-acts.safetensors
+	$(BIN)/probebench validate $(REFERENCE)
+	$(BIN)/probebench submit $(REFERENCE) --tasks verb_grammar \
+	    --out demo/submission.json --report demo/REPORT.md
+	$(BIN)/probebench leaderboard build --registry registry --out site --top 5
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -48,4 +51,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/leaderboard.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo-acts.safetensors
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo site

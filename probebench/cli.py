@@ -473,8 +473,12 @@ def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
                          n_resamples=args.resamples, seed=args.seed)
     for note in summary.skipped:
         print(f"  skipped {note}")
-    print(f"built {summary.entries} entries into {summary.out / 'index.html'} in "
-          f"{time.perf_counter() - start:.1f}s")
+    print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s")
+    if args.top and summary.ranking:
+        print(f"top {min(args.top, len(summary.ranking))} of {summary.entries} "
+              f"(ProbeScore spec {args.spec}):")
+        print(summary.top_table(args.top))
+    print(f"open {summary.out.resolve() / 'index.html'}")
     return 0
 
 
@@ -784,6 +788,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--resamples", type=int, default=200,
                        help="bootstrap resamples for rank intervals (default: %(default)s)")
     build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--top", type=int, default=5,
+                       help="print the N best entries (default: %(default)s; 0: none)")
     build.set_defaults(func=_cmd_leaderboard_build)
     return parser
 

@@ -98,6 +98,10 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file 0600; give it the mode a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        Path(tmp_name).chmod(0o666 & ~umask)
         Path(tmp_name).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -84,16 +84,30 @@ def test_models_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert "smollm2-135m" in out and "minilm-l6" in out and "576" in out
 
 
-def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The `make demo` recipe's extract command, read from the Makefile, succeeds."""
+def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every probebench command of the `make demo` recipe, read from the Makefile, runs
+    from the repository root with its outputs moved under tmp_path."""
+    import json
     import shlex
 
-    recipe = (REPO / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
-    command = recipe.replace("\\\n", " ").splitlines()
-    (extract_line,) = [line for line in command if "probebench extract" in line]
-    argv = shlex.split(extract_line.split("probebench", 1)[1])
-    argv[argv.index("--out") + 1] = str(tmp_path / "demo.safetensors")
-    argv[argv.index("--input") + 1] = str(REPO / argv[argv.index("--input") + 1])
-    assert main([*argv, "--quiet"]) == 0
+    makefile = (REPO / "Makefile").read_text()
+    recipe = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    reference = makefile.split("\nREFERENCE ?= ", 1)[1].split("\n", 1)[0].strip()
+    lines = [line.strip() for line in recipe.replace("\\\n", " ").splitlines()[1:]]
+    argvs = [shlex.split(line.replace("$(REFERENCE)", reference).split("probebench", 1)[1])
+             for line in lines if "probebench" in line]
+    assert [a[0] for a in argvs] == ["models", "validate", "submit", "leaderboard"]
+    monkeypatch.chdir(REPO)
+    moved = {"demo/submission.json": tmp_path / "submission.json",
+             "demo/REPORT.md": tmp_path / "REPORT.md", "site": tmp_path / "site"}
+    for argv in argvs:
+        argv = [str(moved.get(a, a)) for a in argv]
+        assert main(argv) == 0, argv
     out = capsys.readouterr().out
-    assert "end_question" in out and (tmp_path / "demo.safetensors").is_file()
+    assert "valid" in out and "verb_grammar" in out
+    assert f"open {(tmp_path / 'site' / 'index.html').resolve()}" in out
+    assert "ProbeScore" in out and out.count("probebench/") >= 5  # the top-5 table
+    submission = json.loads((tmp_path / "submission.json").read_text())
+    assert submission["tasks"][0]["id"] == "verb_grammar"
+    assert not submission["tasks"][0]["evalaware_auroc"]["imputed"]  # the registered guard

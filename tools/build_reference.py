@@ -52,18 +52,21 @@ GUARD = Reference(
 
 REFERENCES = [
     GUARD,
-    Reference("verb-grammar-smollm2-135m-l8-v1", "verb_grammar", "8:last_token",
+    Reference("verb-grammar-smollm2-135m-l8-v1", "verb_grammar", "8:token_avg",
               title="Verb grammar EN/ES, layer 8",
               tagline="Is the verb form right? Bilingual verb grammar at layer 8"),
-    Reference("verb-grammar-smollm2-135m-l16-v1", "verb_grammar", "16:last_token",
-              title="Verb grammar EN/ES, layer 16",
-              tagline="Is the verb form right? Bilingual verb grammar at layer 16"),
-    Reference("verb-grammar-smollm2-135m-l24-v1", "verb_grammar", "24:last_token",
+    Reference("verb-grammar-smollm2-135m-l15-v1", "verb_grammar", "15:token_avg",
+              title="Verb grammar EN/ES, layer 15",
+              tagline="Is the verb form right? Bilingual verb grammar at layer 15"),
+    Reference("verb-grammar-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
+              title="Verb grammar EN/ES, layer 20",
+              tagline="Is the verb form right? Bilingual verb grammar at layer 20"),
+    Reference("verb-grammar-smollm2-135m-l24-v1", "verb_grammar", "24:token_avg",
               title="Verb grammar EN/ES, layer 24",
               tagline="Is the verb form right? Bilingual verb grammar at layer 24"),
-    Reference("verb-grammar-mlp-smollm2-135m-l16-v1", "verb_grammar", "16:last_token",
-              kind="mlp", title="Verb grammar EN/ES, MLP at layer 16",
-              tagline="Is the verb form right? A one-hidden-layer MLP at layer 16"),
+    Reference("verb-grammar-mlp-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
+              kind="mlp", title="Verb grammar EN/ES, MLP at layer 20",
+              tagline="Is the verb form right? A one-hidden-layer MLP at layer 20"),
     Reference("blimp-det-noun-smollm2-135m-l15-v1", "blimp_determiner_noun_agreement_1",
               "15:last_token", title="BLiMP determiner-noun agreement",
               tagline="Grammatical or not: determiner-noun number agreement"),
@@ -140,10 +143,29 @@ def build(refs: list[Reference], registry: Path) -> None:
         path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
         print(f"{ref.entry_id}: {trained.headline.auroc.value:.3f} AUROC, C/alpha "
               f"{trained.chosen:g}, bundle {report.bundle_sha256[:12]}", flush=True)
+    write_repo_notebooks()
     guards = registry / "guards.yaml"
     guards.write_text("# model -> entry id of its eval-awareness guard (see "
                       "probebench/registry/guards.py)\n"
                       f"{GUARD.model}: {GUARD.entry_id}\n")
+
+
+#: the reference probe that notebooks/train.ipynb and notebooks/eval.ipynb reproduce
+NOTEBOOK_REFERENCE = "blimp-det-noun-smollm2-135m-l15-v1"
+
+
+def write_repo_notebooks() -> None:
+    from probebench.train.notebooks import eval_notebook, train_notebook, write_notebook
+
+    ref = next(r for r in REFERENCES if r.name == NOTEBOOK_REFERENCE)
+    artifact = f"../registry/artifacts/{ref.name}"
+    folder = ROOT / "notebooks"
+    folder.mkdir(exist_ok=True)
+    write_notebook(train_notebook(task=ref.task, model=ref.model, site=ref.site, kind=ref.kind,
+                                  seed=0, hidden=64, bootstrap=1000, artifact=artifact),
+                   folder / "train.ipynb")
+    write_notebook(eval_notebook(tasks=[ref.task], seed=0, bootstrap=1000, artifact=artifact),
+                   folder / "eval.ipynb")
 
 
 def evaluate(refs: list[Reference], registry: Path) -> None:
@@ -172,17 +194,110 @@ def evaluate(refs: list[Reference], registry: Path) -> None:
               f"{task.evalaware_auroc.value}", flush=True)
 
 
+SWEEP_POSITIONS = ("token_avg", "last_token")
+
+
+def sweep_path(registry: Path, position: str) -> Path:
+    return registry / "sweeps" / "smollm2-135m" / f"verb_grammar-{position}.json"
+
+
+def run_sweeps(registry: Path) -> None:
+    from probebench.train.sweep import layer_sweep, write_sweep
+
+    for position in SWEEP_POSITIONS:
+        sweep = layer_sweep("verb_grammar", "smollm2-135m", position, progress=False)
+        path = sweep_path(registry, position)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_sweep(sweep, path)
+        print(f"sweep {position}: best layer {sweep.best().layer}", flush=True)
+
+
+def _iv(x: dict[str, object] | None) -> str:
+    if not x or x.get("value") is None:
+        return "n/a"
+    return f"{x['value']:.3f} [{x['ci_low']:.3f}, {x['ci_high']:.3f}]"
+
+
+def write_docs(registry: Path) -> None:
+    from probebench.registry.store import latest_results
+    from probebench.train.sweep import read_sweep
+
+    sweeps = [read_sweep(sweep_path(registry, p)) for p in SWEEP_POSITIONS
+              if sweep_path(registry, p).is_file()]
+    lines = ["# Layer sweep: verb grammar on SmolLM2-135M", "",
+             "`probebench train`'s protocol at every layer (0 = embeddings, 30 = the final "
+             "norm's output) for the `verb_grammar` task: logistic regression with C chosen "
+             "on the validation split, refit on train + validation, scored on the registered "
+             "test split (268 prompts of 104 items: 80 hand-written core items and 24 "
+             "adversarial) by the code `probebench submit` uses. AUROC and multiple-choice "
+             "accuracy carry 95% item-bootstrap intervals (1,000 resamples).", "",
+             "\"best\" marks the highest test AUROC: it is chosen on the test split, so it "
+             "is descriptive and optimistic, not a held-out estimate. The same figure, drawn, "
+             "is on the leaderboard's `verb_grammar` task page.", "",
+             "Made with `python tools/build_reference.py --sweeps` (or `probebench sweep "
+             "--task verb_grammar --position POSITION --out FILE`).", ""]
+    for sweep in sweeps:
+        lines += [f"## Position `{sweep.position}`", "", sweep.markdown()]
+    docs = ROOT / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "layer-sweep.md").write_text("\n".join(lines), "utf-8")
+
+    rows = ["# Reference probes", "",
+            "Trained by `python tools/build_reference.py` with `probebench train`, "
+            "registered under `registry/probes/probebench/`, artifacts in "
+            "`registry/artifacts/`, results (from `probebench submit` on the embedded "
+            "models, CPU, seed 0, 1,000 resamples) in `registry/results/`. Baselines are "
+            "computed on the same test split (see METHODOLOGY.md). \"beats all\" means "
+            "the probe's AUROC interval lies above every baseline's interval.", "",
+            "| entry | task | site | kind | AUROC [95% CI] | best baseline (AUROC) | "
+            "beats all |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for ref in REFERENCES:
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None:
+            continue
+        t = stored["result"]
+        bases = {n: b["auroc"] for n, b in t["baselines"].items() if b["auroc"]}
+        best = max(bases, key=lambda n: bases[n]["value"])
+        beats = all(t["auroc"]["ci_low"] > b["ci_high"] for b in bases.values())
+        rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | {ref.kind} | "
+                    f"{_iv(t['auroc'])} | {best} {_iv(bases[best])} | "
+                    f"{'yes' if beats else '**no**'} |")
+    rows += ["", "## Verb grammar against every baseline", ""]
+    for ref in REFERENCES:
+        if ref.task != "verb_grammar":
+            continue
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None:
+            continue
+        t = stored["result"]
+        rows += [f"### `{ref.name}` ({ref.kind}, layer {ref.site})", "",
+                 "| scorer | AUROC [95% CI] | mc_accuracy [95% CI] |", "| --- | --- | --- |",
+                 f"| the probe | {_iv(t['auroc'])} | {_iv(t['accuracy'])} |"]
+        for name, b in sorted(t["baselines"].items()):
+            rows.append(f"| {name} | {_iv(b['auroc'])} | {_iv(b['accuracy'])} |")
+        rows.append("")
+    (docs / "reference-probes.md").write_text("\n".join(rows) + "\n", "utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--registry", type=Path, default=ROOT / "registry")
     parser.add_argument("--only", action="append", default=None, metavar="NAME")
     parser.add_argument("--skip-train", action="store_true",
                         help="only re-evaluate the existing artifacts")
+    parser.add_argument("--sweeps", action="store_true",
+                        help="also run the verb-grammar layer sweeps")
+    parser.add_argument("--docs-only", action="store_true",
+                        help="only rewrite docs/layer-sweep.md and docs/reference-probes.md")
     args = parser.parse_args()
     refs = [r for r in REFERENCES if args.only is None or r.name in args.only]
-    if not args.skip_train:
-        build(refs, args.registry)
-    evaluate(refs, args.registry)
+    if not args.docs_only:
+        if args.sweeps:
+            run_sweeps(args.registry)
+        if not args.skip_train:
+            build(refs, args.registry)
+        evaluate(refs, args.registry)
+    write_docs(args.registry)
     return 0
 
 

@@ -9,7 +9,8 @@
   embeddings (layer 0, the probe's position). It shows what the architecture gets
   from lexical identity alone.
 * ``surprisal``: minimal-pair tasks (verbs, BLiMP, SyntaxGym) only: minus the model's
-  total surprisal of the prompt (bits, no BOS), needing no training.
+  total surprisal of the prompt (bits, no BOS), needing no training; causal models only
+  (an encoder such as MiniLM has no surprisal, so no such baseline).
 """
 
 from __future__ import annotations

@@ -386,7 +386,9 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
                                       "the probe's architecture on a random projection of "
                                       "layer-0 embeddings")
         out["random_features"] = session.memo[key]
-    if fmt in MINIMAL_PAIR_FORMATS:
+    # surprisal needs a causal LM: an encoder (e.g. MiniLM) has no such baseline
+    if fmt in MINIMAL_PAIR_FORMATS and \
+            session.model(meta.model).identity.architecture == "causal":
         s = session.surprisal_scores(meta.model, task_id, flat.prompts)
         out["surprisal"] = score("surprisal", s, "minus the model's total surprisal (bits)",
                                  threshold=None)

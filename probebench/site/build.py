@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,16 @@ class BuildSummary:
     out: Path
     entries: int
     skipped: list[str]
+    #: (rank, entry id, ProbeScore, mean AUROC, model, status), best first
+    ranking: list[tuple[int, str, float, float, str, str]] = field(default_factory=list)
+
+    def top_table(self, n: int = 5) -> str:
+        lines = [f"{'rank':>4}  {'ProbeScore':>10}  {'AUROC':>5}  {'model':<13} entry"]
+        for rank, entry_id, score, auroc, model, status in self.ranking[:n]:
+            flag = "" if status == "live" else f" ({status})"
+            lines.append(f"{rank:>4}  {score:>10.3f}  {auroc:>5.3f}  {model:<13} "
+                         f"{entry_id}{flag}")
+        return "\n".join(lines)
 
 
 def _iv(x: dict[str, Any] | None) -> str:
@@ -119,7 +129,9 @@ def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)
-    return BuildSummary(out, len(entries), skipped)
+    ranking = [(r["rank"], r["id"], r["score"], r["auroc"], r["model"], r["status"])
+               for r in rows]
+    return BuildSummary(out, len(entries), skipped, ranking)
 
 
 def _task_view(task_id: str, record: dict[str, Any]) -> dict[str, Any]:

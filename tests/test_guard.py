@@ -1,0 +1,101 @@
+"""The eval-awareness guard: registered in guards.yaml, found and used by submit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from probebench.artifact.checks import validate
+from probebench.errors import InputError
+from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.models import Site
+from probebench.registry.guards import guard_for, guard_ids
+from probebench.train import TrainConfig, train
+from probebench.train.artifact import write_artifact
+
+TASK = "eval_awareness"
+GUARD_ID = "testorg/guard-smollm2-135m-l4-v1"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A registry with a guard entry, and a second probe on the same model."""
+    root = tmp_path_factory.mktemp("guard-world")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(root / "cache"))
+        day = dt.date(2026, 11, 1)
+        guard = write_artifact(train(TrainConfig(task=TASK, site=Site(4, "last_token"),
+                                                 bootstrap=100), progress=False),
+                               root / "registry" / "artifacts" / "guard", created_at=day)
+        probe = write_artifact(train(TrainConfig(task=TASK, site=Site(6, "last_token"),
+                                                 bootstrap=100), progress=False),
+                               root / "probe", created_at=day)
+    bundle = validate(guard).bundle_sha256
+    entry = {
+        "id": GUARD_ID, "name": "Test guard", "short_name": "guard", "author": "T",
+        "org": "testorg", "category": "eval-awareness", "probe_type": "linear",
+        "model_id": "smollm2-135m", "layer": 4, "position": "last_token",
+        "artifact_url": "registry/artifacts/guard", "artifact_sha256": bundle,
+        "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",
+        "release": "2026-11-01", "param_count": 577, "size_mb": 0.1, "tagline": "guard",
+        "description": "A test guard.", "status": "live", "tasks": [TASK]}
+    path = root / "registry" / "probes" / "testorg" / "guard-smollm2-135m-l4-v1.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(entry))
+    (root / "registry" / "guards.yaml").write_text(f"smollm2-135m: {GUARD_ID}\n")
+    return {"root": root, "registry": root / "registry", "guard": guard, "probe": probe,
+            "entry": path}
+
+
+def _options(world: dict[str, Any], **kw: Any) -> SubmitOptions:
+    return SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
+                         registry=world["registry"], repo=world["root"], **kw)
+
+
+def test_guard_lookup(world: dict[str, Any]) -> None:
+    assert guard_ids(world["registry"]) == {"smollm2-135m": GUARD_ID}
+    found = guard_for("smollm2-135m", world["registry"], world["root"])
+    assert found is not None and found.entry_id == GUARD_ID
+    assert found.folder == world["guard"]
+    assert guard_for("minilm-l6", world["registry"], world["root"]) is None
+
+
+def test_submit_uses_the_registered_guard(world: dict[str, Any]) -> None:
+    task = submit(world["probe"], [TASK], _options(world)).tasks[0]
+    assert not task.evalaware_auroc.imputed
+    assert GUARD_ID in task.evalaware_auroc.note
+    assert task.evalaware_auroc.value is not None
+    # without a registry the same probe gets the flagged imputation
+    plain = submit(world["probe"], [TASK], SubmitOptions(bootstrap=100, progress=False,
+                                                         latency_prompts=3)).tasks[0]
+    assert plain.evalaware_auroc.imputed and plain.auroc.value is not None
+    assert plain.evalaware_auroc.value == pytest.approx(0.85 * plain.auroc.value)
+
+
+def test_the_guard_does_not_correct_itself(world: dict[str, Any]) -> None:
+    task = submit(world["guard"], [TASK], _options(world)).tasks[0]
+    assert task.evalaware_auroc.imputed and "does not correct itself" in task.evalaware_auroc.note
+
+
+def test_a_tampered_guard_is_an_error(world: dict[str, Any], tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    shutil.copytree(world["registry"], registry)
+    meta = registry / "artifacts" / "guard" / "meta.yaml"
+    meta.write_text(meta.read_text().replace("author: probebench maintainers",
+                                             "author: Someone Else"))
+    with pytest.raises(InputError, match="does not validate"):
+        guard_for("smollm2-135m", registry, tmp_path)
+
+
+def test_malformed_guards_yaml_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "guards.yaml").write_text("- just\n- a list\n")
+    with pytest.raises(InputError, match="mapping of model name"):
+        guard_ids(tmp_path)
+    (tmp_path / "guards.yaml").write_text("smollm2-135m: nobody/missing-smollm2-135m-l1-v1\n")
+    with pytest.raises(InputError, match="has no entry"):
+        guard_for("smollm2-135m", tmp_path, tmp_path)
