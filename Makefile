@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/evaluation.py
 	$(BIN)/python benchmarks/leaderboard.py
+	$(BIN)/python benchmarks/training.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo site

@@ -23,11 +23,22 @@ GUARD_ID = "testorg/guard-smollm2-135m-l4-v1"
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("guard-cache")
+
+
+@pytest.fixture(autouse=True)
+def _share_the_cache(module_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This module's tests share one activation cache (they read the same prompts)."""
+    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, module_cache: Path) -> dict[str, Any]:
     """A registry with a guard entry, and a second probe on the same model."""
     root = tmp_path_factory.mktemp("guard-world")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(root / "cache"))
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
         day = dt.date(2026, 11, 1)
         guard = write_artifact(train(TrainConfig(task=TASK, site=Site(4, "last_token"),
                                                  bootstrap=100), progress=False),

@@ -23,9 +23,20 @@ TASK = "eval_awareness"  # SentEval format, 360 short prompts: the cheapest real
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("train-cache")
+
+
+@pytest.fixture(autouse=True)
+def _share_the_cache(module_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This module's tests share one activation cache (they read the same prompts)."""
+    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+
+
+@pytest.fixture(scope="module")
+def trained(module_cache: Path) -> Any:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(tmp_path_factory.mktemp("train-cache")))
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
         return train(TrainConfig(task=TASK, site=Site(10, "last_token"), bootstrap=200),
                      progress=False)
 
