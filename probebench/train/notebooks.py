@@ -51,8 +51,8 @@ The last cell prints a `PROBEBENCH_METRICS` line that `probebench review` reads.
 """),
         ("code", params),
         ("code", """
-from pathlib import Path
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -94,8 +94,8 @@ The last cell prints a `PROBEBENCH_METRICS` line that `probebench review` reads.
 """),
         ("code", params),
         ("code", """
-from pathlib import Path
 import json
+from pathlib import Path
 
 from probebench.artifact.checks import validate
 from probebench.models import Site
