@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/evaluation.py
 	$(BIN)/python benchmarks/leaderboard.py
 	$(BIN)/python benchmarks/training.py
+	$(BIN)/python benchmarks/shift.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo site

@@ -110,3 +110,18 @@ def test_malformed_guards_yaml_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "guards.yaml").write_text("smollm2-135m: nobody/missing-smollm2-135m-l1-v1\n")
     with pytest.raises(InputError, match="has no entry"):
         guard_for("smollm2-135m", tmp_path, tmp_path)
+
+
+def test_cli_guard_flags(world: dict[str, Any], tmp_path: Path) -> None:
+    from probebench.cli import main
+
+    assert main(["submit", str(world["probe"]), "--tasks", TASK, "--guard",
+                 str(world["guard"]), "--no-guard"]) == 2
+    out = tmp_path / "s.json"
+    assert main(["submit", str(world["probe"]), "--tasks", TASK, "--registry",
+                 str(world["registry"]), "--repo", str(world["root"]), "--bootstrap", "50",
+                 "--out", str(out), "--report", str(tmp_path / "r.md"), "--quiet"]) == 0
+    import json
+
+    corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
+    assert not corrected["imputed"] and GUARD_ID in corrected["note"]
