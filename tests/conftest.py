@@ -38,6 +38,19 @@ def _private_activation_cache(tmp_path_factory: pytest.TempPathFactory,
     return root
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One activation cache per test module (see ``share_module_cache``)."""
+    return tmp_path_factory.mktemp("module-cache")
+
+
+@pytest.fixture
+def share_module_cache(module_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opt-in (``pytestmark = pytest.mark.usefixtures("share_module_cache")``): the
+    module's tests share one activation cache because they read the same prompts."""
+    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+
+
 @pytest.fixture(scope="session")
 def smollm() -> Iterator[object]:
     from probebench.models import load_model

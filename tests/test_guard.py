@@ -21,16 +21,7 @@ from probebench.train.artifact import write_artifact
 TASK = "eval_awareness"
 GUARD_ID = "testorg/guard-smollm2-135m-l4-v1"
 
-
-@pytest.fixture(scope="module")
-def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("guard-cache")
-
-
-@pytest.fixture(autouse=True)
-def _share_the_cache(module_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """This module's tests share one activation cache (they read the same prompts)."""
-    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+pytestmark = pytest.mark.usefixtures("share_module_cache")
 
 
 @pytest.fixture(scope="module")

@@ -27,12 +27,6 @@ def entries() -> list[Entry]:
     return [read_entry(p) for p in sorted((REGISTRY / "probes").rglob("*.yaml"))]
 
 
-@pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One activation cache for this module's notebooks and reviews."""
-    return tmp_path_factory.mktemp("reference-cache")
-
-
 def test_reference_set_is_complete() -> None:
     live = [e for e in entries() if e.status == "live"]
     verb_linear = {e.layer for e in live if e.tasks == ["verb_grammar"]
@@ -125,9 +119,9 @@ def _review(entry_id: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict
 
 
 @pytest.mark.parametrize("entry_id", QUICK_REVIEW)
-def test_review_passes_on_reference_entries(entry_id: str, shared_cache: Path,
+def test_review_passes_on_reference_entries(entry_id: str, module_cache: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    got = _review(entry_id, shared_cache, monkeypatch)
+    got = _review(entry_id, module_cache, monkeypatch)
     assert got["passed"], json.dumps(got, indent=1)
     assert [i["name"] for i in got["items"]] == ["artifact", "notebook", "test_sets",
                                                  "license", "personal_data", "evalaware"]
@@ -135,18 +129,18 @@ def test_review_passes_on_reference_entries(entry_id: str, shared_cache: Path,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry_id", [e.id for e in entries()])
-def test_review_passes_on_every_reference_entry(entry_id: str, shared_cache: Path,
+def test_review_passes_on_every_reference_entry(entry_id: str, module_cache: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    got = _review(entry_id, shared_cache, monkeypatch)
+    got = _review(entry_id, module_cache, monkeypatch)
     assert got["passed"], json.dumps(got, indent=1)
 
 
-def test_repository_notebooks_reproduce_a_reference_probe(shared_cache: Path,
+def test_repository_notebooks_reproduce_a_reference_probe(module_cache: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     from probebench.registry.review import printed_metrics, run_notebook
 
-    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(shared_cache))
+    monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
     folder = REPO / "notebooks"
     printed = {}
     for name in ("train.ipynb", "eval.ipynb"):
