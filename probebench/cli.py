@@ -296,12 +296,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     from probebench.models.activations import Site
     from probebench.train import TrainConfig, train
-    from probebench.train.artifact import write_artifact
+    from probebench.train.artifact import check_out, write_artifact
 
     out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-        raise ProbebenchError(f"{out} exists and is not empty; choose another --out or pass "
-                              "--force")
+    check_out(out, force=args.force)
     config = TrainConfig(task=args.task, site=Site.parse(args.site), model=args.model,
                          kind=args.kind, seed=args.seed, hidden=args.hidden,
                          bootstrap=args.bootstrap, device=args.device)

@@ -73,10 +73,9 @@ class Flat:
 
     def labelled(self) -> tuple[np.ndarray, np.ndarray]:
         """(indices of labelled prompts, their labels)."""
-        idx = np.array([i for i, p in enumerate(self.prompts) if p.label is not None],
-                       dtype=np.int64)
-        y = np.array([self.prompts[i].label for i in idx], dtype=np.int64)
-        return idx, y
+        from probebench.evaluation.baselines import labelled
+
+        return labelled(self.prompts)
 
 
 @dataclass

@@ -133,7 +133,7 @@ def labelled_prompts(items: Sequence[Item]) -> list[Prompt]:
     return [p for item in items for p in item.prompts if p.label is not None]
 
 
-def _labels(prompts: Sequence[Prompt], what: str) -> np.ndarray:
+def labels_of(prompts: Sequence[Prompt], what: str) -> np.ndarray:
     y = np.array([p.label for p in prompts], dtype=np.int64)
     if len(set(y.tolist())) < 2:
         raise InputError(f"the {what} split needs prompts of both labels, found "
@@ -197,42 +197,84 @@ def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed
                     n_resamples=bootstrap)
 
 
-def train(config: TrainConfig, *, progress: bool = True, cache: bool = True) -> Trained:
-    """Fit a probe on ``config.task`` following the protocol in the module docstring."""
-    from probebench.artifact.weights import sklearn_to_weights
+@dataclass
+class SplitActivations:
+    """A task's train/validation/test activations at some sites, with the labels."""
+
+    data: TaskData
+    acts: dict[str, Any]  # split -> ExtractionResult
+    y_train: np.ndarray
+    y_val: np.ndarray
+    val_source: str
+    identity: Any  # ModelIdentity
+
+
+def split_activations(data: TaskData, model: str, sites: Sequence[Site], *,
+                      device: str = "auto", cache: bool = True,
+                      progress: bool = True) -> SplitActivations:
+    """Activations of the labelled train and validation prompts and of every test prompt
+    (keyed as ``submit`` keys them), loading the model at most once."""
     from probebench.models.activations import extract
     from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
-    from probebench.tasks.registry import load_task
 
-    data = load_task(config.task)
     train_items, val_items, val_source = train_val_items(data)
-    train_prompts, val_prompts = labelled_prompts(train_items), labelled_prompts(val_items)
-    y_train, y_val = _labels(train_prompts, "train"), _labels(val_prompts, "validation")
-    flat = Flat.of(data.test)
-
-    resolved = resolve_model(config.model, device=config.device, progress=progress)
+    prompts = {"train": labelled_prompts(train_items), "val": labelled_prompts(val_items),
+               "test": Flat.of(data.test).prompts}
+    y_train = labels_of(prompts["train"], "train")
+    y_val = labels_of(prompts["val"], "validation")
+    resolved = resolve_model(model, device=device, progress=progress)
     source: ResolvedModel | LoadedModel = resolved
     acts = {}
-    for name, prompts in (("train", train_prompts), ("val", val_prompts),
-                          ("test", flat.prompts)):
-        result = extract(source, prompts, [config.site], cache=cache, progress=progress)
+    for name, split in prompts.items():
+        result = extract(source, split, sites, cache=cache, progress=progress)
         if result.loaded is not None:
             source = result.loaded
-        acts[name] = result[config.site]
+        acts[name] = result
+    return SplitActivations(data, acts, y_train, y_val, val_source, resolved.identity)
 
-    grid, chosen = grid_search(config, acts["train"], y_train, acts["val"], y_val)
-    probe, scaler = fit(config.kind, chosen, np.concatenate([acts["train"], acts["val"]]),
-                        np.concatenate([y_train, y_val]), seed=config.seed,
+
+@dataclass
+class Fitted:
+    grid: list[GridPoint]
+    chosen: float
+    probe: Any
+    scaler: Any
+    test_probs: np.ndarray
+    headline: Headline
+
+
+def fit_and_score(config: TrainConfig, split: SplitActivations) -> Fitted:
+    """Grid on validation, refit on train + validation, test scored as ``submit`` does."""
+    from probebench.artifact.weights import sklearn_to_weights
+
+    x_train, x_val = split.acts["train"][config.site], split.acts["val"][config.site]
+    grid, chosen = grid_search(config, x_train, split.y_train, x_val, split.y_val)
+    probe, scaler = fit(config.kind, chosen, np.concatenate([x_train, x_val]),
+                        np.concatenate([split.y_train, split.y_val]), seed=config.seed,
                         hidden=config.hidden)
-    weights = sklearn_to_weights(probe, scaler)
-    probs = weights.predict_proba(acts["test"])[:, 1]
+    probs = sklearn_to_weights(probe, scaler).predict_proba(
+        split.acts["test"][config.site])[:, 1]
+    data = split.data
     head = headline(config.task, data.spec.format, data.test, probs, seed=config.seed,
                     n_resamples=config.bootstrap)
-    return Trained(config=config, data=data, probe=probe, scaler=scaler, grid=grid,
-                   chosen=chosen, n_train=len(train_prompts), n_val=len(val_prompts),
-                   val_source=val_source, test_probs=probs, test_acts=acts["test"],
-                   headline=head, model_identity=resolved.identity.to_dict())
+    return Fitted(grid, chosen, probe, scaler, probs, head)
 
 
-__all__ = ["ALPHA_GRID", "C_GRID", "KINDS", "GridPoint", "TrainConfig", "Trained",
-           "evaluate_weights", "fit", "grid_search", "train", "train_val_items"]
+def train(config: TrainConfig, *, progress: bool = True, cache: bool = True) -> Trained:
+    """Fit a probe on ``config.task`` following the protocol in the module docstring."""
+    from probebench.tasks.registry import load_task
+
+    split = split_activations(load_task(config.task), config.model, [config.site],
+                              device=config.device, cache=cache, progress=progress)
+    f = fit_and_score(config, split)
+    return Trained(config=config, data=split.data, probe=f.probe, scaler=f.scaler,
+                   grid=f.grid, chosen=f.chosen, n_train=len(split.y_train),
+                   n_val=len(split.y_val), val_source=split.val_source,
+                   test_probs=f.test_probs, test_acts=split.acts["test"][config.site],
+                   headline=f.headline, model_identity=split.identity.to_dict())
+
+
+__all__ = ["ALPHA_GRID", "C_GRID", "KINDS", "Fitted", "GridPoint", "SplitActivations",
+           "TrainConfig", "Trained", "evaluate_weights", "fit", "fit_and_score",
+           "grid_search", "labelled_prompts", "labels_of", "split_activations", "train",
+           "train_val_items"]

@@ -68,6 +68,12 @@ def readme_of(trained: Trained, title: str) -> str:
         accuracy_name=ACCURACY_NAMES[trained.data.spec.format])
 
 
+def check_out(out: Path, *, force: bool) -> None:
+    """Refuse a non-empty destination unless ``force`` (checked before any training)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise InputError(f"{out} exists and is not empty; choose another --out or pass --force")
+
+
 def write_artifact(trained: Trained, out: Path, *, author: str = "probebench maintainers",
                    contact: str = "the probebench issue tracker", license: str = "Apache-2.0",
                    created_at: dt.date | None = None, title: str | None = None,
@@ -79,8 +85,7 @@ def write_artifact(trained: Trained, out: Path, *, author: str = "probebench mai
     from probebench.artifact.weights import sklearn_to_weights
 
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise InputError(f"{out} exists and is not empty; choose another --out or pass --force")
+    check_out(out, force=force)
     c = trained.config
     staging = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)

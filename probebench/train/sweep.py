@@ -13,20 +13,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from probebench.errors import InputError
-from probebench.evaluation.headline import Flat, headline
 from probebench.hashing import atomic_write_bytes
 from probebench.models.activations import Site
-from probebench.train import (
-    TrainConfig,
-    _labels,
-    fit,
-    grid_search,
-    labelled_prompts,
-    train_val_items,
-)
+from probebench.train import TrainConfig, fit_and_score, split_activations
 
 SWEEP_VERSION = 1
 
@@ -94,26 +84,14 @@ def layer_sweep(task: str, model: str = "smollm2-135m", position: str = "last_to
                 kind: str = "linear", seed: int = 0, bootstrap: int = 1000,
                 layers: list[int] | None = None, progress: bool = True) -> Sweep:
     from probebench.evaluation.scoring import ACCURACY_NAMES
-    from probebench.models.activations import extract
-    from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
+    from probebench.models.loading import resolve_model
     from probebench.tasks.registry import load_task
 
     data = load_task(task)
-    resolved = resolve_model(model, progress=progress)
-    ident = resolved.identity
+    ident = resolve_model(model, progress=progress).identity
     chosen_layers = list(range(ident.num_layers + 1)) if layers is None else layers
     sites = [Site(layer, position) for layer in chosen_layers]
-    train_items, val_items, _ = train_val_items(data)
-    train_p, val_p = labelled_prompts(train_items), labelled_prompts(val_items)
-    y_train, y_val = _labels(train_p, "train"), _labels(val_p, "validation")
-    flat = Flat.of(data.test)
-    source: ResolvedModel | LoadedModel = resolved
-    acts: dict[str, Any] = {}
-    for name, prompts in (("train", train_p), ("val", val_p), ("test", flat.prompts)):
-        result = extract(source, prompts, sites, progress=progress)
-        if result.loaded is not None:
-            source = result.loaded
-        acts[name] = result
+    split = split_activations(data, model, sites, progress=progress)
     sweep = Sweep(task=task, task_version=data.spec.version, test_sha256=data.spec.test_sha256,
                   model=model, model_sha256=ident.weights_sha256, position=position,
                   kind=kind, seed=seed, bootstrap=bootstrap,
@@ -126,21 +104,14 @@ def layer_sweep(task: str, model: str = "smollm2-135m", position: str = "last_to
     for site in iterator:
         config = TrainConfig(task=task, site=site, model=model, kind=kind, seed=seed,
                              bootstrap=bootstrap)
-        x_tr, x_va = acts["train"][site], acts["val"][site]
-        grid, chosen = grid_search(config, x_tr, y_train, x_va, y_val)
-        probe, scaler = fit(kind, chosen, np.concatenate([x_tr, x_va]),
-                            np.concatenate([y_train, y_val]), seed=seed, hidden=config.hidden)
-        from probebench.artifact.weights import sklearn_to_weights
-
-        probs = sklearn_to_weights(probe, scaler).predict_proba(acts["test"][site])[:, 1]
-        head = headline(task, data.spec.format, data.test, probs, seed=seed,
-                        n_resamples=bootstrap)
-        val_acc = next(p.val_accuracy for p in grid if p.value == chosen)
+        f = fit_and_score(config, split)
+        auroc, accuracy = f.headline.auroc, f.headline.accuracy
+        val_acc = next(p.val_accuracy for p in f.grid if p.value == f.chosen)
         sweep.rows.append(LayerRow(
-            layer=site.layer, chosen=chosen, val_accuracy=round(val_acc, 6),
-            auroc=head.auroc.value, auroc_ci_low=head.auroc.ci_low,
-            auroc_ci_high=head.auroc.ci_high, accuracy=head.accuracy.value,
-            accuracy_ci_low=head.accuracy.ci_low, accuracy_ci_high=head.accuracy.ci_high))
+            layer=site.layer, chosen=f.chosen, val_accuracy=round(val_acc, 6),
+            auroc=auroc.value, auroc_ci_low=auroc.ci_low, auroc_ci_high=auroc.ci_high,
+            accuracy=accuracy.value, accuracy_ci_low=accuracy.ci_low,
+            accuracy_ci_high=accuracy.ci_high))
     return sweep
 
 
