@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probebench.site.build import build_site
+from probebench.leaderboard.build import build_site
 from tests.registry_fixture import synthetic_registry
 
 

@@ -1,4 +1,4 @@
-"""Licence identifiers probebench accepts: common SPDX ids, plus ``custom`` and ``closed``."""
+"""License identifiers probebench accepts: common SPDX ids, plus ``custom`` and ``closed``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ SPDX_IDS = frozenset({
     "Unlicense", "UPL-1.0", "WTFPL", "Zlib",
 })
 NON_SPDX = frozenset({"custom", "closed"})
-#: the ids above that the Open Source Initiative approved (data licences such as CC-BY
-#: are not software licences and are not OSI-approved)
+#: the ids above that the Open Source Initiative approved (data licenses such as CC-BY
+#: are not software licenses and are not OSI-approved)
 OSI_APPROVED = frozenset({
     "0BSD", "AFL-3.0", "AGPL-3.0-only", "AGPL-3.0-or-later", "Apache-2.0", "Artistic-2.0",
     "BSD-2-Clause", "BSD-3-Clause", "BSL-1.0", "ECL-2.0", "EPL-2.0", "EUPL-1.2",
@@ -34,7 +34,7 @@ def check_license(value: str) -> str | None:
     known = sorted(SPDX_IDS | NON_SPDX)
     lowered = {k.lower(): k for k in known}
     if value.lower() in lowered:
-        return f"licence {value!r} is spelled {lowered[value.lower()]!r} in SPDX"
+        return f"license {value!r} is spelled {lowered[value.lower()]!r} in SPDX"
     close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return (f"licence {value!r} is not a known SPDX id nor 'custom' or 'closed'{hint}")
+    return (f"license {value!r} is not a known SPDX id nor 'custom' or 'closed'{hint}")

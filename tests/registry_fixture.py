@@ -14,7 +14,7 @@ from probebench.evaluation.metrics import (
     expected_calibration_error,
     fpr_at_tpr_error,
 )
-from probebench.evaluation.schema import (
+from probebench.evaluation.results import (
     BaselineOut,
     FlaggedOut,
     IntervalOut,
@@ -79,7 +79,7 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
             "id": entry_id, "name": f"Probe number {k}", "short_name": f"probe-{k}",
             "author": "Synthetic Author", "org": f"org{k % 7}",
             "category": ["grammar", "syntax"][k % 2], "probe_type": "linear",
-            "model_id": "smollm2-135m", "layer": k % 30, "position": "last_token",
+            "model": "smollm2-135m", "layer": k % 30, "position": "last_token",
             "paper": None, "paper_title": None, "artifact_url": f"artifacts/p{k}",
             "artifact_sha256": f"{k:064x}", "reproducer_notebook": "train.ipynb",
             "colab_url": None, "license": ["Apache-2.0", "MIT", "closed"][k % 3],

@@ -313,7 +313,7 @@ CORPUS: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("probe-type-tree", _meta_with(probe_type="tree"), "probe_type",
      "not supported for re-evaluation"),
     ("probe-type-mismatch", _mlp_declared_for_linear, "probe_type", "holds a 'linear' probe"),
-    ("unknown-licence", _meta_with(license="Apache 2"), "license", "not a known SPDX id"),
+    ("unknown-license", _meta_with(license="Apache 2"), "license", "not a known SPDX id"),
     ("unregistered-test-hash", _unregistered_metric, "reported_metrics",
      "is not registered in tasks.yaml"),
 ]

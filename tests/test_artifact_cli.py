@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from probebench.artifact.spec import POSITIONS, write_schemas
 from probebench.cli import main
-from probebench.models.activations import POSITIONS as MODEL_POSITIONS
+from probebench.schemas import write_schemas
 from tests.artifacts import make_artifact
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,11 +108,7 @@ def test_committed_json_schemas_match_the_code(tmp_path: Path) -> None:
     for path in written:
         committed = REPO / "schemas" / path.name
         assert committed.read_text() == path.read_text(), \
-            "run `python -m probebench.artifact.spec schemas` and commit the result"
-
-
-def test_spec_positions_match_the_extractor() -> None:
-    assert POSITIONS == MODEL_POSITIONS
+            "run `python -m probebench.schemas schemas` and commit the result"
 
 
 def test_reported_metrics_must_use_the_registered_hash_of_their_task(

@@ -16,8 +16,9 @@ import torch
 
 from probebench.errors import SiteError
 from probebench.models import Site, extract
-from probebench.models.activations import SPAN_OF_POSITION, span_token_indices
+from probebench.models.activations import span_token_indices
 from probebench.prompts import Prompt
+from probebench.sites import SPAN_OF_POSITION
 
 ATOL, RTOL = 1e-4, 1e-5
 SENTENCE = "the old grey cat slowly walked across a quiet sunny garden toward home"

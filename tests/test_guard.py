@@ -41,7 +41,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, module_cache: Path) -> dict[
     entry = {
         "id": GUARD_ID, "name": "Test guard", "short_name": "guard", "author": "T",
         "org": "testorg", "category": "eval-awareness", "probe_type": "linear",
-        "model_id": "smollm2-135m", "layer": 4, "position": "last_token",
+        "model": "smollm2-135m", "layer": 4, "position": "last_token",
         "artifact_url": "registry/artifacts/guard", "artifact_sha256": bundle,
         "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",
         "release": "2026-11-01", "param_count": 577, "size_mb": 0.1, "tagline": "guard",

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from probebench.errors import InputError
-from probebench.scoring.probescore import (
+from probebench.leaderboard.probescore import (
     AxisValue,
     apply_cap,
     available_specs,
     axis_values,
     ece_axis,
     efficiency_axis,
-    licence_score,
+    license_score,
     load_spec,
     parse_spec,
     probescore,
@@ -46,7 +46,7 @@ def test_axis_maps_by_hand() -> None:
     assert efficiency_axis(100.0) == pytest.approx(0.5)
     assert efficiency_axis(20000.0) == 0.0
     assert efficiency_axis(0.5) == 1.0  # clamped
-    assert [licence_score(x) for x in ("Apache-2.0", "MIT", "BSD-3-Clause", "CC-BY-4.0",
+    assert [license_score(x) for x in ("Apache-2.0", "MIT", "BSD-3-Clause", "CC-BY-4.0",
                                        "custom", "closed")] == [1.0, 0.95, 0.9, 0.85, 0.5, 0.2]
 
 
@@ -122,12 +122,12 @@ def test_cap_fixed_point_with_several_axes() -> None:
     assert total == pytest.approx(0.3 / 0.4)
 
 
-def test_closed_licence_ceiling() -> None:
+def test_closed_license_ceiling() -> None:
     spec = load_spec("0.0.1")
     values = {s: AxisValue(0.8) for s in ("auroc", "evalaware_auroc", "distshift_auroc",
                                           "ece", "transfer", "latency_ms")}
-    values["license"] = AxisValue(licence_score("closed"))
-    result = probescore(spec, values, closed_licence=True)
+    values["license"] = AxisValue(license_score("closed"))
+    result = probescore(spec, values, closed_license=True)
     assert result.contributions["license_score"] <= 0.01 * result.total + 1e-12
     assert "license_score" in result.capped
     assert not math.isnan(result.total)
@@ -137,7 +137,7 @@ def _scored(entry_id: str, probs: list[float], labels: list[int]) -> Any:
     import numpy as np
 
     from probebench.evaluation.metrics import auroc_score
-    from probebench.scoring.ranks import Scored
+    from probebench.leaderboard.ranks import Scored
 
     items = list(range(len(probs) // 2)) * 2
     a = auroc_score(np.array(labels), np.array(probs))
@@ -154,7 +154,7 @@ def _scored(entry_id: str, probs: list[float], labels: list[int]) -> Any:
 def test_rank_intervals_tied_entries_share_their_interval() -> None:
     import numpy as np
 
-    from probebench.scoring.ranks import rank_intervals
+    from probebench.leaderboard.ranks import rank_intervals
 
     rng = np.random.default_rng(0)
     n = 200
@@ -176,7 +176,7 @@ def test_rank_intervals_tied_entries_share_their_interval() -> None:
 def test_rank_intervals_overlap_for_close_entries() -> None:
     import numpy as np
 
-    from probebench.scoring.ranks import rank_intervals
+    from probebench.leaderboard.ranks import rank_intervals
 
     rng = np.random.default_rng(1)
     n = 120

@@ -33,7 +33,7 @@ def repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for entry_id in IDS:
         org, rest = entry_id.split("/")
         data = {"id": entry_id, "name": rest, "short_name": rest[:30], "author": "A", "org": org,
-                "category": "grammar", "probe_type": "linear", "model_id": "smollm2-135m",
+                "category": "grammar", "probe_type": "linear", "model": "smollm2-135m",
                 "layer": 6, "position": "last_token",
                 "artifact_url": "registry/artifacts/verb", "artifact_sha256": sha,
                 "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",

@@ -30,14 +30,14 @@ def entries() -> list[Entry]:
 def test_reference_set_is_complete() -> None:
     live = [e for e in entries() if e.status == "live"]
     verb_linear = {e.layer for e in live if e.tasks == ["verb_grammar"]
-                   and e.probe_type == "linear" and e.model_id == "smollm2-135m"}
+                   and e.probe_type == "linear" and e.model == "smollm2-135m"}
     assert len(verb_linear) >= 3
     assert any(e.tasks == ["verb_grammar"] and e.probe_type == "mlp" for e in live)
     blimp = {e.tasks[0] for e in live if e.tasks[0].startswith("blimp_")
-             and e.model_id == "smollm2-135m"}
+             and e.model == "smollm2-135m"}
     syntaxgym = {e.tasks[0] for e in live if e.tasks[0].startswith("syntaxgym_")}
     assert len(blimp) >= 3 and len(syntaxgym) >= 3
-    assert any(e.model_id == "minilm-l6" for e in live)
+    assert any(e.model == "minilm-l6" for e in live)
 
 
 def test_every_entry_passes_registry_check() -> None:
@@ -66,7 +66,7 @@ def test_the_guard_is_registered_and_corrects_every_other_smollm_probe() -> None
     guard = guard_for("smollm2-135m", REGISTRY, REPO)
     assert guard is not None and guard.entry_id == ids["smollm2-135m"]
     for e in entries():
-        if e.model_id != "smollm2-135m":
+        if e.model != "smollm2-135m":
             continue
         for record in latest_results(REGISTRY, e.id).values():
             corrected = record["result"]["evalaware_auroc"]
@@ -94,7 +94,7 @@ def test_the_layer_sweep_agrees_with_the_reference_probes() -> None:
 
 def test_site_lists_every_entry_and_draws_the_sweep(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from probebench.site.build import page_name
+    from probebench.leaderboard.build import page_name
 
     out = tmp_path / "site"
     assert main(["leaderboard", "build", "--registry", str(REGISTRY), "--out", str(out),
@@ -146,7 +146,7 @@ def test_repository_notebooks_reproduce_a_reference_probe(module_cache: Path,
     for name in ("train.ipynb", "eval.ipynb"):
         printed[name] = printed_metrics(run_notebook(folder / name, timeout=900, cwd=folder))
     (task, train_metrics), = printed["train.ipynb"].items()
-    entry = next(e for e in entries() if e.tasks == [task] and e.model_id == "smollm2-135m"
+    entry = next(e for e in entries() if e.tasks == [task] and e.model == "smollm2-135m"
                  and f"artifacts/{e.id.split('/')[1]}" in (folder / "train.ipynb").read_text())
     stored = latest_results(REGISTRY, entry.id)[task]["result"]
     for metrics in (train_metrics, printed["eval.ipynb"][task]):

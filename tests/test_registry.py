@@ -37,7 +37,7 @@ def _entry(**changes: Any) -> dict[str, Any]:
     entry = {
         "id": ENTRY_ID, "name": "Verb tense probe", "short_name": "verb-tense",
         "author": "Test Author", "org": "testorg", "category": "grammar",
-        "probe_type": "linear", "model_id": "smollm2-135m", "layer": 15,
+        "probe_type": "linear", "model": "smollm2-135m", "layer": 15,
         "position": "last_token", "paper": None, "paper_title": None,
         "artifact_url": "registry/artifacts/verb-tense", "artifact_sha256": "0" * 64,
         "reproducer_notebook": "registry/artifacts/verb-tense/train.ipynb",
@@ -103,7 +103,7 @@ def test_ids_are_unique(repo: Path) -> None:
     assert any("is also used by" in p for p in _problems(repo))
 
 
-def test_unknown_task_licence_and_meta_mismatch(repo: Path) -> None:
+def test_unknown_task_license_and_meta_mismatch(repo: Path) -> None:
     sha = read_entry(entry_path(repo / "registry", ENTRY_ID)).artifact_sha256
     _write_entry(repo, {"artifact_sha256": sha, "tasks": ["no_such_task"], "layer": 14,
                         "license": "Apache 2"})
@@ -146,7 +146,7 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_results_history_is_kept(tmp_path: Path) -> None:
     import numpy as np
 
-    from probebench.evaluation.schema import ProbeInfo, Submission, Timing
+    from probebench.evaluation.results import ProbeInfo, Submission, Timing
     from tests.registry_fixture import synthetic_result
 
     def submission(strength: float) -> Submission:

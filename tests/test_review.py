@@ -50,7 +50,7 @@ def _setup(root: Path, *, notebook: str = GOOD_CODE, entry: dict[str, Any] | Non
     data = {
         "id": ENTRY_ID, "name": "Passive probe", "short_name": "passive", "author": "A",
         "org": "testorg", "category": "grammar", "probe_type": "linear",
-        "model_id": "smollm2-135m", "layer": 15, "position": "last_token",
+        "model": "smollm2-135m", "layer": 15, "position": "last_token",
         "artifact_url": "registry/artifacts/passive",
         "artifact_sha256": manifest(scan(folder)).sha256,
         "reproducer_notebook": "registry/artifacts/passive/train.ipynb",
@@ -114,7 +114,7 @@ CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
      "prints no PROBEBENCH_METRICS line"),
     ("unregistered-hash", lambda r: _setup(r, reported_hash="e" * 64), "test_sets",
      "is not registered in tasks.yaml"),
-    ("unknown-licence", lambda r: _setup(r, entry={"license": "CC-BY-4.0"}), "license",
+    ("unknown-license", lambda r: _setup(r, entry={"license": "CC-BY-4.0"}), "license",
      "CC-BY-4.0 is not OSI-approved"),
     ("evalaware-missing", lambda r: _setup(r, entry={"evalaware_imputation_acknowledged":
                                                      False}), "evalaware",

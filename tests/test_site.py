@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from probebench.cli import main
-from probebench.site.build import build_site, page_name
+from probebench.leaderboard.build import build_site, page_name
 from tests.registry_fixture import synthetic_registry
 
 CHROMIUM = shutil.which("chromium")

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from probebench.errors import InputError, SiteError
-from probebench.models.activations import Site, length_batches, span_token_indices
+from probebench.models.activations import length_batches, span_token_indices
 from probebench.prompts import Prompt, read_prompts_jsonl
+from probebench.sites import Site
 
 
 def test_site_parse_and_str_round_trip() -> None:

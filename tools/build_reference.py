@@ -104,7 +104,7 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
         "id": ref.entry_id, "name": ref.title,
         "short_name": ref.name.replace("-smollm2-135m", "").removesuffix("-v1")[:40],
         "author": "probebench maintainers", "org": ORG, "category": ref.category,
-        "probe_type": ref.kind, "model_id": ref.model, "layer": int(layer),
+        "probe_type": ref.kind, "model": ref.model, "layer": int(layer),
         "position": position, "paper": None, "paper_title": None,
         "artifact_url": str(folder.relative_to(ROOT)), "artifact_sha256": bundle,
         "reproducer_notebook": "train.ipynb", "colab_url": None, "license": "Apache-2.0",
@@ -121,7 +121,7 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
 
 def build(refs: list[Reference], registry: Path) -> None:
     from probebench.artifact.checks import validate
-    from probebench.models.activations import Site
+    from probebench.sites import Site
     from probebench.train import TrainConfig, train
     from probebench.train.artifact import write_artifact
 

@@ -15,10 +15,12 @@ from typing import Any
 
 from probebench.artifact import bundle
 from probebench.artifact.forms import detect_forms, load_forms
-from probebench.artifact.spec import EVALUABLE_PROBE_TYPES, POSITIONS, ProbeMeta, read_meta
+from probebench.artifact.meta import EVALUABLE_PROBE_TYPES, ProbeMeta, read_meta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError
 from probebench.licenses import check_license
+from probebench.sites import POSITIONS
+from probebench.tasks.catalog import TaskCatalog
 
 REQUIRED_FILES = ("meta.yaml", "README.md", "train.ipynb", "eval.ipynb")
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -64,7 +66,7 @@ class ValidationReport:
 @dataclass
 class _Context:
     root: Path
-    tasks_file: Path | None
+    catalog: TaskCatalog | None
     expected_sha256: str | None
     scan: bundle.BundleScan | None = None
     report: ValidationReport | None = None
@@ -215,23 +217,19 @@ def _license(ctx: _Context) -> str:
     reason = check_license(ctx.report.meta.license)
     if reason:
         raise CheckFailedError(reason)
-    return f"licence {ctx.report.meta.license}"
+    return f"license {ctx.report.meta.license}"
 
 
 def _metrics(ctx: _Context) -> str:
-    from probebench.tasks.spec import registered_test_hashes
-
     assert ctx.report is not None and ctx.report.meta is not None
     reported = ctx.report.meta.reported_metrics
     if not reported:
         return "no reported metrics"
-    if ctx.tasks_file is None or not ctx.tasks_file.is_file():
-        raise CheckFailedError(f"reported metrics need tasks.yaml to check their test-set hashes; "
-                          f"not found at {ctx.tasks_file}")
     try:
-        registered = registered_test_hashes(ctx.tasks_file)
+        catalog = ctx.catalog if ctx.catalog is not None else TaskCatalog.default()
     except ProbebenchError as exc:
         raise CheckFailedError(str(exc)) from None
+    registered = catalog.test_hashes()
     problems = []
     for task, metrics in reported.items():
         owner = registered.get(metrics.test_sha256)
@@ -264,21 +262,21 @@ CHECKS = (
            ("safe_load",), _weights),
     _Check("model_site", "layer in range, position known, input width = hidden size",
            ("meta_schema", "safe_load"), _model),
-    _Check("license", "licence is a known SPDX id, custom or closed", ("meta_schema",),
+    _Check("license", "license is a known SPDX id, custom or closed", ("meta_schema",),
            _license),
     _Check("reported_metrics", "reported metrics use test sets registered in tasks.yaml",
            ("meta_schema",), _metrics),
 )
 
 
-def validate(artifact: Path, *, tasks_file: Path | None = None,
+def validate(artifact: Path, *, catalog: TaskCatalog | None = None,
              expected_sha256: str | None = None) -> ValidationReport:
-    """Run every check on an artifact folder; see ``CHECKS`` for the list."""
-    from probebench.tasks.spec import default_tasks_file
-
+    """Run every check on an artifact folder; see ``CHECKS`` for the list. Reported
+    metrics are checked against ``catalog``'s test-set hashes (default: the packaged
+    tasks)."""
     root = Path(artifact)
     report = ValidationReport(artifact=root)
-    ctx = _Context(root=root, tasks_file=tasks_file or default_tasks_file(),
+    ctx = _Context(root=root, catalog=catalog,
                    expected_sha256=expected_sha256, report=report)
     status: dict[str, str] = {}
     for check in CHECKS:

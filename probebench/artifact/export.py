@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from probebench.artifact.spec import read_meta
+from probebench.artifact.meta import read_meta
 from probebench.artifact.weights import ProbeWeights, sklearn_to_weights
 from probebench.errors import InputError
 

@@ -21,14 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from probebench.artifact.weights import ProbeWeights
+from probebench.evaluation.headline import labelled
 from probebench.prompts import Prompt
-
-
-def labelled(prompts: Sequence[Prompt]) -> tuple[np.ndarray, np.ndarray]:
-    """(indices of labelled prompts, their labels)."""
-    idx = np.array([i for i, p in enumerate(prompts) if p.label is not None], dtype=np.int64)
-    y = np.array([prompts[i].label for i in idx], dtype=np.int64)
-    return idx, y
 
 
 def majority_scores(train: Sequence[Prompt], test: Sequence[Prompt]) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from probebench.evaluation.metrics import (
+    N_RESAMPLES,
     Interval,
     bootstrap_auroc,
     bootstrap_mean,
@@ -22,9 +23,10 @@ from probebench.evaluation.metrics import (
     expected_calibration_error,
     fpr_at_tpr_error,
 )
-from probebench.evaluation.schema import IntervalOut
+from probebench.evaluation.results import IntervalOut
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
+from probebench.tasks.formats import TaskFormat
 
 
 def sub_seed(seed: int, *parts: str) -> int:
@@ -73,9 +75,14 @@ class Flat:
 
     def labelled(self) -> tuple[np.ndarray, np.ndarray]:
         """(indices of labelled prompts, their labels)."""
-        from probebench.evaluation.baselines import labelled
-
         return labelled(self.prompts)
+
+
+def labelled(prompts: Sequence[Prompt]) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of labelled prompts, their labels)."""
+    idx = np.array([i for i, p in enumerate(prompts) if p.label is not None], dtype=np.int64)
+    y = np.array([prompts[i].label for i in idx], dtype=np.int64)
+    return idx, y
 
 
 @dataclass
@@ -94,17 +101,18 @@ class Headline:
                 "fpr_at_99tpr": self.fpr_at_99tpr, "accuracy": self.accuracy.value}
 
 
-def headline(task_id: str, fmt: str, items: Sequence[Item], probs: np.ndarray, *,
-             seed: int = 0, n_resamples: int = 1000) -> Headline:
+def headline(task_id: str, fmt: TaskFormat, items: Sequence[Item], probs: np.ndarray, *,
+             seed: int = 0, n_resamples: int = N_RESAMPLES) -> Headline:
     """AUROC (+CI), item accuracy (+CI), ECE, Brier and FPR@99%TPR of per-prompt
-    probabilities ``probs`` over ``items`` (the flattened test prompts, in order)."""
-    from probebench.evaluation.scoring import item_scores
+    probabilities ``probs`` over ``items`` (the flattened test prompts, in order).
 
+    The CIs' seeds depend only on ``seed`` and ``task_id``: ``submit``, ``train``,
+    ``reeval`` and the notebooks give the same interval for the same scores."""
     flat = Flat.of(items)
     idx, y = flat.labelled()
     auroc = auroc_interval(y, probs[idx], flat.item_of[idx], seed=seed,
                            n_resamples=n_resamples, parts=(task_id, "auroc"))
-    scores = item_scores(fmt, items, probs, flat.item_of)
+    scores = fmt.item_scores(items, probs, flat.item_of)
     accuracy = mean_interval(scores, seed=seed, n_resamples=n_resamples,
                              parts=(task_id, "accuracy"))
     return Headline(auroc=auroc, accuracy=accuracy, item_scores=scores,

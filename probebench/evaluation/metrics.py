@@ -30,6 +30,8 @@ import numpy as np
 from probebench.errors import ProbebenchError
 
 ECE_BINS = 15
+#: bootstrap resamples behind every 95% CI unless a caller asks for another number
+N_RESAMPLES = 1000
 TPR_TARGET = 0.99
 
 
@@ -169,7 +171,7 @@ def _interval(value: float, stats: np.ndarray) -> Interval:
 
 
 def bootstrap_auroc(y_true: np.ndarray, y_score: np.ndarray, item_of: np.ndarray, *,
-                    n_resamples: int = 1000, seed: int = 0) -> Interval:
+                    n_resamples: int = N_RESAMPLES, seed: int = 0) -> Interval:
     """AUROC with a 95% percentile interval from resampling items.
 
     ``item_of`` (n,) gives each prompt's item index (0..n_items-1).
@@ -182,7 +184,7 @@ def bootstrap_auroc(y_true: np.ndarray, y_score: np.ndarray, item_of: np.ndarray
     return _interval(value, weighted_auroc(y, s, counts[:, item_of]))
 
 
-def bootstrap_mean(values: np.ndarray, *, n_resamples: int = 1000,
+def bootstrap_mean(values: np.ndarray, *, n_resamples: int = N_RESAMPLES,
                    seed: int = 0) -> Interval:
     """Mean of per-item values (e.g. 0/1 correctness) with a 95% percentile interval."""
     v = np.asarray(values, dtype=np.float64)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probebench.evaluation.schema import Submission
+from probebench.evaluation.results import Submission
 
 BASELINES = ("majority", "length", "random_features", "surprisal")
 

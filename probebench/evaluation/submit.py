@@ -1,9 +1,11 @@
 """``probebench submit``: re-evaluate probe artifacts on registered tasks.
 
-Orchestration only; the numbers come from ``metrics``, ``scoring``, ``baselines`` and
-``marks``. A ``Session`` shares what several submissions have in common: each model is
-loaded at most once (and not at all when every activation is cached), each task is
-loaded and verified once, and baselines and surprisals are computed once per task.
+Orchestration only; the numbers come from ``metrics``, the task formats (item
+correctness), ``baselines`` and ``marks``. A ``Session`` shares what several submissions
+have in common: each model is loaded at most once (and not at all when every activation
+is cached), each task is loaded and verified once, and baselines and surprisals are
+computed once per task. The task catalog and the guard lookup are the caller's: nothing
+here reads the registry or the working directory.
 """
 
 from __future__ import annotations
@@ -15,30 +17,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from probebench import __version__
 from probebench.artifact.checks import validate
-from probebench.artifact.spec import SPEC_VERSION, ProbeMeta
+from probebench.artifact.forms import load_probe
+from probebench.artifact.meta import SPEC_VERSION, ProbeMeta, read_meta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError, SiteError
 from probebench.evaluation import baselines as bl
+from probebench.evaluation.definitions import (
+    EVALAWARE_IMPUTE,
+    TRANSFER_IMPUTE,
+    metric_definitions,
+)
+from probebench.evaluation.guards import Guard, GuardLookup, no_guards
 from probebench.evaluation.headline import (
     Flat,
     auroc_interval,
     headline,
+    labelled,
     mean_interval,
     sub_seed,
 )
 from probebench.evaluation.marks import mark_definitions
-from probebench.evaluation.metrics import (
-    ECE_BINS,
-    MetricError,
-    auroc_score,
-)
-from probebench.evaluation.schema import (
+from probebench.evaluation.metrics import N_RESAMPLES, MetricError, auroc_score
+from probebench.evaluation.results import (
     BaselineOut,
     FlaggedOut,
     IntervalOut,
@@ -50,42 +54,16 @@ from probebench.evaluation.schema import (
     TaskResult,
     Timing,
 )
-from probebench.evaluation.scoring import ACCURACY_NAMES, group_by_slice, item_scores
-from probebench.models.activations import Site
+from probebench.models.activations import extract, run_extraction
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
+from probebench.models.surprisal import token_surprisals
 from probebench.prompts import Prompt
-from probebench.tasks.formats.base import TaskData
+from probebench.sites import Site, check_sites
+from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import TaskData, group_by_slice
+from probebench.version import __version__
 
-EVALAWARE_IMPUTE = 0.85
-TRANSFER_IMPUTE = 0.5
 CONTEXT_FILE = Path(__file__).with_name("context") / "declaration.txt"
-MINIMAL_PAIR_FORMATS = ("verbs", "blimp", "syntaxgym")
-
-DEFINITIONS = {
-    "auroc": "sklearn.metrics.roc_auc_score over the labelled test prompts; ties count 1/2.",
-    "ci": "95% percentile interval of an item bootstrap (items resampled with replacement, "
-          "prompts weighted by their item's count); resamples missing a class are dropped.",
-    "ece": f"{ECE_BINS} equal-width bins on P(positive); sum of bin share x |positive rate "
-           "- mean P|.",
-    "brier": "mean (P(positive) - label)^2.",
-    "fpr_at_99tpr": "FPR at the first ROC threshold, highest first, whose TPR >= 0.99.",
-    "latency_ms": "median ms per prompt, batch size 1, text to probability, after 3 warm-up "
-                  "runs, on the evaluation device (kept in the timing block).",
-    "distshift_auroc": "AUROC of the same test prompts read after a fixed 690-token "
-                       "public-domain context (the US Declaration of Independence); positions "
-                       "read the prompt's own tokens.",
-    "evalaware_auroc": "AUROC on the quarter of items a registered eval-awareness guard for "
-                       "the model rates least evaluation-like (both classes kept); without a "
-                       f"guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
-    "transfer": "Pearson correlation of the probe's logits on the declared target model's "
-                f"activations and on its own, over the test prompts; undeclared: "
-                f"{TRANSFER_IMPUTE}, flagged imputed.",
-    "accuracy": "mean item correctness: verbs = multiple-choice accuracy (highest P(correct) "
-                "wins; ties share credit; ambiguous items not scored; classification lines "
-                "P >= 0.5), blimp = pair accuracy, syntaxgym = every expected condition above "
-                "every anomalous one, senteval = P >= 0.5 agrees.",
-    "marks": "A-D per metric from marks.yaml; the mark is the worst range the 95% CI reaches.",
-}
 
 
 class SubmitError(ProbebenchError):
@@ -96,14 +74,15 @@ class SubmitError(ProbebenchError):
 
 @dataclass
 class SubmitOptions:
+    """How a submission is evaluated; everything else comes from the artifact and tasks."""
+
     seed: int = 0
-    bootstrap: int = 1000
+    bootstrap: int = N_RESAMPLES
     device: str = "auto"
     transfer_targets: Sequence[str] = ()
-    guard: Path | None = None
-    #: registry whose guards.yaml names each model's guard (used when ``guard`` is None)
-    registry: Path | None = None
-    repo: Path = Path()
+    #: model -> its eval-awareness guard (``registry.guards.RegistryGuards`` reads
+    #: registry/guards.yaml); the default has none, so corrections are imputed
+    guards: GuardLookup = no_guards
     cache: bool = True
     progress: bool = True
     latency_prompts: int = 20
@@ -119,24 +98,44 @@ def _versions() -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class _ActsKey:
+    model: str
+    prompts: str  #: which prompt list, e.g. "verb_grammar/test"
+    site: Site
+    shifted: bool
+
+
+@dataclass(frozen=True)
+class _RandomKey:
+    model: str
+    task: str
+    position: str
+    hidden_sizes: tuple[int, ...]
+    activation: str
+
+
 @dataclass
 class Session:
-    options: SubmitOptions
+    """What several submissions share: the task catalog, loaded models and tasks, and
+    work that does not depend on the probe (activations, surprisals, random-feature
+    baselines, guards)."""
+
+    catalog: TaskCatalog
+    options: SubmitOptions = field(default_factory=SubmitOptions)
     resolved: dict[str, ResolvedModel] = field(default_factory=dict)
     loaded: dict[str, LoadedModel] = field(default_factory=dict)
-    tasks: dict[str, TaskData] = field(default_factory=dict)
-    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    _acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
+    _surprisal: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    _random: dict[_RandomKey, BaselineOut] = field(default_factory=dict)
+    _guards: dict[str, Guard | None] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
         if self.options.progress:
             print(f"probebench: {message}", file=sys.stderr, flush=True)
 
     def task(self, task_id: str) -> TaskData:
-        from probebench.tasks.registry import load_task
-
-        if task_id not in self.tasks:
-            self.tasks[task_id] = load_task(task_id)
-        return self.tasks[task_id]
+        return self.catalog.load(task_id)
 
     def model(self, name: str) -> ResolvedModel:
         if name not in self.resolved:
@@ -152,46 +151,30 @@ class Session:
 
     def activations(self, model: str, key: str, prompts: Sequence[Prompt], site: Site,
                     prefix: str | None = None) -> np.ndarray:
-        from probebench.models.activations import extract
-
-        memo_key = ("acts", model, key, site, prefix is not None)
-        if memo_key not in self.memo:
+        memo = _ActsKey(model, key, site, prefix is not None)
+        if memo not in self._acts:
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
             result = extract(source, prompts, [site], cache=self.options.cache,
                              prefix=prefix, progress=self.options.progress)
             if result.loaded is not None:  # a cache miss loaded the model: keep it
                 self.loaded.setdefault(model, result.loaded)
-            self.memo[memo_key] = result[site]
-        value: np.ndarray = self.memo[memo_key]
-        return value
+            self._acts[memo] = result[site]
+        return self._acts[memo]
 
-    def guard(self, model: str) -> tuple[Path, str, str | None] | None:
-        """(folder, name, bundle sha256) of the eval-awareness guard for ``model``."""
-        from probebench.registry.guards import guard_for
-
-        memo_key = ("guard", model)
-        if memo_key not in self.memo:
-            found: tuple[Path, str, str | None] | None = None
-            if self.options.guard is not None:
-                found = (self.options.guard, self.options.guard.name, None)
-            elif self.options.registry is not None:
-                g = guard_for(model, self.options.registry, self.options.repo)
-                found = None if g is None else (g.folder, g.entry_id, g.bundle_sha256)
-            self.memo[memo_key] = found
-        value: tuple[Path, str, str | None] | None = self.memo[memo_key]
-        return value
+    def guard(self, model: str) -> Guard | None:
+        """The eval-awareness guard of ``model`` (looked up once per session)."""
+        if model not in self._guards:
+            self._guards[model] = self.options.guards(model)
+        return self._guards[model]
 
     def surprisal_scores(self, model: str, task_id: str, prompts: Sequence[Prompt]
                          ) -> np.ndarray:
-        from probebench.models.surprisal import token_surprisals
-
-        memo_key = ("surprisal", model, task_id)
-        if memo_key not in self.memo:
-            lm = self.lm(model)
-            results = token_surprisals(lm, prompts, progress=self.options.progress)
-            self.memo[memo_key] = -np.array([r.total for r in results])
-        value: np.ndarray = self.memo[memo_key]
-        return value
+        key = (model, task_id)
+        if key not in self._surprisal:
+            results = token_surprisals(self.lm(model), prompts,
+                                       progress=self.options.progress)
+            self._surprisal[key] = -np.array([r.total for r in results])
+        return self._surprisal[key]
 
 
 def _auroc(session: Session, y: np.ndarray, s: np.ndarray, item_of: np.ndarray,
@@ -228,7 +211,8 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     if len(set(y.tolist())) < 2:
         raise SubmitError(f"task {task_id}: the test set needs both labels to score AUROC")
     item_of = flat.item_of[idx]
-    head = headline(task_id, spec.format, items, probs, seed=session.options.seed,
+    fmt = data.format
+    head = headline(task_id, fmt, items, probs, seed=session.options.seed,
                     n_resamples=session.options.bootstrap)
     auroc, accuracy, scores = head.auroc, head.accuracy, head.item_scores
 
@@ -255,8 +239,9 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     baselines = _baselines(session, meta, weights, task_id, data, flat, site, idx, y)
 
     marks: dict[str, MarkOut] = {}
-    for metric, iv_out in (("auroc", auroc), ("mc_accuracy", accuracy)):
-        if metric == "mc_accuracy" and spec.format != "verbs":
+    # the accuracy gets a mark when marks.yaml defines ranges for this format's accuracy
+    for metric, iv_out in (("auroc", auroc), (fmt.accuracy_name, accuracy)):
+        if metric not in mark_definitions():
             continue
         mark = _mark(metric, iv_out)
         if mark is not None:
@@ -269,7 +254,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
     result = TaskResult(
         id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
         n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=int(idx.size),
-        accuracy_name=ACCURACY_NAMES[spec.format], auroc=auroc, accuracy=accuracy, ece=ece,
+        accuracy_name=fmt.accuracy_name, auroc=auroc, accuracy=accuracy, ece=ece,
         brier=head.brier, fpr_at_99tpr=fpr, distshift_auroc=distshift,
         evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
         marks=marks,
@@ -289,19 +274,15 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
         return FlaggedOut(value=imputed, imputed=True,
                           note=f"no eval-awareness guard for {meta.model}: "
                                f"{EVALAWARE_IMPUTE} x AUROC")
-    guard_path, guard_name, guard_bundle = guard
-    if guard_bundle == bundle:
+    if guard.bundle_sha256 == bundle:
         return FlaggedOut(value=imputed, imputed=True,
                           note=f"this probe is the guard of {meta.model}; it does not correct "
                                f"itself: {EVALAWARE_IMPUTE} x AUROC")
-    from probebench.artifact.forms import load_probe
-    from probebench.artifact.spec import read_meta
-
-    guard_meta = read_meta(guard_path / "meta.yaml")
+    guard_meta = read_meta(guard.folder / "meta.yaml")
     if guard_meta.model != meta.model:
-        raise SubmitError(f"guard {guard_path} reads {guard_meta.model!r}, the probe reads "
+        raise SubmitError(f"guard {guard.folder} reads {guard_meta.model!r}, the probe reads "
                           f"{meta.model!r}; a guard must be for the same model")
-    guard_weights = load_probe(guard_path)
+    guard_weights = load_probe(guard.folder)
     guard_site = Site(guard_meta.layer, guard_meta.position)
     g_acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, guard_site)
     g = guard_weights.predict_proba(g_acts)[:, 1]
@@ -322,7 +303,7 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
                 "evalaware")
     return FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high, imputed=False,
                       note=f"{len(chosen)} of {len(order)} items rated least evaluation-like "
-                           f"by the guard {guard_name}")
+                           f"by the guard {guard.name}")
 
 
 def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
@@ -351,7 +332,7 @@ def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id:
 def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
                data: TaskData, flat: Flat, site: Site, idx: np.ndarray, y: np.ndarray
                ) -> dict[str, BaselineOut]:
-    fmt = data.spec.format
+    fmt = data.format
     train_items = data.splits.get("train", [])
     train = Flat.of(train_items)
     out: dict[str, BaselineOut] = {}
@@ -362,7 +343,7 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
             auroc = _auroc(session, y, s[idx], flat.item_of[idx], task_id, "baseline", name)
         except MetricError:
             auroc = None
-        acc = _accuracy(session, item_scores(fmt, data.test, s, flat.item_of, threshold),
+        acc = _accuracy(session, fmt.item_scores(data.test, s, flat.item_of, threshold),
                         task_id, "baseline", name, "accuracy")
         return BaselineOut(auroc=auroc, accuracy=acc, note=note)
 
@@ -372,22 +353,22 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
         seed = sub_seed(session.options.seed, task_id, "length")
         out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed),
                               "logistic regression on length in characters")
-        key = ("random", meta.model, task_id, site.position, tuple(weights.hidden_sizes),
-               weights.activation)
-        if key not in session.memo:
+        key = _RandomKey(meta.model, task_id, site.position, tuple(weights.hidden_sizes),
+                         weights.activation)
+        if key not in session._random:
             site0 = Site(0, site.position)
-            t_idx, t_y = bl.labelled(train.prompts)
+            t_idx, t_y = labelled(train.prompts)
             train_x = session.activations(meta.model, f"{task_id}/train", train.prompts,
                                           site0)[t_idx]
             test_x = session.activations(meta.model, f"{task_id}/test", flat.prompts, site0)
             rf = bl.random_feature_scores(weights, train_x, t_y, test_x,
                                           sub_seed(session.options.seed, task_id, "random"))
-            session.memo[key] = score("random_features", rf,
-                                      "the probe's architecture on a random projection of "
-                                      "layer-0 embeddings")
-        out["random_features"] = session.memo[key]
+            session._random[key] = score("random_features", rf,
+                                         "the probe's architecture on a random projection "
+                                         "of layer-0 embeddings")
+        out["random_features"] = session._random[key]
     # surprisal needs a causal LM: an encoder (e.g. MiniLM) has no such baseline
-    if fmt in MINIMAL_PAIR_FORMATS and \
+    if fmt.minimal_pairs and \
             session.model(meta.model).identity.architecture == "causal":
         s = session.surprisal_scores(meta.model, task_id, flat.prompts)
         out["surprisal"] = score("surprisal", s, "minus the model's total surprisal (bits)",
@@ -397,8 +378,6 @@ def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
              prompts: Sequence[Prompt], site: Site) -> float:
-    from probebench.models.activations import run_extraction
-
     lm = session.lm(meta.model)
     sample = list(prompts[: session.options.latency_prompts])
     for prompt in sample[:3]:
@@ -412,13 +391,17 @@ def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
 
 
 def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None = None, *,
-           session: Session | None = None) -> Submission:
-    """Validate an artifact, then re-evaluate it on ``tasks``; see DEFINITIONS."""
-    session = session or Session(options or SubmitOptions())
+           catalog: TaskCatalog | None = None, session: Session | None = None,
+           expected_sha256: str | None = None) -> Submission:
+    """Validate an artifact (requiring the bundle hash ``expected_sha256`` when given),
+    then re-evaluate it on ``tasks`` of ``catalog`` (default: the packaged tasks); see
+    ``probebench.evaluation.definitions`` for every metric."""
+    if session is None:
+        session = Session(catalog or TaskCatalog.default(), options or SubmitOptions())
     opts = session.options
     start = time.perf_counter()
     artifact = Path(artifact)
-    report = validate(artifact)
+    report = validate(artifact, catalog=session.catalog, expected_sha256=expected_sha256)
     if not report.valid:
         failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
         raise SubmitError(f"{artifact}: invalid artifact, nothing was run ({failed})")
@@ -428,8 +411,6 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     if not tasks:
         raise SubmitError("no tasks given (see `probebench tasks list`)")
     site = Site(meta.layer, meta.position)
-    from probebench.models.activations import check_sites
-
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
         data = session.task(task_id)
         try:
@@ -451,18 +432,19 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
                         probe_type=meta.probe_type, model=meta.model, layer=meta.layer,
                         position=meta.position, license=meta.license),
         model=ident.to_dict(), device=session.model(meta.model).device, seed=opts.seed,
-        bootstrap_resamples=opts.bootstrap, versions=_versions(), definitions=DEFINITIONS,
-        tasks=results,
+        bootstrap_resamples=opts.bootstrap, versions=_versions(),
+        definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
                       wall_seconds=round(time.perf_counter() - start, 3)))
 
 
 def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
-                options: SubmitOptions | None = None) -> list[Submission]:
+                options: SubmitOptions | None = None, *,
+                catalog: TaskCatalog | None = None) -> list[Submission]:
     """Several artifacts in one session: models, tasks and shared work are reused."""
-    session = Session(options or SubmitOptions())
+    session = Session(catalog or TaskCatalog.default(), options or SubmitOptions())
     return [submit(a, tasks, session=session) for a in artifacts]
 
 
-__all__ = ["DEFINITIONS", "Session", "SubmitError", "SubmitOptions", "auroc_score", "submit",
+__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "submit",
            "submit_many"]

@@ -1,9 +1,9 @@
-"""Models: loading (embedded and Hugging Face), sites and extraction, surprisal, cache.
+"""Models: loading (embedded and Hugging Face), extraction, surprisal, cache.
 
 Importing this package is cheap; torch and transformers load when a function needs them.
 """
 
-from probebench.models.activations import POSITIONS, ExtractionResult, Site, extract
+from probebench.models.activations import ExtractionResult, extract
 from probebench.models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from probebench.models.cache import ActivationCache
 from probebench.models.loading import (
@@ -19,6 +19,7 @@ from probebench.models.surprisal import (
     region_surprisal,
     token_surprisals,
 )
+from probebench.sites import POSITIONS, Site
 
 __all__ = [
     "BUILTIN_MODELS",

@@ -26,18 +26,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from probebench import paths
 from probebench.errors import CacheError
 from probebench.hashing import atomic_writer, sha256_bytes, sha256_json
+from probebench.models.loading import ModelIdentity
 from probebench.prompts import Prompt
-
-if TYPE_CHECKING:
-    from probebench.models.activations import Site
-    from probebench.models.loading import ModelIdentity
+from probebench.sites import Site
 
 FORMAT_VERSION = 1
 _TENSOR = "activations"

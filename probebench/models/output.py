@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from probebench import __version__
 from probebench.hashing import atomic_writer
 from probebench.models.activations import ExtractionResult
 from probebench.models.cache import prompts_sha256
 from probebench.prompts import Prompt
+from probebench.version import __version__
 
 
 def write_activations(path: Path, result: ExtractionResult, prompts: Sequence[Prompt]) -> None:

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from probebench.errors import InputError, SiteError
-from probebench.models.activations import length_batches, pad_batch, pad_id_of, tokenize
+from probebench.models.activations import (
+    BATCH_TOKENS,
+    length_batches,
+    pad_batch,
+    pad_id_of,
+    tokenize,
+)
 from probebench.models.loading import LoadedModel
 from probebench.prompts import Prompt, as_prompts
 
@@ -44,7 +50,7 @@ class TokenSurprisal:
 
 
 def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
-                     prepend_bos: bool = False, batch_tokens: int = 4096,
+                     prepend_bos: bool = False, batch_tokens: int = BATCH_TOKENS,
                      max_batch_size: int = 32, progress: bool = True) -> list[TokenSurprisal]:
     """Surprisal (bits) of every token of every text under a causal LM, in input order."""
     import torch

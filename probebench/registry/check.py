@@ -6,9 +6,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from probebench.errors import ProbebenchError
+from probebench.artifact.checks import validate
+from probebench.errors import InputError, ProbebenchError
+from probebench.licenses import check_license
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
+from probebench.tasks.catalog import TaskCatalog
 
 
 @dataclass
@@ -24,7 +27,13 @@ class EntryCheck:
 
 
 def entry_files(root: Path) -> list[Path]:
-    return sorted((root / "probes").rglob("*.yaml"))
+    """Every entry YAML of a registry; the registry must exist (a mistyped --registry
+    is an error, not an empty leaderboard)."""
+    probes = root / "probes"
+    if not probes.is_dir():
+        raise InputError(f"{root}: not a registry (no probes/ folder); give --registry or "
+                         "--repo")
+    return sorted(probes.rglob("*.yaml"))
 
 
 def changed_entry_files(root: Path, base: str) -> list[Path]:
@@ -40,10 +49,8 @@ def changed_entry_files(root: Path, base: str) -> list[Path]:
     return sorted(top / line for line in out.splitlines() if line.endswith(".yaml"))
 
 
-def check_entry(path: Path, root: Path, repo_root: Path, known_tasks: set[str]) -> EntryCheck:
-    from probebench.artifact.checks import validate
-    from probebench.licenses import check_license
-
+def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -> EntryCheck:
+    """One entry: schema, file name, license, registered tasks, artifact and its hash."""
     try:
         entry: Entry = read_entry(path)
     except ProbebenchError as exc:
@@ -55,20 +62,21 @@ def check_entry(path: Path, root: Path, repo_root: Path, known_tasks: set[str]) 
     reason = check_license(entry.license)
     if reason:
         problems.append(f"{path}: {reason}")
-    unknown = [t for t in entry.tasks if t not in known_tasks]
+    unknown = [t for t in entry.tasks if t not in catalog.specs]
     if unknown:
-        problems.append(f"{path}: tasks not registered in tasks.yaml: {', '.join(unknown)}")
+        problems.append(f"{path}: tasks not registered in tasks.yaml: {', '.join(unknown)} "
+                        f"(tasks from {catalog.describe()})")
     try:
         folder, how = resolve_artifact(entry.artifact_url, repo_root)
         notes.append(f"artifact found via {how}")
     except ProbebenchError as exc:
         return EntryCheck(path, entry.id, [*problems, f"{path}: {exc}"], notes)
-    report = validate(folder, expected_sha256=entry.artifact_sha256)
+    report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
     for check in report.failed():
         problems.append(f"{path}: artifact check {check.name}: {check.message}")
     meta = report.meta
     if meta is not None:
-        for field, ours, theirs in (("model_id", entry.model_id, meta.model),
+        for field, ours, theirs in (("model", entry.model, meta.model),
                                     ("layer", entry.layer, meta.layer),
                                     ("position", entry.position, meta.position),
                                     ("probe_type", entry.probe_type, meta.probe_type),
@@ -79,14 +87,10 @@ def check_entry(path: Path, root: Path, repo_root: Path, known_tasks: set[str]) 
     return EntryCheck(path, entry.id, problems, notes)
 
 
-def check_registry(root: Path, repo_root: Path, *, files: list[Path] | None = None
-                   ) -> list[EntryCheck]:
-    from probebench.tasks.spec import read_tasks_file
-
-    parsed, _ = read_tasks_file(repo_root / "tasks.yaml")
-    known = {t.id for t in parsed.tasks}
+def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
+                   files: list[Path] | None = None) -> list[EntryCheck]:
     all_files = entry_files(root)
-    results = [check_entry(p, root, repo_root, known) for p in (files or all_files)]
+    results = [check_entry(p, root, repo_root, catalog) for p in (files or all_files)]
     # ids are unique across the whole registry, not just the checked files
     seen: dict[str, Path] = {}
     for p in all_files:

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
+from probebench.artifact.meta import ProbeType
 from probebench.errors import InputError
+from probebench.sites import Position
 from probebench.yamlsafe import load_yaml
 
 EntryId = Annotated[str, StringConstraints(
@@ -28,11 +37,12 @@ class Entry(BaseModel):
     author: str = Field(min_length=1)
     org: str = Field(min_length=1)
     category: str = Field(min_length=1, description="e.g. grammar, syntax, deception")
-    probe_type: Literal["linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble"]
-    model_id: str = Field(min_length=1)
+    probe_type: ProbeType
+    model: str = Field(min_length=1, description="The model the probe reads, as in the "
+                       "artifact's meta.yaml (an alias or a Hugging Face id); entries "
+                       "written before v0.2 call it model_id, which is still read.")
     layer: int = Field(ge=0)
-    position: Literal["last_token", "token_avg", "end_question", "mid_think", "end_think",
-                      "end_answer", "attention_weighted"]
+    position: Position
     paper: str | None = None
     paper_title: str | None = None
     artifact_url: str = Field(description="A path relative to the repository, file://PATH, "
@@ -57,6 +67,17 @@ class Entry(BaseModel):
         default=False, description="True when the author accepts 0.85 x AUROC instead.")
     notice: str | None = Field(default=None, description="Why the status changed, e.g. the "
                                "re-evaluation that deprecated the entry.")
+
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_field_names(cls, data: Any) -> Any:
+        # ``model_id`` was this field's name before it was unified with meta.yaml's
+        if isinstance(data, dict) and "model_id" in data:
+            if "model" in data:
+                raise ValueError("give 'model' only ('model_id' is its old name)")
+            data = {("model" if k == "model_id" else k): v for k, v in data.items()}
+        return data
 
 
 def entry_path(root: Path, entry_id: str) -> Path:

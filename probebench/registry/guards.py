@@ -11,20 +11,17 @@ probe on that model. The guard's artifact must validate and match its entry's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from probebench.artifact.checks import validate
 from probebench.errors import InputError
+from probebench.evaluation.guards import Guard
+from probebench.registry.entry import entry_path, read_entry
+from probebench.registry.resolve import resolve_artifact
+from probebench.tasks.catalog import TaskCatalog
 from probebench.yamlsafe import load_yaml
 
 GUARDS_FILE = "guards.yaml"
-
-
-@dataclass(frozen=True)
-class Guard:
-    entry_id: str
-    folder: Path
-    bundle_sha256: str
 
 
 def guard_ids(registry: Path) -> dict[str, str]:
@@ -41,12 +38,10 @@ def guard_ids(registry: Path) -> dict[str, str]:
     return dict(data)
 
 
-def guard_for(model: str, registry: Path, repo: Path) -> Guard | None:
-    """The registered guard of ``model`` (None when the model has none)."""
-    from probebench.artifact.checks import validate
-    from probebench.registry.entry import entry_path, read_entry
-    from probebench.registry.resolve import resolve_artifact
-
+def guard_for(model: str, registry: Path, repo: Path, *,
+              catalog: TaskCatalog | None = None) -> Guard | None:
+    """The registered guard of ``model`` (None when the model has none), validated
+    against its entry's hash."""
     entry_id = guard_ids(registry).get(model)
     if entry_id is None:
         return None
@@ -55,12 +50,27 @@ def guard_for(model: str, registry: Path, repo: Path) -> Guard | None:
         raise InputError(f"{registry / GUARDS_FILE}: guard {entry_id} of {model} has no entry "
                          f"({path} is missing)")
     entry = read_entry(path)
-    if entry.model_id != model:
-        raise InputError(f"guard {entry_id} reads {entry.model_id!r}, registered for {model!r}")
+    if entry.model != model:
+        raise InputError(f"guard {entry_id} reads {entry.model!r}, registered for {model!r}")
     folder, _ = resolve_artifact(entry.artifact_url, repo)
-    report = validate(folder, expected_sha256=entry.artifact_sha256)
+    report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
     if not report.valid:
         failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
         raise InputError(f"guard {entry_id} of {model} does not validate ({failed})")
     assert report.bundle_sha256 is not None
-    return Guard(entry_id, folder, report.bundle_sha256)
+    return Guard(folder, entry_id, report.bundle_sha256)
+
+
+class RegistryGuards:
+    """A guard lookup for ``SubmitOptions.guards``: each model's guard as
+    ``registry/guards.yaml`` names it."""
+
+    def __init__(self, registry: Path, repo: Path, *,
+                 catalog: TaskCatalog | None = None) -> None:
+        self.registry, self.repo, self.catalog = Path(registry), Path(repo), catalog
+
+    def __call__(self, model: str) -> Guard | None:
+        return guard_for(model, self.registry, self.repo, catalog=self.catalog)
+
+
+__all__ = ["GUARDS_FILE", "RegistryGuards", "guard_for", "guard_ids"]

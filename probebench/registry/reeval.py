@@ -14,13 +14,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import yaml
 
+from probebench.artifact.checks import validate
 from probebench.errors import InputError
+from probebench.evaluation.headline import Flat, auroc_interval
+from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.evaluation.submit import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes
+from probebench.registry.check import entry_files
+from probebench.registry.entry import read_entry
+from probebench.registry.resolve import resolve_artifact
+from probebench.registry.store import latest_results
+from probebench.sites import Site
+from probebench.tasks.catalog import ReevalSet, TaskCatalog
 
 LIST_DROP = 5.0
 DEPRECATE_DROP = 10.0
@@ -60,56 +68,47 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, total
 
 
-def reeval(registry: Path, repo: Path, out: Path, *, shard: tuple[int, int] = (1, 1),
-           seed: int = 0, bootstrap: int = 1000, progress: bool = False) -> list[Change]:
-    from probebench.artifact.checks import validate
-    from probebench.evaluation.headline import Flat
-    from probebench.evaluation.metrics import bootstrap_auroc
-    from probebench.evaluation.submit import Session, SubmitOptions
-    from probebench.models.activations import Site
-    from probebench.registry.check import entry_files
-    from probebench.registry.entry import read_entry
-    from probebench.registry.resolve import resolve_artifact
-    from probebench.registry.store import latest_results
-    from probebench.tasks.holdout import load_for_reeval
-    from probebench.tasks.spec import read_tasks_file
-
-    parsed, task_root = read_tasks_file(repo / "tasks.yaml")
-    specs = {t.id: t for t in parsed.tasks}
+def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
+           shard: tuple[int, int] = (1, 1), seed: int = 0, bootstrap: int = N_RESAMPLES,
+           progress: bool = False) -> list[Change]:
+    """Score every live entry on the newest holdout of each of its tasks and write the
+    diffs. The AUROC and its CI come from the same code and seeds as ``submit``'s, so a
+    task without a holdout reproduces the stored interval exactly."""
     live = [(p, read_entry(p)) for p in entry_files(registry)]
     live = [(p, e) for p, e in live if e.status == "live"]
-    pairs = sorted({(e.model_id, t) for _, e in live for t in e.tasks if t in specs})
+    pairs = sorted({(e.model, t) for _, e in live for t in e.tasks if t in catalog.specs})
     index, total = shard
     mine = set(pairs[index - 1::total])
-    session = Session(SubmitOptions(seed=seed, bootstrap=bootstrap, progress=progress))
-    loaded: dict[str, Any] = {}
+    session = Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap,
+                                             progress=progress))
+    sets: dict[str, ReevalSet] = {}
     changes: list[Change] = []
     for path, entry in live:
-        tasks = [t for t in entry.tasks if (entry.model_id, t) in mine]
+        tasks = [t for t in entry.tasks if (entry.model, t) in mine]
         if not tasks:
             continue
         # validate once per entry, not once per task
         folder, _ = resolve_artifact(entry.artifact_url, repo)
-        report = validate(folder, tasks_file=repo / "tasks.yaml",
-                          expected_sha256=entry.artifact_sha256)
+        report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
         if not report.valid or report.weights is None or report.meta is None:
             raise InputError(f"{entry.id}: the artifact no longer validates")
         site = Site(report.meta.layer, report.meta.position)
         for task in tasks:
-            if task not in loaded:
-                loaded[task] = load_for_reeval(specs[task], task_root)
-            data, version, sha = loaded[task]
-            flat = Flat.of(data.test)
-            acts = session.activations(entry.model_id, f"{task}/reeval-v{version}",
+            if task not in sets:
+                sets[task] = catalog.reeval_set(task)
+            held = sets[task]
+            flat = Flat.of(held.data.test)
+            acts = session.activations(entry.model, f"{task}/reeval-v{held.version}",
                                        flat.prompts, site)
             probs = report.weights.predict_proba(acts)[:, 1]
-            labelled = np.array([p.label is not None for p in flat.prompts])
-            y = np.array([p.label for p in flat.prompts if p.label is not None])
-            _, items = np.unique(flat.item_of[labelled], return_inverse=True)
-            iv = bootstrap_auroc(y, probs[labelled], items, n_resamples=bootstrap, seed=seed)
+            idx, y = flat.labelled()
+            iv = auroc_interval(y, probs[idx], flat.item_of[idx], seed=seed,
+                                n_resamples=bootstrap, parts=(task, "auroc"))
+            assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
             stored = latest_results(registry, entry.id).get(task)
-            old = stored["result"]["auroc"]["value"] if stored else None
-            change = Change(entry.id, task, version, sha, old, iv.value, iv.low, iv.high)
+            old = stored.result.auroc.value if stored else None
+            change = Change(entry.id, task, held.version, held.test_sha256, old, iv.value,
+                            iv.ci_low, iv.ci_high)
             changes.append(change)
             _write_diff(out, change)
             if change.action == "deprecate":

@@ -26,16 +26,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from probebench.artifact.checks import validate
 from probebench.errors import ProbebenchError
+from probebench.licenses import NON_SPDX, OSI_APPROVED
 from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.pii import scan_file
 from probebench.registry.resolve import resolve_artifact
+from probebench.tasks.catalog import TaskCatalog
 
 METRICS_MARK = "PROBEBENCH_METRICS"
 TOLERANCE = 0.02
 
 
 @dataclass
-class Item:
+class CheckItem:
+    """One line of the reviewer's checklist."""
+
     name: str
     title: str
     passed: bool
@@ -45,7 +51,7 @@ class Item:
 @dataclass
 class Review:
     entry_id: str
-    items: list[Item] = field(default_factory=list)
+    items: list[CheckItem] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -108,17 +114,17 @@ def printed_metrics(lines: list[str]) -> dict[str, dict[str, float]]:
 
 
 def _notebook_item(entry: Entry, folder: Path, repo: Path, reported: dict[str, Any],
-                   timeout: int) -> Item:
+                   timeout: int) -> CheckItem:
     title = "reproducer notebook runs offline and reproduces the reported metrics"
     candidates = [repo / entry.reproducer_notebook, folder / entry.reproducer_notebook]
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
-        return Item("notebook", title, False, f"{entry.reproducer_notebook} not found")
+        return CheckItem("notebook", title, False, f"{entry.reproducer_notebook} not found")
     try:
         lines = run_notebook(path, timeout=timeout, cwd=path.parent)
     except Exception as exc:  # nbclient raises CellExecutionError, timeouts, kernel deaths
         first = str(exc).strip().splitlines()
-        return Item("notebook", title, False,
+        return CheckItem("notebook", title, False,
                     f"{path.name} failed: {first[-1] if first else type(exc).__name__}")
     printed = printed_metrics(lines)
     problems, checked = [], 0
@@ -142,57 +148,51 @@ def _notebook_item(entry: Entry, folder: Path, repo: Path, reported: dict[str, A
     if not printed:
         problems.append(f"prints no {METRICS_MARK} line")
     if problems:
-        return Item("notebook", title, False, f"{path.name}: " + "; ".join(problems))
-    return Item("notebook", title, True, f"{path.name} ran; {checked} metric(s) agree")
+        return CheckItem("notebook", title, False, f"{path.name}: " + "; ".join(problems))
+    return CheckItem("notebook", title, True, f"{path.name} ran; {checked} metric(s) agree")
 
 
-def review_entry(entry_id: str, registry: Path, repo: Path, *,
+def review_entry(entry_id: str, registry: Path, repo: Path, *, catalog: TaskCatalog,
                  timeout: int = 600) -> Review:
-    from probebench.artifact.checks import validate
-    from probebench.licenses import NON_SPDX, OSI_APPROVED
-    from probebench.registry.pii import scan_file
-    from probebench.tasks.spec import read_tasks_file
-
+    """Every checklist item for one entry (see the module docstring)."""
     entry = read_entry(entry_path(registry, entry_id))
     review = Review(entry_id)
     try:
         folder, how = resolve_artifact(entry.artifact_url, repo)
     except ProbebenchError as exc:
-        review.items.append(Item("artifact", "artifact found, valid, hash matches", False,
+        review.items.append(CheckItem("artifact", "artifact found, valid, hash matches", False,
                                  str(exc)))
         folder = None
     reported: dict[str, Any] = {}
     if folder is not None:
-        report = validate(folder, tasks_file=repo / "tasks.yaml",
-                          expected_sha256=entry.artifact_sha256)
+        report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
         failed = [c for c in report.failed() if c.name != "reported_metrics"]
         detail = ("; ".join(f"{c.name}: {c.message}" for c in failed) if failed else
                   f"found via {how}; bundle sha256 {report.bundle_sha256} matches")
-        review.items.append(Item("artifact", "artifact found, valid, hash matches",
+        review.items.append(CheckItem("artifact", "artifact found, valid, hash matches",
                                  not failed, detail))
         if report.meta is not None:
             reported = dict(report.meta.reported_metrics)
         review.items.append(_notebook_item(entry, folder, repo, reported, timeout))
         metrics_check = next(c for c in report.checks if c.name == "reported_metrics")
-        review.items.append(Item("test_sets", "reported test-set hashes are registered",
+        review.items.append(CheckItem("test_sets", "reported test-set hashes are registered",
                                  metrics_check.status == "pass", metrics_check.message))
     ok = entry.license in OSI_APPROVED or entry.license in NON_SPDX
-    review.items.append(Item("license", "licence is OSI-approved, custom or closed", ok,
+    review.items.append(CheckItem("license", "license is OSI-approved, custom or closed", ok,
                              f"{entry.license}" + ("" if ok else " is not OSI-approved; "
                                                    "declare custom or closed")))
-    parsed, root = read_tasks_file(repo / "tasks.yaml")
-    specs = {t.id: t for t in parsed.tasks}
-    files = sorted({root / rel for t in entry.tasks if t in specs
-                    for role, rel in specs[t].files.items()
+    root = catalog.root
+    files = sorted({root / rel for t in entry.tasks if t in catalog.specs
+                    for role, rel in catalog.specs[t].files.items()
                     if role in ("test", "adversarial", "data", "suite")})
     findings = [f for path in files for f in scan_file(path)]
     shown = "; ".join(str(f).replace(str(root) + "/", "") for f in findings[:10])
-    review.items.append(Item("personal_data", "test sets hold no personal data",
+    review.items.append(CheckItem("personal_data", "test sets hold no personal data",
                              not findings, f"{len(files)} file(s) scanned, nothing found"
                              if not findings else f"{len(findings)} finding(s): {shown}"))
     declared = entry.evalaware_auroc is not None
     ok = declared or entry.evalaware_imputation_acknowledged
-    review.items.append(Item(
+    review.items.append(CheckItem(
         "evalaware", "eval-awareness-corrected AUROC declared or imputation acknowledged", ok,
         f"declared {entry.evalaware_auroc:.3f}" if declared else
         "imputation (0.85 x AUROC) acknowledged" if ok else

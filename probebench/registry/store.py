@@ -1,8 +1,10 @@
 """Results store: ``registry/results/<org>/<entry>/<task>.json``, keeping history.
 
-Each file holds ``{"entry", "task", "history": [...]}``; a re-evaluation appends a
-record when its deterministic result differs from the latest one and leaves the file
-untouched when it is the same: nothing is ever overwritten.
+Each file is a ``ResultHistory``; a re-evaluation appends a ``ResultRecord`` when its
+deterministic part differs from the latest one and leaves the file untouched when it
+is the same: nothing is ever overwritten. Records are read back through the same
+pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
+at the boundary with the file's name, not deep inside the leaderboard.
 """
 
 from __future__ import annotations
@@ -11,44 +13,74 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from probebench.errors import InputError
-from probebench.evaluation.schema import Submission, TaskResult
+from probebench.evaluation.results import ProbeInfo, Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
+
+
+class ResultRecord(BaseModel):
+    """One evaluation of an entry on one task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result: TaskResult
+    probe: ProbeInfo
+    model: dict[str, Any] = Field(description="The model identity the result was made on.")
+    seed: int
+    bootstrap_resamples: int
+    versions: dict[str, str]
+    device: str
+    latency_ms: float | None = Field(default=None, description="Machine-dependent; not part "
+                                     "of the comparison that decides a new record.")
+
+    @classmethod
+    def of(cls, submission: Submission, task: TaskResult) -> ResultRecord:
+        return cls(result=task, probe=submission.probe, model=submission.model,
+                   seed=submission.seed, bootstrap_resamples=submission.bootstrap_resamples,
+                   versions=submission.versions, device=submission.device,
+                   latency_ms=(submission.timing.latency_ms.get(task.id)
+                               if submission.timing else None))
+
+    def deterministic(self) -> dict[str, Any]:
+        """The fields a re-run on the same inputs reproduces (timing left out)."""
+        return self.model_dump(mode="json", exclude={"latency_ms"})
+
+
+class ResultHistory(BaseModel):
+    """Every evaluation of one entry on one task, oldest first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str
+    task: str
+    history: list[ResultRecord]
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
 
 
 def result_path(root: Path, entry_id: str, task_id: str) -> Path:
     return root / "results" / entry_id / f"{task_id}.json"
 
 
-def read_history(path: Path) -> list[dict[str, Any]]:
+def read_history(path: Path) -> list[ResultRecord]:
+    """The stored records of one results file (empty when there is none)."""
     if not path.is_file():
         return []
     try:
         data = json.loads(path.read_text("utf-8"))
     except ValueError as exc:
         raise InputError(f"{path}: not valid JSON ({exc})") from None
-    history = data.get("history") if isinstance(data, dict) else None
-    if not isinstance(history, list):
-        raise InputError(f"{path}: expected an object with a 'history' list")
-    return history
-
-
-def record_of(submission: Submission, task: TaskResult) -> dict[str, Any]:
-    return {
-        "result": task.model_dump(mode="json"),
-        "probe": submission.probe.model_dump(mode="json"),
-        "model": submission.model,
-        "seed": submission.seed,
-        "bootstrap_resamples": submission.bootstrap_resamples,
-        "versions": submission.versions,
-        "device": submission.device,
-        "latency_ms": (submission.timing.latency_ms.get(task.id)
-                       if submission.timing else None),
-    }
-
-
-def _deterministic(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k != "latency_ms"}
+    try:
+        return ResultHistory.model_validate(data).history
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a results file of this "
+                         "probebench version)") from None
 
 
 def store_submission(root: Path, entry_id: str, submission: Submission) -> list[Path]:
@@ -57,18 +89,16 @@ def store_submission(root: Path, entry_id: str, submission: Submission) -> list[
     for task in submission.tasks:
         path = result_path(root, entry_id, task.id)
         history = read_history(path)
-        record = record_of(submission, task)
-        if history and _deterministic(history[-1]) == _deterministic(record):
+        record = ResultRecord.of(submission, task)
+        if history and history[-1].deterministic() == record.deterministic():
             continue
-        history.append(record)
-        doc = {"entry": entry_id, "task": task.id, "history": history}
-        atomic_write_bytes(path, (json.dumps(doc, indent=1, sort_keys=True,
-                                             allow_nan=False) + "\n").encode("utf-8"))
+        doc = ResultHistory(entry=entry_id, task=task.id, history=[*history, record])
+        atomic_write_bytes(path, doc.to_json().encode("utf-8"))
         changed.append(path)
     return changed
 
 
-def latest_results(root: Path, entry_id: str) -> dict[str, dict[str, Any]]:
+def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
     """task id -> latest record, for every stored task of an entry."""
     folder = root / "results" / entry_id
     out = {}
@@ -77,3 +107,7 @@ def latest_results(root: Path, entry_id: str) -> dict[str, dict[str, Any]]:
         if history:
             out[path.stem] = history[-1]
     return out
+
+
+__all__ = ["ResultHistory", "ResultRecord", "latest_results", "read_history", "result_path",
+           "store_submission"]

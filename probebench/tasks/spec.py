@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -11,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from probebench.errors import InputError
 from probebench.yamlsafe import load_yaml
 
-TASKS_ENV = "PROBEBENCH_TASKS"
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$")]
+FormatName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$")]
 
 
 class SplitSpec(BaseModel):
@@ -45,7 +44,8 @@ class TaskSpec(BaseModel):
 
     id: TaskId = Field(description="Unique task id, used in meta.yaml and results.")
     title: str = Field(min_length=1)
-    format: Literal["verbs", "syntaxgym", "blimp", "senteval"]
+    format: FormatName = Field(description="A registered task format (verbs, syntaxgym, "
+                               "blimp, senteval, or one added with register_format).")
     version: int = Field(ge=1, description="Bumped whenever the test set changes.")
     description: str = ""
     files: dict[str, str] = Field(description="Role (data, suite, test, train, ...) -> path "
@@ -70,22 +70,12 @@ class TasksFile(BaseModel):
     tasks: list[TaskSpec]
 
 
-def default_tasks_file() -> Path:
-    """``$PROBEBENCH_TASKS``, else ``./tasks.yaml``, else the one beside the package."""
-    env = os.environ.get(TASKS_ENV)
-    if env:
-        return Path(env)
-    here = Path("tasks.yaml")
-    if here.is_file():
-        return here
-    return Path(__file__).resolve().parents[2] / "tasks.yaml"
-
-
-def read_tasks_file(path: Path | None = None) -> tuple[TasksFile, Path]:
-    """Parse and validate ``tasks.yaml``; returns it with the folder its paths are under."""
-    path = Path(path) if path is not None else default_tasks_file()
+def read_tasks_file(path: Path) -> TasksFile:
+    """Parse and validate a ``tasks.yaml`` (its paths are relative to its folder)."""
+    path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no tasks.yaml here (set {TASKS_ENV} or --tasks-file)")
+        raise InputError(f"{path}: no such tasks file (give --tasks-file, or --repo with a "
+                         "tasks.yaml; without either the packaged tasks are used)")
     data = load_yaml(path)
     try:
         parsed = TasksFile.model_validate(data)
@@ -98,10 +88,4 @@ def read_tasks_file(path: Path | None = None) -> tuple[TasksFile, Path]:
         if task.id in seen:
             raise InputError(f"{path}: task id {task.id!r} is registered twice")
         seen.add(task.id)
-    return parsed, path.parent
-
-
-def registered_test_hashes(path: Path) -> dict[str, str]:
-    """Map each registered test-set SHA-256 to its task id."""
-    parsed, _ = read_tasks_file(path)
-    return {t.test_sha256: t.id for t in parsed.tasks}
+    return parsed

@@ -16,28 +16,33 @@
 5. The test split is scored with the same code as ``submit`` (``headline``), so the
    reported metrics are the numbers ``submit`` will reproduce.
 
-Everything is seeded: the same task files, model, site, kind and seed give the same
-weights and the same files (``write_artifact``).
+Everything is seeded: the same task files, model, site, probe type and seed give the
+same weights and the same files (``write_artifact``). Tasks come from a ``TaskCatalog``
+(default: the packaged tasks).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from probebench.artifact.meta import EVALUABLE_PROBE_TYPES
 from probebench.errors import InputError
 from probebench.evaluation.headline import Flat, Headline, headline
-from probebench.models.activations import Site
+from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.prompts import Prompt
+from probebench.sites import Site
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import TaskData
+from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import TaskData
 from probebench.tasks.hygiene import hashed_split
 
-KINDS = ("linear", "mlp")
+#: the probe types ``train`` fits (those ``submit`` can re-evaluate)
+PROBE_TYPES = EVALUABLE_PROBE_TYPES
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
 ALPHA_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 VAL_FRACTION = 0.2
@@ -46,28 +51,38 @@ MAX_ITER = {"linear": 100, "mlp": 400}
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """What to fit: a probe of ``probe_type`` on ``task`` at ``site`` of ``model``.
+
+    ``kind`` is the old name of ``probe_type``, still accepted because published
+    reproducer notebooks (hash-pinned, never edited) call ``TrainConfig(kind=...)``.
+    """
+
     task: str
     site: Site
     model: str = "smollm2-135m"
-    kind: str = "linear"
+    probe_type: str = "linear"
     seed: int = 0
     hidden: int = 64
-    bootstrap: int = 1000
+    bootstrap: int = N_RESAMPLES
     device: str = "auto"
+    kind: InitVar[str | None] = None
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise InputError(f"--kind must be one of {', '.join(KINDS)}, found {self.kind!r}")
+    def __post_init__(self, kind: str | None) -> None:
+        if kind is not None:
+            object.__setattr__(self, "probe_type", kind)
+        if self.probe_type not in PROBE_TYPES:
+            raise InputError(f"--probe-type must be one of {', '.join(PROBE_TYPES)}, found "
+                             f"{self.probe_type!r}")
         if self.hidden < 1:
             raise InputError(f"--hidden must be at least 1, found {self.hidden}")
 
     @property
     def grid_name(self) -> str:
-        return "C" if self.kind == "linear" else "alpha"
+        return "C" if self.probe_type == "linear" else "alpha"
 
     @property
     def grid(self) -> tuple[float, ...]:
-        return C_GRID if self.kind == "linear" else ALPHA_GRID
+        return C_GRID if self.probe_type == "linear" else ALPHA_GRID
 
 
 @dataclass(frozen=True)
@@ -94,7 +109,8 @@ class Trained:
 
     def describe(self) -> str:
         c = self.config
-        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.kind} probe, seed {c.seed}",
+        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.probe_type} probe, "
+                 f"seed {c.seed}",
                  f"train {self.n_train} prompts, validation {self.n_val} prompts "
                  f"({self.val_source})",
                  f"{c.grid_name:>8}  validation accuracy"]
@@ -141,11 +157,11 @@ def labels_of(prompts: Sequence[Prompt], what: str) -> np.ndarray:
     return y
 
 
-def make_estimator(kind: str, value: float, *, seed: int, hidden: int) -> Any:
+def make_estimator(probe_type: str, value: float, *, seed: int, hidden: int) -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
 
-    if kind == "linear":
+    if probe_type == "linear":
         # Newton steps on the exact Hessian: converges in a few iterations where lbfgs
         # needs hundreds at large C (features are few: the hidden size)
         return LogisticRegression(C=value, solver="newton-cholesky",
@@ -154,7 +170,7 @@ def make_estimator(kind: str, value: float, *, seed: int, hidden: int) -> Any:
                          max_iter=MAX_ITER["mlp"], random_state=seed)
 
 
-def fit(kind: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
+def fit(probe_type: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
         hidden: int) -> tuple[Any, Any]:
     """(probe, scaler): a StandardScaler on ``x``, then the estimator on scaled ``x``."""
     from sklearn.exceptions import ConvergenceWarning
@@ -162,7 +178,7 @@ def fit(kind: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
 
     x64 = np.asarray(x, dtype=np.float64)
     scaler = StandardScaler().fit(x64)
-    probe = make_estimator(kind, value, seed=seed, hidden=hidden)
+    probe = make_estimator(probe_type, value, seed=seed, hidden=hidden)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         probe.fit(scaler.transform(x64), y)
@@ -174,7 +190,7 @@ def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
     """Every grid point fitted on train and scored on validation; (points, chosen)."""
     points = []
     for value in config.grid:
-        probe, scaler = fit(config.kind, value, x_train, y_train, seed=config.seed,
+        probe, scaler = fit(config.probe_type, value, x_train, y_train, seed=config.seed,
                             hidden=config.hidden)
         pred = probe.predict(scaler.transform(np.asarray(x_val, dtype=np.float64)))
         points.append(GridPoint(value, float(np.mean(pred == y_val))))
@@ -183,17 +199,17 @@ def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
 
 
 def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed: int = 0,
-                     bootstrap: int = 1000, progress: bool = False) -> Headline:
+                     bootstrap: int = N_RESAMPLES, progress: bool = False,
+                     catalog: TaskCatalog | None = None) -> Headline:
     """The headline metrics of loaded probe weights on a registered task's test split,
     exactly as ``submit`` computes them (used by the eval notebooks)."""
     from probebench.models.activations import extract
-    from probebench.tasks.registry import load_task
 
-    data = load_task(task_id)
+    data = (catalog or TaskCatalog.default()).load(task_id)
     flat = Flat.of(data.test)
     acts = extract(model, flat.prompts, [site], progress=progress)[site]
     probs = weights.predict_proba(acts)[:, 1]
-    return headline(task_id, data.spec.format, data.test, probs, seed=seed,
+    return headline(task_id, data.format, data.test, probs, seed=seed,
                     n_resamples=bootstrap)
 
 
@@ -249,22 +265,23 @@ def fit_and_score(config: TrainConfig, split: SplitActivations) -> Fitted:
 
     x_train, x_val = split.acts["train"][config.site], split.acts["val"][config.site]
     grid, chosen = grid_search(config, x_train, split.y_train, x_val, split.y_val)
-    probe, scaler = fit(config.kind, chosen, np.concatenate([x_train, x_val]),
+    probe, scaler = fit(config.probe_type, chosen, np.concatenate([x_train, x_val]),
                         np.concatenate([split.y_train, split.y_val]), seed=config.seed,
                         hidden=config.hidden)
     probs = sklearn_to_weights(probe, scaler).predict_proba(
         split.acts["test"][config.site])[:, 1]
     data = split.data
-    head = headline(config.task, data.spec.format, data.test, probs, seed=config.seed,
+    head = headline(config.task, data.format, data.test, probs, seed=config.seed,
                     n_resamples=config.bootstrap)
     return Fitted(grid, chosen, probe, scaler, probs, head)
 
 
-def train(config: TrainConfig, *, progress: bool = True, cache: bool = True) -> Trained:
-    """Fit a probe on ``config.task`` following the protocol in the module docstring."""
-    from probebench.tasks.registry import load_task
-
-    split = split_activations(load_task(config.task), config.model, [config.site],
+def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: bool = True,
+          cache: bool = True) -> Trained:
+    """Fit a probe on ``config.task`` of ``catalog`` (default: the packaged tasks)
+    following the protocol in the module docstring."""
+    data = (catalog or TaskCatalog.default()).load(config.task)
+    split = split_activations(data, config.model, [config.site],
                               device=config.device, cache=cache, progress=progress)
     f = fit_and_score(config, split)
     return Trained(config=config, data=split.data, probe=f.probe, scaler=f.scaler,
@@ -274,7 +291,7 @@ def train(config: TrainConfig, *, progress: bool = True, cache: bool = True) -> 
                    headline=f.headline, model_identity=split.identity.to_dict())
 
 
-__all__ = ["ALPHA_GRID", "C_GRID", "KINDS", "Fitted", "GridPoint", "SplitActivations",
+__all__ = ["ALPHA_GRID", "C_GRID", "PROBE_TYPES", "Fitted", "GridPoint", "SplitActivations",
            "TrainConfig", "Trained", "evaluate_weights", "fit", "fit_and_score",
            "grid_search", "labelled_prompts", "labels_of", "split_activations", "train",
            "train_val_items"]

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from probebench.errors import InputError
+from probebench.tasks.catalog import TaskCatalog
 from probebench.train import Trained
 from probebench.train.notebooks import eval_notebook, train_notebook, write_notebook
 
@@ -35,7 +36,7 @@ def meta_of(trained: Trained, *, author: str, contact: str, license: str,
         k: _round(v) for k, v in h.printable().items() if v is not None}}
     return {
         "spec_version": "0.0.1",
-        "probe_type": c.kind,
+        "probe_type": c.probe_type,
         "model": c.model,
         "layer": c.site.layer,
         "position": c.site.position,
@@ -55,8 +56,6 @@ def meta_of(trained: Trained, *, author: str, contact: str, license: str,
 def readme_of(trained: Trained, title: str) -> str:
     import jinja2
 
-    from probebench.evaluation.scoring import ACCURACY_NAMES
-
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              autoescape=False)
@@ -65,7 +64,7 @@ def readme_of(trained: Trained, title: str) -> str:
         n_train=trained.n_train, n_val=trained.n_val, val_source=trained.val_source,
         grid=trained.grid, chosen=trained.chosen, head=trained.headline,
         test_sha256=trained.data.spec.test_sha256,
-        accuracy_name=ACCURACY_NAMES[trained.data.spec.format])
+        accuracy_name=trained.data.format.accuracy_name)
 
 
 def check_out(out: Path, *, force: bool) -> None:
@@ -77,7 +76,7 @@ def check_out(out: Path, *, force: bool) -> None:
 def write_artifact(trained: Trained, out: Path, *, author: str = "probebench maintainers",
                    contact: str = "the probebench issue tracker", license: str = "Apache-2.0",
                    created_at: dt.date | None = None, title: str | None = None,
-                   force: bool = False) -> Path:
+                   force: bool = False, catalog: TaskCatalog | None = None) -> Path:
     """Write every file of the artifact to ``out`` (atomically, validated first)."""
     import joblib
 
@@ -98,15 +97,15 @@ def write_artifact(trained: Trained, out: Path, *, author: str = "probebench mai
                        created_at=created_at or dt.date.today())
         (staging / "meta.yaml").write_text(yaml.safe_dump(meta, sort_keys=False,
                                                           allow_unicode=True), "utf-8")
-        name = title or f"{c.task} {c.kind} probe, {c.model} layer {c.site.layer}"
+        name = title or f"{c.task} {c.probe_type} probe, {c.model} layer {c.site.layer}"
         (staging / "README.md").write_text(readme_of(trained, name), "utf-8")
         write_notebook(train_notebook(task=c.task, model=c.model, site=str(c.site),
-                                      kind=c.kind, seed=c.seed, hidden=c.hidden,
+                                      probe_type=c.probe_type, seed=c.seed, hidden=c.hidden,
                                       bootstrap=c.bootstrap, artifact="."),
                        staging / "train.ipynb")
         write_notebook(eval_notebook(tasks=[c.task], seed=c.seed, bootstrap=c.bootstrap,
                                      artifact="."), staging / "eval.ipynb")
-        report = validate(staging)
+        report = validate(staging, catalog=catalog)
         if not report.valid:
             failed = "; ".join(f"{r.name}: {r.message}" for r in report.failed())
             raise InputError(f"the trained artifact does not validate ({failed}); "

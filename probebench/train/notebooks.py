@@ -33,16 +33,16 @@ def _params(values: dict[str, Any]) -> str:
     return "\n".join(f"{k} = {v!r}" for k, v in values.items())
 
 
-def train_notebook(*, task: str, model: str, site: str, kind: str, seed: int, hidden: int,
-                   bootstrap: int, artifact: str) -> dict[str, Any]:
-    params = _params({"TASK": task, "MODEL": model, "SITE": site, "KIND": kind,
+def train_notebook(*, task: str, model: str, site: str, probe_type: str, seed: int,
+                   hidden: int, bootstrap: int, artifact: str) -> dict[str, Any]:
+    params = _params({"TASK": task, "MODEL": model, "SITE": site, "PROBE_TYPE": probe_type,
                       "SEED": seed, "HIDDEN": hidden, "BOOTSTRAP": bootstrap,
                       "ARTIFACT": artifact})
     return _notebook([
         ("markdown", f"""
 # Reproduce the probe from scratch
 
-Fits a **{kind}** probe on the `{task}` task at site `{site}` of `{model}` with
+Fits a **{probe_type}** probe on the `{task}` task at site `{site}` of `{model}` with
 probebench's SentEval protocol (a small regularisation grid scored on the validation
 split, then a refit on train + validation), scores it on the registered test split
 exactly as `probebench submit` does, and compares it with the published artifact in
@@ -59,8 +59,8 @@ import numpy as np
 from probebench.models import Site
 from probebench.train import TrainConfig, train
 
-config = TrainConfig(task=TASK, model=MODEL, site=Site.parse(SITE), kind=KIND, seed=SEED,
-                     hidden=HIDDEN, bootstrap=BOOTSTRAP)
+config = TrainConfig(task=TASK, model=MODEL, site=Site.parse(SITE), probe_type=PROBE_TYPE,
+                     seed=SEED, hidden=HIDDEN, bootstrap=BOOTSTRAP)
 trained = train(config, progress=False)
 print(trained.describe())
 """),

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from probebench.errors import InputError
+from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.hashing import atomic_write_bytes
-from probebench.models.activations import Site
+from probebench.sites import Site
+from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, fit_and_score, split_activations
 
 SWEEP_VERSION = 1
@@ -42,7 +44,7 @@ class Sweep:
     model: str
     model_sha256: str
     position: str
-    kind: str
+    probe_type: str
     seed: int
     bootstrap: int
     accuracy_name: str
@@ -58,7 +60,7 @@ class Sweep:
 
     def markdown(self) -> str:
         best = self.best().layer
-        lines = [f"| layer | {self.kind} AUROC [95% CI] | {self.accuracy_name} [95% CI] | "
+        lines = [f"| layer | {self.probe_type} AUROC [95% CI] | {self.accuracy_name} [95% CI] | "
                  "chosen C/alpha | validation accuracy |",
                  "| ---: | --- | --- | ---: | ---: |"]
         for r in self.rows:
@@ -74,6 +76,8 @@ class Sweep:
 def read_sweep(path: Path) -> Sweep:
     try:
         data = json.loads(path.read_text("utf-8"))
+        if "kind" in data:  # sweeps written before the field was renamed
+            data["probe_type"] = data.pop("kind")
         rows = [LayerRow(**r) for r in data.pop("rows")]
         return Sweep(**data, rows=rows)
     except (ValueError, TypeError, KeyError) as exc:
@@ -81,29 +85,28 @@ def read_sweep(path: Path) -> Sweep:
 
 
 def layer_sweep(task: str, model: str = "smollm2-135m", position: str = "last_token", *,
-                kind: str = "linear", seed: int = 0, bootstrap: int = 1000,
-                layers: list[int] | None = None, progress: bool = True) -> Sweep:
-    from probebench.evaluation.scoring import ACCURACY_NAMES
+                probe_type: str = "linear", seed: int = 0, bootstrap: int = N_RESAMPLES,
+                layers: list[int] | None = None, catalog: TaskCatalog | None = None,
+                progress: bool = True) -> Sweep:
     from probebench.models.loading import resolve_model
-    from probebench.tasks.registry import load_task
 
-    data = load_task(task)
+    data = (catalog or TaskCatalog.default()).load(task)
     ident = resolve_model(model, progress=progress).identity
     chosen_layers = list(range(ident.num_layers + 1)) if layers is None else layers
     sites = [Site(layer, position) for layer in chosen_layers]
     split = split_activations(data, model, sites, progress=progress)
     sweep = Sweep(task=task, task_version=data.spec.version, test_sha256=data.spec.test_sha256,
                   model=model, model_sha256=ident.weights_sha256, position=position,
-                  kind=kind, seed=seed, bootstrap=bootstrap,
-                  accuracy_name=ACCURACY_NAMES[data.spec.format])
+                  probe_type=probe_type, seed=seed, bootstrap=bootstrap,
+                  accuracy_name=data.format.accuracy_name)
     iterator: Any = sites
     if progress:
         from tqdm import tqdm
 
         iterator = tqdm(sites, desc=f"sweep {task}", unit="layer")
     for site in iterator:
-        config = TrainConfig(task=task, site=site, model=model, kind=kind, seed=seed,
-                             bootstrap=bootstrap)
+        config = TrainConfig(task=task, site=site, model=model, probe_type=probe_type,
+                             seed=seed, bootstrap=bootstrap)
         f = fit_and_score(config, split)
         auroc, accuracy = f.headline.auroc, f.headline.accuracy
         val_acc = next(p.val_accuracy for p in f.grid if p.value == f.chosen)

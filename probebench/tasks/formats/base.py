@@ -1,16 +1,28 @@
-"""The one interface every task format implements."""
+"""The one interface every task format implements.
+
+A format is made of: the files it reads (``roles``, ``read``), how one item is scored
+from its prompts' scores (``score_item``), what that item accuracy is called and means
+(``accuracy_name``, ``accuracy_definition``), whether its items compare prompts against
+each other (``minimal_pairs``: then the model's own surprisal is a baseline), which
+slices the leaderboard draws (``charted_slices``) and how a holdout test set replaces
+the registered one (``read_holdout``). Nothing elsewhere branches on a format's name:
+adding a format is one new class and one ``register_format`` call.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
+
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
 from probebench.tasks.hygiene import hashed_split
-from probebench.tasks.spec import TaskSpec
+from probebench.tasks.spec import HoldoutSpec, TaskSpec
 
 
 @dataclass
@@ -24,13 +36,37 @@ class TaskData:
     def test(self) -> list[Item]:
         return self.splits.get("test", [])
 
+    @property
+    def format(self) -> TaskFormat:
+        return get_format(self.spec.format)
+
+
+@dataclass(frozen=True)
+class SliceChart:
+    """A slice the leaderboard draws as bars of per-value accuracy."""
+
+    slice: str
+    title: str
+    #: values left out of the chart (e.g. "none" for items that have no category)
+    skip_values: tuple[str, ...] = ()
+
 
 class TaskFormat(ABC):
-    """Reads one kind of file into items; validates with file:line errors."""
+    """Reads one kind of file into items and says how an item is scored."""
 
+    #: the ``format`` value in tasks.yaml
     name: ClassVar[str]
     #: file roles a task of this format must declare in ``files``
     roles: ClassVar[tuple[str, ...]]
+    #: what the mean item correctness is called in results (e.g. ``pair_accuracy``)
+    accuracy_name: ClassVar[str] = "accuracy"
+    #: one sentence: when an item counts as correct
+    accuracy_definition: ClassVar[str]
+    #: items hold prompts that compete (a grammatical and an ungrammatical variant), so
+    #: the model's own surprisal is a baseline for them
+    minimal_pairs: ClassVar[bool] = False
+    #: slices the leaderboard draws on an entry's page
+    charted_slices: ClassVar[tuple[SliceChart, ...]] = ()
 
     def load(self, spec: TaskSpec, root: Path) -> TaskData:
         missing = [r for r in self.roles if r not in spec.files]
@@ -40,7 +76,30 @@ class TaskFormat(ABC):
         return self.read(spec, {role: root / rel for role, rel in spec.files.items()})
 
     @abstractmethod
-    def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData: ...
+    def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
+        """Items per split, from the task's files (``role -> path``); errors name file
+        and line."""
+
+    def read_holdout(self, spec: TaskSpec, holdout: HoldoutSpec, root: Path) -> TaskData:
+        """The holdout's test set: by default the task read with the holdout's files in
+        place of the registered ones."""
+        replaced = spec.model_copy(update={"files": {**spec.files, **holdout.files}})
+        return self.load(replaced, root)
+
+    @abstractmethod
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        """Correctness of ``item`` in [0, 1] from its prompts' scores (higher = more
+        likely label 1), or None when the item cannot be scored. ``threshold`` is the
+        decision threshold for formats that classify single prompts (None when the
+        scores are not probabilities, e.g. minus surprisal)."""
+
+    def item_scores(self, items: Sequence[Item], prompt_scores: np.ndarray,
+                    item_of: np.ndarray, threshold: float | None = 0.5
+                    ) -> list[float | None]:
+        """Correctness (0..1 or None) of each item, from the scores of its prompts."""
+        return [self.score_item(item, prompt_scores[item_of == index], threshold)
+                for index, item in enumerate(items)]
 
     @staticmethod
     def split_by_hash(spec: TaskSpec, items: list[Item]) -> dict[str, list[Item]]:
@@ -48,3 +107,49 @@ class TaskFormat(ABC):
             raise InputError(f"task {spec.id}: format needs a 'split' (method: hash)")
         train, test = hashed_split(items, spec.split.salt, spec.split.test_fraction)
         return {"train": train, "test": test}
+
+
+_FORMATS: dict[str, TaskFormat] = {}
+
+
+def register_format(fmt: TaskFormat, *, replace: bool = False) -> TaskFormat:
+    """Make ``fmt`` readable as ``format: <fmt.name>`` in tasks.yaml; returns it."""
+    if not isinstance(fmt, TaskFormat):
+        raise TypeError(f"expected a TaskFormat instance, found {type(fmt).__name__}")
+    if fmt.name in _FORMATS and not replace and type(_FORMATS[fmt.name]) is not type(fmt):
+        raise ValueError(f"task format {fmt.name!r} is already registered "
+                         f"({type(_FORMATS[fmt.name]).__name__}); pass replace=True")
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def unregister_format(name: str) -> None:
+    _FORMATS.pop(name, None)
+
+
+def get_format(name: str) -> TaskFormat:
+    """The registered format called ``name``; the error lists the known ones."""
+    try:
+        return _FORMATS[name]
+    except KeyError:
+        raise InputError(f"task format {name!r} is not registered; known formats: "
+                         f"{', '.join(sorted(_FORMATS))}") from None
+
+
+def format_names() -> list[str]:
+    """Registered format names, in registration order (built-ins first)."""
+    return list(_FORMATS)
+
+
+def group_by_slice(items: Sequence[Item], scores: Sequence[float | None],
+                   names: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """Scored items' correctness grouped by each slice's values (unscored items left out)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for name in names:
+        groups: dict[str, list[float]] = {}
+        for item, score in zip(items, scores, strict=True):
+            if score is not None:
+                groups.setdefault(str(item.slices.get(name, "-")), []).append(score)
+        if groups:
+            out[name] = dict(sorted(groups.items()))
+    return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
@@ -54,8 +56,28 @@ def read_blimp(path: Path) -> list[Item]:
 
 
 class BlimpFormat(TaskFormat):
+    """BLiMP minimal pairs: an item is right when the good sentence scores higher (a tie
+    gives 0.5)."""
+
     name = "blimp"
     roles = ("data",)
+    accuracy_name = "pair_accuracy"
+    accuracy_definition = "pair accuracy"
+    minimal_pairs = True
+
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        return pair_correct(item, scores)
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         return TaskData(spec, self.split_by_hash(spec, read_blimp(files["data"])))
+
+
+def pair_correct(item: Item, scores: np.ndarray) -> float | None:
+    """1 when the label-1 prompt outscores the label-0 prompt, 0.5 on a tie, else 0."""
+    labels = [p.label for p in item.prompts]
+    if 1 not in labels or 0 not in labels:
+        return None
+    good = scores[labels.index(1)]
+    bad = scores[labels.index(0)]
+    return 1.0 if good > bad else 0.5 if good == bad else 0.0

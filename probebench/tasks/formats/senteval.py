@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
@@ -65,8 +67,20 @@ def read_senteval(path: Path, positive_class: str | None) -> dict[str, list[Item
 
 
 class SentEvalFormat(TaskFormat):
+    """SentEval probing files: one sentence per item, right when P >= threshold agrees
+    with its binary label."""
+
     name = "senteval"
     roles = ("data",)
+    accuracy_name = "accuracy"
+    accuracy_definition = "P >= 0.5 agrees"
+
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        label = item.prompts[0].label
+        if label is None or threshold is None:
+            return None
+        return float((scores[0] >= threshold) == bool(label))
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         positive = spec.options.get("positive_class")

@@ -22,7 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from probebench.errors import InputError
+from probebench.models.surprisal import region_surprisal, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.formats.base import TaskData, TaskFormat
@@ -206,8 +209,6 @@ def score_items(lm: Any, items: Sequence[Item], *, progress: bool = False
     Region values are token surprisals (bits, no BOS, first token 0) aggregated onto
     each region's characters; ``probebench.models.region_surprisal`` documents the rule.
     """
-    from probebench.models.surprisal import region_surprisal, token_surprisals
-
     prompts = [p for item in items for p in item.prompts]
     surprisals = iter(token_surprisals(lm, prompts, progress=progress))
     metrics: list[str] = list(items[0].data["metrics"]) if items else []
@@ -227,8 +228,23 @@ def score_items(lm: Any, items: Sequence[Item], *, progress: bool = False
 
 
 class SyntaxGymFormat(TaskFormat):
+    """SyntaxGym suites: an item is right when every expected condition scores higher
+    than every anomalous one."""
+
     name = "syntaxgym"
     roles = ("suite",)
+    accuracy_name = "prediction_accuracy"
+    accuracy_definition = "every expected condition above every anomalous one"
+    minimal_pairs = True
+
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        labels = [p.label for p in item.prompts]
+        good = [s for s, lab in zip(scores, labels, strict=True) if lab == 1]
+        bad = [s for s, lab in zip(scores, labels, strict=True) if lab == 0]
+        if not good or not bad:
+            return None
+        return 1.0 if min(good) > max(bad) else 0.0
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         _, items = read_suite(files["suite"])

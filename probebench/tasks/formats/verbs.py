@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from probebench.errors import InputError
-from probebench.tasks.formats.base import TaskData, TaskFormat
-from probebench.tasks.spec import TaskSpec
-from probebench.tasks.verbs.checks import VerbFiles, check_verbs
+from probebench.tasks.anatomy import Item
+from probebench.tasks.formats.base import SliceChart, TaskData, TaskFormat
+from probebench.tasks.spec import HoldoutSpec, TaskSpec
+from probebench.tasks.verbs.checks import VerbFiles, check_line, check_verbs
 from probebench.tasks.verbs.render import check_template, render_item
-from probebench.tasks.verbs.schema import read_verb_file
+from probebench.tasks.verbs.schema import VerbTables, read_verb_file
 
 ROLES = ("test", "adversarial", "train", "val", "verbs", "lexicon", "template")
 
@@ -26,8 +29,62 @@ def verb_files(files: dict[str, Path]) -> VerbFiles:
 
 
 class VerbsFormat(TaskFormat):
+    """The bilingual verb-grammar set.
+
+    Multiple-choice items: the candidate with the highest score is the answer; credit
+    1/k when the expected candidate ties with k-1 others at the top. Classification
+    lines: P >= threshold means "correct" (None when the scores are not probabilities).
+    Ambiguous items are not scored (not penalised).
+
+    Holdouts are fresh generated sentences from a new, recorded seed: each line must
+    follow the per-line rules of ``check-verbs``, and none may repeat a train or val
+    sentence (the coverage minimums apply to the hand-written set only).
+    """
+
     name = "verbs"
     roles = ROLES
+    accuracy_name = "mc_accuracy"
+    accuracy_definition = ("multiple-choice accuracy (highest P(correct) wins; ties share "
+                           "credit; ambiguous items not scored; classification lines "
+                           "P >= 0.5)")
+    minimal_pairs = True
+    charted_slices = (
+        SliceChart("language", "accuracy by language"),
+        SliceChart("regularity", "accuracy by regularity"),
+        SliceChart("tense", "accuracy by tense"),
+        SliceChart("person", "accuracy by person"),
+        SliceChart("category", "accuracy by category"),
+        SliceChart("reason_code", "adversarial accuracy by category", skip_values=("none",)),
+    )
+
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        labels = [p.label for p in item.prompts]
+        if all(lab is None for lab in labels):
+            return None
+        if item.data.get("form") == "multiple_choice":
+            tied = np.flatnonzero(scores == scores.max())
+            expected = labels.index(1)
+            return 1.0 / len(tied) if expected in tied else 0.0
+        if threshold is None:
+            return None
+        return float((scores[0] >= threshold) == bool(labels[0]))
+
+    def read_holdout(self, spec: TaskSpec, holdout: HoldoutSpec, root: Path) -> TaskData:
+        files = {role: root / rel for role, rel in spec.files.items()}
+        tables = VerbTables.read(files["verbs"])
+        lines = read_verb_file(root / holdout.files["test"])
+        seen = {ln.item.prompt for role in ("train", "val")
+                for ln in read_verb_file(files[role])}
+        problems = [p for ln in lines for p in check_line(ln, tables)]
+        problems += [f"{ln.where}: repeats a train/val sentence" for ln in lines
+                     if ln.item.prompt in seen]
+        if problems:
+            raise InputError(f"holdout v{holdout.version} of {spec.id} refused: "
+                             + "; ".join(problems[:5]))
+        template = files["template"].read_text("utf-8")
+        test = [render_item(ln.item, template) for ln in lines if not ln.item.deprecated]
+        return TaskData(spec, {"test": test})
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         report = check_verbs(verb_files(files))

@@ -1,30 +1,27 @@
 """The ProbeBench artifact spec v0.0.1: ``meta.yaml``'s schema.
 
-Run ``python -m probebench.artifact.spec schemas/`` to export the JSON Schema for
-editors (a test keeps the committed file equal to this module).
+``python -m probebench.schemas schemas/`` exports its JSON Schema for editors (a test
+keeps the committed file equal to this module).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from probebench.errors import InputError
+from probebench.sites import Position
 from probebench.yamlsafe import load_yaml
 
 SPEC_VERSION = "0.0.1"
-PROBE_TYPES = ("linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble")
+#: The kinds of classifier the spec names (``probe_type`` in meta.yaml and entries).
+ProbeType = Literal["linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble"]
+PROBE_TYPES: tuple[str, ...] = get_args(ProbeType)
 #: probe types probebench can re-evaluate; the others validate but cannot be scored
 EVALUABLE_PROBE_TYPES = ("linear", "mlp")
-# kept in sync with probebench.models.activations.POSITIONS (a test checks), duplicated
-# here so that validating meta.yaml never imports the model code
-POSITIONS = ("last_token", "token_avg", "end_question", "mid_think", "end_think",
-             "end_answer", "attention_weighted")
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -55,14 +52,12 @@ class ProbeMeta(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     spec_version: Literal["0.0.1"] = Field(description="Artifact spec version.")
-    probe_type: Literal["linear", "mlp", "sae_feature", "sae_combination", "tree",
-                        "ensemble"] = Field(description="Kind of classifier.")
+    probe_type: ProbeType = Field(description="Kind of classifier.")
     model: str = Field(min_length=1, description="The model the probe reads: a probebench "
                        "alias (smollm2-135m) or a Hugging Face id.")
     layer: int = Field(ge=0, description="Layer read; 0 = embeddings output, as in Hugging "
                        "Face output_hidden_states.")
-    position: Literal["last_token", "token_avg", "end_question", "mid_think", "end_think",
-                      "end_answer", "attention_weighted"] = Field(
+    position: Position = Field(
         description="Token position pooled at that layer.")
     training_data: str = Field(min_length=1, description="What the probe was trained on "
                                "(a task id, a data set name or a URL).")
@@ -98,25 +93,3 @@ def parse_meta(data: Any, source: str) -> ProbeMeta:
 def read_meta(path: Path) -> ProbeMeta:
     """Read and validate ``meta.yaml`` (safe YAML; every error names the field)."""
     return parse_meta(load_yaml(path), str(path))
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    from probebench.evaluation.schema import Submission
-
-    return {"meta.schema.json": ProbeMeta.model_json_schema(),
-            "submission.schema.json": Submission.model_json_schema()}
-
-
-def write_schemas(folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, schema in json_schemas().items():
-        path = folder / name
-        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
-
-
-if __name__ == "__main__":  # pragma: no cover - a maintenance command
-    for p in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
-        print(p)

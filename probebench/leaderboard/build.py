@@ -7,22 +7,54 @@ links are relative, so the site works from ``file://``.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from probebench import __version__
-from probebench.errors import ProbebenchError
+from markupsafe import Markup, escape
+
+from probebench.errors import InputError
+from probebench.evaluation.definitions import (
+    DISTSHIFT_IMPUTE,
+    EVALAWARE_IMPUTE,
+    TRANSFER_IMPUTE,
+)
+from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult
+from probebench.leaderboard.charts import bars_svg, reliability_svg, roc_svg, sweep_svg
+from probebench.leaderboard.probescore import (
+    CLOSED_LICENSE_CEILING,
+    DEFAULT_SPEC,
+    UNMEASURED,
+    axis_values,
+    license_score,
+    load_probescore_spec,
+    probescore,
+)
+from probebench.leaderboard.ranks import RANK_RESAMPLES, Scored, rank_intervals
 from probebench.registry.check import entry_files
 from probebench.registry.entry import Entry, read_entry
-from probebench.registry.store import latest_results
-from probebench.scoring.probescore import axis_values, load_spec, probescore
-from probebench.scoring.ranks import Scored, rank_intervals
-from probebench.site.svg import bars_svg, reliability_svg, roc_svg, sweep_svg
+from probebench.registry.store import ResultRecord, latest_results
+from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import get_format
+from probebench.train.sweep import read_sweep
+from probebench.version import __version__
 
 HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class RankedEntry:
+    """One line of the ranking, best first."""
+
+    rank: int
+    entry_id: str
+    probescore: float
+    auroc: float
+    model: str
+    status: str
 
 
 @dataclass
@@ -30,40 +62,59 @@ class BuildSummary:
     out: Path
     entries: int
     skipped: list[str]
-    #: (rank, entry id, ProbeScore, mean AUROC, model, status), best first
-    ranking: list[tuple[int, str, float, float, str, str]] = field(default_factory=list)
+    ranking: list[RankedEntry] = field(default_factory=list)
 
     def top_table(self, n: int = 5) -> str:
         lines = [f"{'rank':>4}  {'ProbeScore':>10}  {'AUROC':>5}  {'model':<13} entry"]
-        for rank, entry_id, score, auroc, model, status in self.ranking[:n]:
-            flag = "" if status == "live" else f" ({status})"
-            lines.append(f"{rank:>4}  {score:>10.3f}  {auroc:>5.3f}  {model:<13} "
-                         f"{entry_id}{flag}")
+        for r in self.ranking[:n]:
+            flag = "" if r.status == "live" else f" ({r.status})"
+            lines.append(f"{r.rank:>4}  {r.probescore:>10.3f}  {r.auroc:>5.3f}  "
+                         f"{r.model:<13} {r.entry_id}{flag}")
         return "\n".join(lines)
 
 
-def _iv(x: dict[str, Any] | None) -> str:
-    if not x or x.get("value") is None:
+def _iv(x: IntervalOut | FlaggedOut | None) -> str:
+    if x is None or x.value is None:
         return "n/a"
-    text = f"{x['value']:.3f}"
-    if x.get("ci_low") is not None:
-        text += f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]"
-    if x.get("imputed"):
+    text = f"{x.value:.3f}"
+    if x.ci_low is not None and x.ci_high is not None:
+        text += f" [{x.ci_low:.3f}, {x.ci_high:.3f}]"
+    if isinstance(x, FlaggedOut) and x.imputed:
         text += " (imputed)"
     return text
+
+
+def _marks(t: TaskResult) -> str:
+    return ", ".join(f"{k} {m.mark}" for k, m in sorted(t.marks.items()))
+
+
+def plain_markdown(text: str) -> str:
+    """Inline Markdown (``**bold**``, ```code```) as plain text, for tooltips."""
+    return text.replace("**", "").replace("`", "")
+
+
+def inline_markdown(text: str) -> Markup:
+    """Inline Markdown (``**bold**``, ```code```) as escaped HTML."""
+    html = str(escape(text))
+    html = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html)
+    html = re.sub(r"`(.+?)`", r"<code>\1</code>", html)
+    return Markup(html)
 
 
 def page_name(entry_id: str) -> str:
     return "entries/" + entry_id.replace("/", "__") + ".html"
 
 
-def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
-               n_resamples: int = 200, seed: int = 0) -> BuildSummary:
+def build_site(registry: Path, out: Path, *, catalog: TaskCatalog,
+               spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
+               seed: int = 0) -> BuildSummary:
+    """Render the whole site for ``registry`` into ``out`` (replaced atomically); task
+    pages describe the tasks of ``catalog``."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-    spec = load_spec(spec_version)
+    spec = load_probescore_spec(spec_version)
     entries: list[Entry] = []
-    results: dict[str, dict[str, dict[str, Any]]] = {}
+    results: dict[str, dict[str, ResultRecord]] = {}
     skipped = []
     for path in entry_files(registry):
         entry = read_entry(path)
@@ -76,12 +127,14 @@ def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
         results[entry.id] = stored
     scored = [Scored(e.id, results[e.id], axis_values(results[e.id], e.license),
                      closed=e.license == "closed") for e in entries]
-    breakdowns = {s.id: probescore(spec, s.values, closed_licence=s.closed) for s in scored}
+    breakdowns = {s.id: probescore(spec, s.values, closed_license=s.closed) for s in scored}
     ranks = rank_intervals(scored, spec, n_resamples=n_resamples, seed=seed)
     order = sorted(entries, key=lambda e: (ranks[e.id].rank, e.id))
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]))
+    env.filters["inline_md"] = inline_markdown
+    env.filters["plain_md"] = plain_markdown
     task_ids = sorted({t for r in results.values() for t in r})
     common = {"spec": spec, "version": __version__, "nav_tasks": task_ids}
     tmp = out.with_name(f".{out.name}.building")
@@ -92,25 +145,27 @@ def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
     shutil.copytree(HERE / "static", tmp / "static")
 
     rows = []
+    ranking = []
     for e in order:
         b, r = breakdowns[e.id], ranks[e.id]
         recs = results[e.id]
-        aurocs = [rec["result"]["auroc"]["value"] for rec in recs.values()]
         rows.append({
             "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
             "rank": r.rank, "best": r.best, "worst": r.worst, "score": b.total,
             "axes": {a.name: {"value": b.values[a.name].value,
                               "imputed": b.values[a.name].imputed,
                               "capped": a.name in b.capped} for a in spec.axes},
-            "auroc": sum(aurocs) / len(aurocs), "auroc_low": r.auroc_low,
+            "auroc": b.values["auroc"].value, "auroc_low": r.auroc_low,
             "auroc_high": r.auroc_high,
-            "marks": [(t, rec["result"]["marks"]["auroc"]["mark"])
-                      for t, rec in sorted(recs.items()) if "auroc" in rec["result"]["marks"]],
-            "status": e.status, "model": e.model_id, "category": e.category,
+            "marks": [(t, rec.result.marks["auroc"].mark)
+                      for t, rec in sorted(recs.items()) if "auroc" in rec.result.marks],
+            "status": e.status, "model": e.model, "category": e.category,
             "tasks": sorted(recs)})
+        ranking.append(RankedEntry(r.rank, e.id, b.total, b.values["auroc"].value, e.model,
+                                   e.status))
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
-        statuses=sorted({e.status for e in entries}), models=sorted({e.model_id for e in entries}),
+        statuses=sorted({e.status for e in entries}), models=sorted({e.model for e in entries}),
         categories=sorted({e.category for e in entries}))
     (tmp / "index.html").write_text(index, encoding="utf-8")
 
@@ -121,52 +176,51 @@ def build_site(registry: Path, out: Path, *, spec_version: str = "0.0.2",
                                 rank=ranks[e.id], score=breakdowns[e.id], tasks=tasks)
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
-    _task_pages(env, common, tmp, task_ids, entries, results, _sweeps(registry))
+    _task_pages(env, common, tmp, task_ids, entries, results, _sweeps(registry), catalog)
     weights = spec.normalised()
     (tmp / "methodology.html").write_text(env.get_template("methodology.html.j2").render(
-        **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples),
+        **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples,
+        closed_license_score=license_score("closed"), closed_ceiling=CLOSED_LICENSE_CEILING,
+        imputes={"evalaware": EVALAWARE_IMPUTE, "distshift": DISTSHIFT_IMPUTE,
+                 "transfer": TRANSFER_IMPUTE, "unmeasured": UNMEASURED}),
         encoding="utf-8")
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)
-    ranking = [(r["rank"], r["id"], r["score"], r["auroc"], r["model"], r["status"])
-               for r in rows]
     return BuildSummary(out, len(entries), skipped, ranking)
 
 
-def _task_view(task_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    t = record["result"]
-    pred = t["predictions"]
-    view = {
-        "id": task_id, "version": t["version"], "auroc": _iv(t["auroc"]),
-        "accuracy_name": t["accuracy_name"], "accuracy": _iv(t["accuracy"]),
-        "ece": f"{t['ece']:.3f}", "brier": f"{t['brier']:.3f}", "fpr": f"{t['fpr_at_99tpr']:.3f}",
-        "latency": f"{record['latency_ms']:.1f} ms" if record.get("latency_ms") else "n/a",
-        "distshift": _iv(t["distshift_auroc"]), "evalaware": _iv(t["evalaware_auroc"]),
-        "marks": ", ".join(f"{k} {m['mark']}" for k, m in sorted(t["marks"].items())),
-        "roc": roc_svg(pred["labels"], pred["probs"], f"ROC curve, {task_id}"),
-        "reliability": reliability_svg(pred["labels"], pred["probs"],
+def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
+    t = record.result
+    pred = t.predictions
+    view: dict[str, Any] = {
+        "id": task_id, "version": t.version, "auroc": _iv(t.auroc),
+        "accuracy_name": t.accuracy_name, "accuracy": _iv(t.accuracy),
+        "ece": f"{t.ece:.3f}", "brier": f"{t.brier:.3f}", "fpr": f"{t.fpr_at_99tpr:.3f}",
+        "latency": f"{record.latency_ms:.1f} ms" if record.latency_ms else "n/a",
+        "distshift": _iv(t.distshift_auroc), "evalaware": _iv(t.evalaware_auroc),
+        "marks": _marks(t),
+        "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}"),
+        "reliability": reliability_svg(pred.labels, pred.probs,
                                        f"Reliability diagram, {task_id}"),
         "slice_figures": [],
     }
-    if t["format"] == "verbs":
-        for name in ("language", "regularity", "tense", "person", "category", "reason_code"):
-            values = t["slices"].get(name, {})
-            bars = [(v, s["accuracy"]["value"], s["accuracy"]["ci_low"] or 0.0,
-                     s["accuracy"]["ci_high"] or 0.0) for v, s in sorted(values.items())
-                    if s["accuracy"]["value"] is not None and not (
-                        name == "reason_code" and v == "none")]
-            if bars:
-                title = ("adversarial accuracy by category" if name == "reason_code"
-                         else f"accuracy by {name}")
-                view["slice_figures"].append((title, bars_svg(bars, title)))
+    try:
+        charts = get_format(t.format).charted_slices
+    except InputError:  # a result of a format this installation does not know
+        charts = ()
+    for chart in charts:
+        values = t.slices.get(chart.slice, {})
+        bars = [(v, s.accuracy.value, s.accuracy.ci_low or 0.0, s.accuracy.ci_high or 0.0)
+                for v, s in sorted(values.items())
+                if s.accuracy.value is not None and v not in chart.skip_values]
+        if bars:
+            view["slice_figures"].append((chart.title, bars_svg(bars, chart.title)))
     return view
 
 
 def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
     """task id -> figures of the layer sweeps stored under ``registry/sweeps/``."""
-    from probebench.train.sweep import read_sweep
-
     out: dict[str, list[dict[str, Any]]] = {}
     for path in sorted((registry / "sweeps").rglob("*.json")):
         sweep = read_sweep(path)
@@ -178,7 +232,7 @@ def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
             series.append((sweep.accuracy_name, "s2", [r.accuracy or 0.0 for r in rows],
                            [r.accuracy_ci_low or 0.0 for r in rows],
                            [r.accuracy_ci_high or 0.0 for r in rows]))
-        title = (f"Layer sweep: {sweep.kind} probes on {sweep.model}, position "
+        title = (f"Layer sweep: {sweep.probe_type} probes on {sweep.model}, position "
                  f"{sweep.position}")
         best = sweep.best()
         out.setdefault(sweep.task, []).append({
@@ -190,15 +244,8 @@ def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[str],
-                entries: Sequence[Entry], results: dict[str, dict[str, dict[str, Any]]],
-                sweeps: dict[str, list[dict[str, Any]]]) -> None:
-    from probebench.tasks.spec import read_tasks_file
-
-    try:
-        parsed, _ = read_tasks_file()
-        specs = {t.id: t for t in parsed.tasks}
-    except ProbebenchError:
-        specs = {}
+                entries: Sequence[Entry], results: dict[str, dict[str, ResultRecord]],
+                sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog) -> None:
     template = env.get_template("task.html.j2")
     for task_id in task_ids:
         rows: list[dict[str, Any]] = []
@@ -208,20 +255,18 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[
             rec = results[e.id].get(task_id)
             if rec is None:
                 continue
-            t = rec["result"]
-            acc_name = t["accuracy_name"]
+            t = rec.result
+            acc_name = t.accuracy_name
             rows.append({"href": page_name(e.id), "short_name": e.short_name,
-                         "auroc": _iv(t["auroc"]), "auroc_value": t["auroc"]["value"],
-                         "accuracy": _iv(t["accuracy"]),
-                         "acc_value": t["accuracy"]["value"] if t["accuracy"]["value"]
-                         is not None else -1, "ece": f"{t['ece']:.3f}",
-                         "marks": ", ".join(f"{k} {m['mark']}"
-                                            for k, m in sorted(t["marks"].items()))})
+                         "auroc": _iv(t.auroc), "auroc_value": t.auroc.value,
+                         "accuracy": _iv(t.accuracy),
+                         "acc_value": t.accuracy.value if t.accuracy.value is not None
+                         else -1, "ece": f"{t.ece:.3f}", "marks": _marks(t)})
             if not baselines:
                 source = e.short_name
-                baselines = [{"name": n, "auroc": _iv(b["auroc"]), "accuracy": _iv(b["accuracy"]),
-                              "note": b["note"]} for n, b in sorted(t["baselines"].items())]
-        spec = specs.get(task_id)
+                baselines = [{"name": n, "auroc": _iv(b.auroc), "accuracy": _iv(b.accuracy),
+                              "note": b.note} for n, b in sorted(t.baselines.items())]
+        spec = catalog.specs.get(task_id)
         task = {"id": task_id, "title": spec.title if spec else task_id,
                 "version": spec.version if spec else "?", "format": spec.format if spec else "?",
                 "license": spec.license if spec else "?",

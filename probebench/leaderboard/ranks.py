@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from probebench.evaluation.definitions import DISTSHIFT_IMPUTE, EVALAWARE_IMPUTE
 from probebench.evaluation.metrics import resample_counts, weighted_auroc
-from probebench.scoring.probescore import AxisValue, ScoringSpec, probescore
+from probebench.leaderboard.probescore import AxisValue, ProbeScoreSpec, probescore
+from probebench.registry.store import ResultRecord
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Scored:
     """What ranking needs of an entry."""
 
     id: str
-    results: dict[str, dict[str, Any]]   #: task -> latest stored record
+    results: dict[str, ResultRecord]      #: task -> latest stored record
     values: dict[str, AxisValue]          #: axis values at the point estimate
     closed: bool
 
@@ -52,14 +53,19 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
     return 1 + higher
 
 
-def rank_intervals(entries: Sequence[Scored], spec: ScoringSpec, *, n_resamples: int = 200,
+#: paired bootstrap resamples behind the rank intervals
+RANK_RESAMPLES = 200
+
+
+def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
+                   n_resamples: int = RANK_RESAMPLES,
                    seed: int = 0) -> dict[str, RankInterval]:
     if not entries:
         return {}
     tasks = sorted({t for e in entries for t in e.results})
     counts = {}
     for task in tasks:
-        n_items = max(max(e.results[task]["result"]["predictions"]["items"]) + 1
+        n_items = max(max(e.results[task].result.predictions.items) + 1
                       for e in entries if task in e.results)
         counts[task] = resample_counts(n_items, n_resamples,
                                        np.random.default_rng(_task_seed(seed, task)))
@@ -70,27 +76,27 @@ def rank_intervals(entries: Sequence[Scored], spec: ScoringSpec, *, n_resamples:
         per_task = []
         imputed_dist = []
         for task, record in sorted(entry.results.items()):
-            pred = record["result"]["predictions"]
-            items = np.asarray(pred["items"], dtype=np.int64)
-            y = np.asarray(pred["labels"], dtype=np.int64)
-            p = np.asarray(pred["probs"], dtype=np.float64)
+            pred = record.result.predictions
+            items = np.asarray(pred.items, dtype=np.int64)
+            y = np.asarray(pred.labels, dtype=np.int64)
+            p = np.asarray(pred.probs, dtype=np.float64)
             per_task.append(weighted_auroc(y, p, counts[task][:, items]))
-            imputed_dist.append(record["result"]["distshift_auroc"]["value"] is None)
+            imputed_dist.append(record.result.distshift_auroc.value is None)
         aurocs = np.vstack(per_task)  # (tasks, B)
         mean_b = np.nanmean(aurocs, axis=0)
         finite = mean_b[np.isfinite(mean_b)]
         auroc_ci.append((float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))))
-        point[j] = probescore(spec, entry.values, closed_licence=entry.closed).total
+        point[j] = probescore(spec, entry.values, closed_license=entry.closed).total
         base = entry.values
         for b in range(n_resamples):
             a_b = float(mean_b[b]) if np.isfinite(mean_b[b]) else base["auroc"].value
             values = dict(base)
             values["auroc"] = AxisValue(a_b)
             if base["evalaware_auroc"].imputed:
-                values["evalaware_auroc"] = AxisValue(0.85 * a_b, True)
+                values["evalaware_auroc"] = AxisValue(EVALAWARE_IMPUTE * a_b, True)
             if base["distshift_auroc"].imputed and all(imputed_dist):
-                values["distshift_auroc"] = AxisValue(0.7 * a_b, True)
-            boot[b, j] = probescore(spec, values, closed_licence=entry.closed).total
+                values["distshift_auroc"] = AxisValue(DISTSHIFT_IMPUTE * a_b, True)
+            boot[b, j] = probescore(spec, values, closed_license=entry.closed).total
     ranks = _ranks(boot)
     point_rank = _ranks(point[None, :])[0]
     out = {}

@@ -1,0 +1,52 @@
+"""The ``probebench`` command line: thin commands over the library.
+
+``main`` only registers the command groups (one module each) and reports errors; every
+command calls public library functions. Heavy libraries are imported inside the command
+functions, so ``--help`` and input errors answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from probebench.cli import artifacts, leaderboard, models, registry, submit, tasks, train
+from probebench.errors import ProbebenchError
+from probebench.version import __version__
+
+GROUPS = (models, artifacts, tasks, train, submit, registry, leaderboard)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="probebench",
+        description="probebench: validate, re-evaluate and rank activation probes on "
+                    "language models.",
+        epilog="Run `probebench COMMAND --help` for a command's options. Commands that read "
+               "tasks or the registry resolve them from --repo (default: the enclosing git "
+               "checkout) and say which they used.")
+    parser.add_argument("--version", action="version", version=f"probebench {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for group in GROUPS:
+        group.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="probebench: %(message)s")
+    try:
+        code: int = args.func(args)
+    except ProbebenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,113 @@
+"""``probebench validate``, ``hash`` and ``export``: the artifact commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from probebench.cli.common import add_workspace_options, raw, workspace
+from probebench.errors import InputError
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from probebench.artifact.checks import FAIL, PASS, validate
+
+    path = Path(args.path)
+    if not path.is_dir():
+        raise InputError(f"{path}: not a folder; an artifact is a folder holding "
+                         "meta.yaml, the probe files, README.md and notebooks")
+    ws = workspace(args)
+    report = validate(path, catalog=ws.catalog, expected_sha256=args.sha256)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        width = max(len(c.name) for c in report.checks)
+        for check in report.checks:
+            mark = {PASS: "PASS", FAIL: "FAIL"}.get(check.status, "SKIP")
+            print(f"  {mark}  {check.name:<{width}}  {check.message}")
+        failed = len(report.failed())
+        verdict = "valid" if report.valid else (
+            f"INVALID ({failed} of {len(report.checks)} checks failed)")
+        print(f"{path}: {verdict}")
+    return 0 if report.valid else 1
+
+
+def cmd_hash(args: argparse.Namespace) -> int:
+    from probebench.artifact import bundle
+
+    path = Path(args.path)
+    if not path.is_dir():
+        raise InputError(f"{path}: not a folder")
+    found = bundle.scan(path)
+    if found.problems:
+        print("error: cannot hash this folder: " + "; ".join(found.problems), file=sys.stderr)
+        return 1
+    man = bundle.manifest(found)
+    if args.manifest:
+        print(man.text, end="")
+    if args.write:
+        from probebench.hashing import atomic_write_bytes
+
+        atomic_write_bytes(path / bundle.MANIFEST_NAME, man.text.encode("utf-8"))
+    print(f"{man.sha256}  {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from probebench.artifact.export import export_native
+
+    weights, files = export_native(args.probe, args.scaler, args.meta, args.out,
+                                   force=args.force)
+    layers = " -> ".join(str(n) for n in [weights.n_features, *weights.hidden_sizes, 1])
+    print(f"wrote {args.out}: {', '.join(files)} ({weights.probe_type} probe, {layers})")
+    missing = [n for n in ("README.md", "train.ipynb", "eval.ipynb") if n not in files]
+    if missing:
+        print(f"note: add {', '.join(missing)} before submitting; then run "
+              f"`probebench validate {args.out}`")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    val = commands.add_parser(
+        "validate", help="check that an artifact folder is what it claims",
+        **raw("Run every artifact check and print each as PASS, FAIL or SKIP with its "
+              "reason. Nothing is unpickled with plain pickle and no model is loaded.",
+              "exit status: 0 valid, 1 invalid, 2 usage error"))
+    val.add_argument("path", type=Path, help="the artifact folder")
+    val.add_argument("--json", action="store_true", help="print the report as JSON")
+    val.add_argument("--sha256", metavar="HASH",
+                     help="also require this bundle hash (e.g. the registry's artifact_sha256)")
+    val.add_argument("--quiet", action="store_true",
+                     help="do not say which repository and tasks were used")
+    add_workspace_options(val)
+    val.set_defaults(func=cmd_validate)
+
+    hsh = commands.add_parser(
+        "hash", help="print the bundle hash of an artifact folder",
+        description="The bundle hash is the SHA-256 of the manifest: one '<sha256>  <path>' "
+                    "line per regular file, sorted by path. It ignores timestamps and is the "
+                    "same on every machine; the registry's artifact_sha256 is this value.")
+    hsh.add_argument("path", type=Path, help="the artifact folder")
+    hsh.add_argument("--manifest", action="store_true", help="print the manifest too")
+    hsh.add_argument("--write", action="store_true",
+                     help="write the manifest to MANIFEST.sha256 in the folder, so validate "
+                          "can name any file changed later")
+    hsh.set_defaults(func=cmd_hash)
+
+    exp = commands.add_parser(
+        "export", help="convert your own sklearn probe to the pickle-free native form",
+        **raw("Convert a trusted local scikit-learn probe (LogisticRegression or "
+              "MLPClassifier, with its StandardScaler) into probe.safetensors + probe.json. "
+              "The files are loaded with joblib/skops as they are: run this only on probes "
+              "you made.",
+              "example:\n  probebench export --probe probe.joblib --scaler scaler.joblib "
+              "--meta meta.yaml --out my-probe/"))
+    exp.add_argument("--probe", type=Path, required=True, help="probe .joblib/.pkl/.skops")
+    exp.add_argument("--scaler", type=Path, default=None,
+                     help="StandardScaler .joblib/.pkl/.skops (default: none, identity)")
+    exp.add_argument("--meta", type=Path, required=True, help="meta.yaml (validated)")
+    exp.add_argument("--out", type=Path, required=True, help="output artifact folder")
+    exp.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    exp.set_defaults(func=cmd_export)

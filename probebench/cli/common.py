@@ -1,0 +1,128 @@
+"""Options shared by several commands, declared once, and the workspace they resolve to.
+
+Every command that reads tasks, the registry or artifact paths resolves them here, once,
+from the repository root: ``--repo`` (default: the enclosing git checkout, else the
+current folder), ``--tasks-file`` (default: ``<repo>/tasks.yaml`` when the repository
+has one, else the tasks shipped with probebench) and ``--registry`` (default:
+``<repo>/registry``). The command says on stderr which it used.
+
+Shared options are accepted before or after the action (``registry --registry X check``
+and ``registry check --registry X`` mean the same): they are declared on both parsers
+with ``default=SUPPRESS`` and their defaults are applied here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from probebench.artifact.meta import EVALUABLE_PROBE_TYPES as PROBE_TYPES
+from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.models.builtin import DEFAULT_MODEL
+from probebench.tasks.catalog import TaskCatalog
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def enclosing_repo(start: Path | None = None) -> Path:
+    """The git checkout holding ``start`` (default: the current folder), else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+@dataclass
+class Workspace:
+    """Where a command reads tasks, registry entries and artifact paths from."""
+
+    repo: Path
+    catalog: TaskCatalog
+    registry: Path
+
+    def describe(self, *, registry: bool) -> str:
+        text = f"repo {self.repo}; tasks: {self.catalog.describe()}"
+        return text + (f"; registry {self.registry}" if registry else "")
+
+
+def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = False) -> None:
+    """--repo and --tasks-file (and --registry); see the module docstring."""
+    group = parser.add_argument_group("where tasks and entries come from")
+    group.add_argument("--repo", type=Path, default=argparse.SUPPRESS,
+                       help="repository root for artifact paths, tasks.yaml and registry/ "
+                            "(default: the enclosing git checkout, else the current folder)")
+    group.add_argument("--tasks-file", type=Path, default=argparse.SUPPRESS,
+                       metavar="TASKS_YAML",
+                       help="registered tasks (default: REPO/tasks.yaml if it exists, else "
+                            "the tasks shipped with probebench)")
+    if registry:
+        group.add_argument("--registry", type=Path, default=argparse.SUPPRESS,
+                           help="registry folder with probes/ and results/ "
+                                "(default: REPO/registry)")
+
+
+def workspace(args: argparse.Namespace, *, uses_registry: bool = False) -> Workspace:
+    """Resolve --repo, --tasks-file and --registry once, and say which were used."""
+    repo = Path(getattr(args, "repo", None) or enclosing_repo()).resolve()
+    tasks_file = getattr(args, "tasks_file", None)
+    catalog = (TaskCatalog.from_file(Path(tasks_file)) if tasks_file is not None
+               else TaskCatalog.for_repo(repo))
+    registry = Path(getattr(args, "registry", None) or repo / "registry")
+    ws = Workspace(repo, catalog, registry)
+    if not getattr(args, "quiet", False):
+        print(f"probebench: {ws.describe(registry=uses_registry)}", file=sys.stderr)
+    return ws
+
+
+def add_quiet(parser: argparse.ArgumentParser, what: str = "no progress output") -> None:
+    parser.add_argument("--quiet", action="store_true", help=what)
+
+
+def add_seed(parser: argparse.ArgumentParser, what: str = "bootstrap seed") -> None:
+    parser.add_argument("--seed", type=int, default=0, help=f"{what} (default: %(default)s)")
+
+
+def add_bootstrap(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap", type=int, default=N_RESAMPLES, metavar="N",
+                        help="item-bootstrap resamples for every 95%% CI "
+                             "(default: %(default)s)")
+
+
+def add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default="auto", choices=DEVICES,
+                        help="auto picks CUDA when present (default: %(default)s)")
+
+
+def add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help="built-in alias, Hugging Face folder or hub id "
+                             "(default: %(default)s)")
+
+
+def add_no_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the activation cache")
+
+
+def add_probe_type(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--probe-type", default="linear", choices=PROBE_TYPES,
+                        help="logistic regression or a one-hidden-layer MLP "
+                             "(default: %(default)s)")
+    # the option's name before probe_type was the one word for it; still accepted
+    parser.add_argument("--kind", dest="probe_type", choices=PROBE_TYPES,
+                        help=argparse.SUPPRESS)
+
+
+def csv_list(values: list[str] | None) -> list[str]:
+    """``--tasks a,b --tasks c`` -> ``[a, b, c]``."""
+    return [v.strip() for group in values or [] for v in group.split(",") if v.strip()]
+
+
+def raw(description: str, epilog: str | None = None) -> dict[str, Any]:
+    """Parser keywords for a description and an epilog whose line breaks matter."""
+    return {"description": description, "epilog": epilog,
+            "formatter_class": argparse.RawDescriptionHelpFormatter}

@@ -1,0 +1,166 @@
+"""``probebench registry check|confine|evaluate``, ``review`` and ``reeval``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from probebench.cli.common import (
+    add_bootstrap,
+    add_device,
+    add_quiet,
+    add_seed,
+    add_workspace_options,
+    workspace,
+)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from probebench.registry.check import changed_entry_files, check_registry
+
+    ws = workspace(args, uses_registry=True)
+    files = changed_entry_files(ws.registry, args.base) if args.changed else None
+    if files is not None and not files:
+        print(f"no entry changed since {args.base}")
+        return 0
+    results = check_registry(ws.registry, ws.repo, catalog=ws.catalog, files=files)
+    for r in results:
+        mark = "ok  " if r.ok else "FAIL"
+        print(f"  {mark}  {r.entry_id or r.path}  {'; '.join(r.notes)}")
+        for problem in r.problems:
+            print(f"        {problem}")
+    bad = [r for r in results if not r.ok]
+    print(f"{len(results) - len(bad)} of {len(results)} entries pass")
+    return 1 if bad else 0
+
+
+def cmd_confine(args: argparse.Namespace) -> int:
+    from probebench.registry.confine import changed_paths, confinement_problems
+
+    ws = workspace(args)
+    paths = changed_paths(ws.repo, args.base, args.head)
+    problems = confinement_problems(paths)
+    for path in paths:
+        print(f"  changed  {path}")
+    for problem in problems:
+        print(f"  REFUSED  {problem}")
+    print("confined to one entry and its artifact" if not problems
+          else f"{len(problems)} problem(s): the submission is refused")
+    return 1 if problems else 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.registry.evaluate import evaluate_entry
+    from probebench.registry.guards import RegistryGuards
+
+    ws = workspace(args, uses_registry=True)
+    guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
+    session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
+                                                device=args.device, guards=guards,
+                                                progress=not args.quiet))
+    for entry_id in args.entries:
+        done = evaluate_entry(entry_id, ws.registry, ws.repo, session)
+        print(f"{entry_id}: {len(done.changed)} result file(s) updated"
+              + ("" if done.changed else " (same results as stored)"))
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.review import review_entry
+
+    ws = workspace(args, uses_registry=True)
+    review = review_entry(args.entry, ws.registry, ws.repo, catalog=ws.catalog,
+                          timeout=args.timeout)
+    text = review.markdown()
+    if args.json:
+        print(json.dumps(review.to_json(), indent=2))
+    else:
+        print(text, end="")
+    if args.markdown:
+        atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+    return 0 if review.passed else 1
+
+
+def cmd_reeval(args: argparse.Namespace) -> int:
+    from probebench.registry.reeval import parse_shard, reeval
+
+    ws = workspace(args, uses_registry=True)
+    changes = reeval(ws.registry, ws.repo, Path(args.out), catalog=ws.catalog,
+                     shard=parse_shard(args.shard), seed=args.seed, bootstrap=args.bootstrap,
+                     progress=not args.quiet)
+    for c in changes:
+        old = "n/a" if c.old_auroc is None else f"{c.old_auroc:.3f}"
+        print(f"  {c.action:<9} {c.entry} {c.task} v{c.version}: {old} -> {c.new_auroc:.3f} "
+              f"({c.drop_points:+.1f} points dropped)")
+    print(f"wrote {Path(args.out) / 'DIFF.md'}")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate")
+    add_workspace_options(reg, registry=True)
+    reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
+
+    rcheck = reg_sub.add_parser(
+        "check", help="schema, unique ids, file names, artifacts and their hashes",
+        description="Check registry entries: schema, unique ids, file name = id, license, "
+                    "tasks registered, artifact resolvable (path, file://, hf://REPO@REV) "
+                    "and valid with a bundle hash equal to artifact_sha256.")
+    rcheck.add_argument("--changed", action="store_true",
+                        help="only entries added or modified since --base (git)")
+    rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
+    add_workspace_options(rcheck, registry=True)
+    rcheck.set_defaults(func=cmd_check)
+
+    rconf = reg_sub.add_parser(
+        "confine", help="refuse a PR that touches more than one entry and its artifact",
+        description="List the paths changed since the merge base of --base and --head and "
+                    "refuse anything outside one entry YAML and one artifact folder.")
+    rconf.add_argument("--base", default="origin/main", help="base branch or commit")
+    rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
+    add_workspace_options(rconf, registry=True)
+    rconf.set_defaults(func=cmd_confine)
+
+    reval = reg_sub.add_parser("evaluate", help="submit entries and store their results",
+                               description="Re-evaluate entries on their declared tasks and "
+                                           "append the results to registry/results (history "
+                                           "is kept; identical results add nothing).")
+    reval.add_argument("entries", nargs="+", metavar="ENTRY_ID")
+    add_seed(reval)
+    add_bootstrap(reval)
+    add_device(reval)
+    add_quiet(reval)
+    add_workspace_options(reval, registry=True)
+    reval.set_defaults(func=cmd_evaluate)
+
+    rev = commands.add_parser(
+        "review", help="the reviewer's checklist for a registry entry",
+        description="Check an entry as a reviewer would: artifact hash, reproducer notebook "
+                    "(executed offline), registered test-set hashes, license, personal data "
+                    "in the test sets, eval-awareness declaration. Prints a Markdown "
+                    "checklist (the PR comment body); exit 0 when every item passes.")
+    rev.add_argument("entry", metavar="ENTRY_ID")
+    rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    rev.add_argument("--markdown", default=None, help="also write the checklist here")
+    rev.add_argument("--timeout", type=int, default=600,
+                     help="seconds per notebook cell (default: %(default)s)")
+    add_workspace_options(rev, registry=True)
+    rev.set_defaults(func=cmd_review)
+
+    ree = commands.add_parser(
+        "reeval", help="re-evaluate live entries on the newest holdouts",
+        description="Score every live entry (AUROC, item-bootstrap CI) on the newest holdout "
+                    "of each task, write a diff per entry and task, list drops over 5 points "
+                    "in DIFF.md and deprecate entries that drop over 10 (a YAML change for "
+                    "review).")
+    ree.add_argument("--out", default="reeval", help="diff folder (default: %(default)s)")
+    ree.add_argument("--shard", default="1/1", help="I/N: this runner's share of the "
+                     "(model, task) pairs (default: %(default)s)")
+    add_seed(ree)
+    add_bootstrap(ree)
+    add_quiet(ree)
+    add_workspace_options(ree, registry=True)
+    ree.set_defaults(func=cmd_reeval)

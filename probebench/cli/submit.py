@@ -1,0 +1,103 @@
+"""``probebench submit``: re-evaluate probe artifacts on registered tasks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from probebench.cli.common import (
+    add_bootstrap,
+    add_device,
+    add_no_cache,
+    add_quiet,
+    add_seed,
+    add_workspace_options,
+    csv_list,
+    raw,
+    workspace,
+)
+from probebench.errors import InputError
+from probebench.evaluation.definitions import EVALAWARE_IMPUTE
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from probebench.evaluation.guards import Guard, GuardLookup, fixed_guard, no_guards
+    from probebench.evaluation.report import render_report
+    from probebench.evaluation.submit import SubmitOptions, submit_many
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.guards import RegistryGuards
+
+    tasks = csv_list(args.tasks)
+    if len(args.artifacts) > 1 and args.out_dir is None:
+        raise InputError("several artifacts need --out-dir (one folder per probe)")
+    if args.no_guard and args.guard is not None:
+        raise InputError("--guard and --no-guard contradict each other")
+    ws = workspace(args, uses_registry=args.guard is None and not args.no_guard)
+    guards: GuardLookup
+    if args.no_guard:
+        guards = no_guards
+    elif args.guard is not None:
+        guards = fixed_guard(Guard(args.guard, args.guard.name))
+    else:
+        guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
+    options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, device=args.device,
+                            transfer_targets=args.transfer_to or (), guards=guards,
+                            cache=not args.no_cache, progress=not args.quiet)
+    results = submit_many(args.artifacts, tasks, options, catalog=ws.catalog)
+    for artifact, result in zip(args.artifacts, results, strict=True):
+        if args.out_dir is not None:
+            folder = Path(args.out_dir) / Path(artifact).resolve().name
+            out, report = folder / "submission.json", folder / "REPORT.md"
+        else:
+            out, report = Path(args.out), Path(args.report)
+        atomic_write_bytes(out, result.to_json().encode("utf-8"))
+        atomic_write_bytes(report, render_report(result).encode("utf-8"))
+        print(f"{result.probe.id}: wrote {out} and {report}")
+        for task in result.tasks:
+            auroc = task.auroc
+            shown = "n/a" if auroc.value is None else (
+                f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]")
+            acc = task.accuracy.value
+            print(f"  {task.id:<32} AUROC {shown}  {task.accuracy_name} "
+                  f"{'n/a' if acc is None else f'{acc:.3f}'}  "
+                  f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = commands.add_parser(
+        "submit", help="re-evaluate a probe artifact on registered tasks",
+        **raw("Validate the artifact (nothing runs on an invalid one), load the model once, "
+              "extract activations through the cache, apply the probe and write "
+              "submission.json and REPORT.md: AUROC with a 95% item-bootstrap CI, ECE, "
+              "Brier, FPR at 99% TPR, latency, distribution-shift AUROC, "
+              "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines and "
+              "marks.",
+              "example:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1"))
+    sub.add_argument("artifacts", nargs="+", type=Path, metavar="ARTIFACT",
+                     help="artifact folder(s); several share one model load and the cache")
+    sub.add_argument("--tasks", action="append", required=True, metavar="ID[,ID...]",
+                     help="task ids, comma-separated or repeated (see `probebench tasks list`)")
+    sub.add_argument("--out", default="submission.json",
+                     help="results JSON for one artifact (default: %(default)s)")
+    sub.add_argument("--report", default="REPORT.md",
+                     help="Markdown report for one artifact (default: %(default)s)")
+    sub.add_argument("--out-dir", type=Path, default=None,
+                     help="with several artifacts: write <dir>/<artifact>/submission.json")
+    add_device(sub)
+    add_seed(sub)
+    add_bootstrap(sub)
+    sub.add_argument("--transfer-to", action="append", metavar="MODEL",
+                     help="declared transfer target model of the same hidden size; repeat")
+    guard = sub.add_argument_group(
+        "eval-awareness guard",
+        "By default each model's guard is the one REGISTRY/guards.yaml names (none: the "
+        f"corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged).")
+    guard.add_argument("--guard", type=Path, default=None,
+                       help="use this guard artifact for the probe's model instead")
+    guard.add_argument("--no-guard", action="store_true",
+                       help="use no guard: impute the eval-awareness-corrected AUROC")
+    add_no_cache(sub)
+    add_quiet(sub)
+    add_workspace_options(sub, registry=True)
+    sub.set_defaults(func=cmd_submit)

@@ -1,0 +1,166 @@
+"""``probebench tasks``: list, show, verify and hash registered tasks; the verb-grammar
+set's own checks and generator."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from probebench.cli.common import add_workspace_options, workspace
+from probebench.errors import InputError
+from probebench.tasks.catalog import TaskCatalog
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    catalog = workspace(args).catalog
+    print(f"{'id':<38} {'format':<10} {'version':>7}  title")
+    for task in catalog.specs.values():
+        print(f"{task.id:<38} {task.format:<10} {task.version:>7}  {task.title}")
+    print(f"{len(catalog.specs)} tasks")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    data = workspace(args).catalog.load(args.task)
+    spec = data.spec
+    print(f"{spec.id} (v{spec.version}): {spec.title}")
+    print(f"  format {spec.format}; license {spec.license}; source: {spec.source}")
+    for role, rel in spec.files.items():
+        print(f"  file {role}: {rel}  sha256 {spec.files_sha256.get(rel, '?')[:16]}...")
+    for label, meaning in sorted(spec.labels.items(), reverse=True):
+        print(f"  label {label}: {meaning}")
+    for split, items in data.splits.items():
+        prompts = [p for item in items for p in item.prompts]
+        labels = Counter("none" if p.label is None else str(p.label) for p in prompts)
+        shown = ", ".join(f"{k}: {v}" for k, v in sorted(labels.items()))
+        print(f"  {split:<6} {len(items):>6} items {len(prompts):>6} prompts  (labels {shown})")
+    for name in spec.slices:
+        values = Counter(p.slices.get(name, "-") for item in data.test for p in item.prompts)
+        top = ", ".join(f"{v} ({n})" for v, n in values.most_common(6))
+        print(f"  slice {name}: {top}{', ...' if len(values) > 6 else ''}")
+    print(f"  test_sha256 {spec.test_sha256} (verified)")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    results = workspace(args).catalog.verify()
+    for r in results:
+        print(f"  {'ok   ' if r.ok else 'DRIFT'}  {r.task:<38} {r.message}")
+    bad = [r for r in results if not r.ok]
+    print(f"{len(results) - len(bad)} of {len(results)} tasks match their registered hashes")
+    return 1 if bad else 0
+
+
+def cmd_hash(args: argparse.Namespace) -> int:
+    catalog = workspace(args).catalog
+    unknown = set(args.tasks) - set(catalog.specs)
+    if unknown:
+        raise InputError(f"unknown task(s): {', '.join(sorted(unknown))}")
+    for task_id in args.tasks or catalog.ids:
+        files_sha256, test_sha256 = catalog.current_hashes(task_id)
+        print(f"- id: {task_id}")
+        print("  files_sha256:")
+        for rel, sha in files_sha256.items():
+            print(f"    {rel}: {sha}")
+        print(f"  test_sha256: {test_sha256}")
+    return 0
+
+
+def _verb_files(catalog: TaskCatalog) -> tuple[dict[str, Path], str]:
+    verbs = catalog.with_format("verbs")
+    if not verbs:
+        raise InputError(f"{catalog.describe()} registers no verb-grammar task")
+    return catalog.files_of(verbs[0]), verbs[0].id
+
+
+def cmd_check_verbs(args: argparse.Namespace) -> int:
+    from probebench.tasks.formats.verbs import verb_files
+    from probebench.tasks.verbs.checks import check_verbs
+
+    files, task_id = _verb_files(workspace(args).catalog)
+    report = check_verbs(verb_files(files))
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    print(f"{task_id}: {counts} lines")
+    for name in ("language", "regularity", "tense", "person", "reason_code"):
+        values = ", ".join(f"{k} {v}" for k, v in sorted(report.coverage.get(name, {}).items()))
+        print(f"  {name:<12} {values}")
+    for failure in report.failures:
+        print(f"  FAIL  {failure}")
+    print("all checks pass" if report.ok else f"{len(report.failures)} check(s) failed")
+    return 0 if report.ok else 1
+
+
+def cmd_generate_verbs(args: argparse.Namespace) -> int:
+    from probebench.tasks.verbs.generator import generate, generate_holdout, write_jsonl
+    from probebench.tasks.verbs.schema import VerbTables, read_verb_file
+
+    files, _ = _verb_files(workspace(args).catalog)
+    tables = VerbTables.read(files["verbs"])
+    lexicon = json.loads(files["lexicon"].read_text("utf-8"))
+    exclude = [ln.item for role in ("test", "adversarial") for ln in read_verb_file(files[role])]
+    if args.holdout:
+        seen = [ln.item for role in ("train", "val") for ln in read_verb_file(files[role])]
+        items = generate_holdout(tables, lexicon, seed=args.seed, n=args.holdout,
+                                 test=exclude, seen=seen)
+        folder = Path(args.out) if args.out else files["train"].parent
+        path = folder / f"holdout-s{args.seed}.jsonl"
+        write_jsonl(path, items)
+        print(f"wrote {len(items)} holdout sentences to {path} (seed {args.seed}); register "
+              "them under the task's holdouts with `probebench tasks hash`-style hashes")
+        return 0
+    train, val = generate(tables, lexicon, seed=args.seed, n_train=args.train, n_val=args.val,
+                          exclude=exclude)
+    out = Path(args.out) if args.out else files["train"].parent
+    write_jsonl(out / "train.jsonl", train)
+    write_jsonl(out / "val.jsonl", val)
+    print(f"wrote {len(train)} train and {len(val)} val sentences to {out} (seed {args.seed})")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tasks = commands.add_parser(
+        "tasks", help="registered tasks: list, show, verify, hash",
+        description="The registered tasks of REPO/tasks.yaml, or of the tasks shipped with "
+                    "probebench when the repository has none (see --tasks-file).")
+    add_workspace_options(tasks)
+    tasks_sub = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+
+    def action(name: str, func: object, **kwargs: object) -> argparse.ArgumentParser:
+        parser = tasks_sub.add_parser(name, **kwargs)  # type: ignore[arg-type]
+        add_workspace_options(parser)
+        parser.set_defaults(func=func)
+        return parser
+
+    action("list", cmd_list, help="every registered task")
+    show = action("show", cmd_show, help="one task: files, labels, splits, slices")
+    show.add_argument("task", help="task id")
+    action("verify", cmd_verify,
+           help="recompute every file and test-set hash; exit 1 on any drift")
+    thash = action("hash", cmd_hash,
+                   help="print the hashes a task's files and test set have now",
+                   description="Compute files_sha256 and test_sha256 as they are on disk (for "
+                               "registering a new task or version); registered values are "
+                               "not read.")
+    thash.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: all)")
+    action("check-verbs", cmd_check_verbs,
+           help="every rule of the verb-grammar set: fields, coverage, leakage",
+           description="Validate the verb-grammar files: fields and value sets, expected "
+                       "among the candidates, forms against the verb tables, unique ids, "
+                       "coverage minimums and train/val leakage. Exit 1 on any failure, "
+                       "naming the line.")
+    gen = action("generate-verbs", cmd_generate_verbs,
+                 help="write the deterministic train/val sentences",
+                 description="Generate the verb-grammar train and val files; the same --seed "
+                             "gives byte-identical files. Sentences that leak into the test "
+                             "set are skipped.")
+    gen.add_argument("--seed", type=int, default=42, help="random seed (default: %(default)s)")
+    gen.add_argument("--train", type=int, default=1600,
+                     help="train sentences (default: %(default)s)")
+    gen.add_argument("--val", type=int, default=400, help="val sentences (default: %(default)s)")
+    gen.add_argument("--out", type=Path, default=None,
+                     help="output folder (default: the registered files' folder)")
+    gen.add_argument("--holdout", type=int, default=0, metavar="N",
+                     help="write N fresh holdout sentences (use a new seed) instead of "
+                          "train/val")

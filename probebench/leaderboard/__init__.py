@@ -1,0 +1,1 @@
+"""The leaderboard: ProbeScore specs and axes, rank intervals and the static site."""

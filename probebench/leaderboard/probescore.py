@@ -1,0 +1,332 @@
+"""ProbeScore from a versioned spec (``specs/*.yaml``) and axes defined in code.
+
+1. Each axis gets a value in [0, 1] from the entry's latest results, averaged over its
+   tasks. How a value is made (its map and its imputation) is code, in ``AXES``, and
+   each axis carries the sentence that defines it; the spec YAML only chooses axes and
+   weights. METHODOLOGY.md and the site are generated from these definitions.
+2. Weights are divided by their sum (v0.0.1's published weights sum to 0.90).
+3. Contribution of an axis = normalised weight x value; the total is their sum.
+4. The 30% rule: no axis may contribute more than ``cap`` (0.30) of the total. Axes over
+   it are clipped to exactly ``cap`` of the new total, which is solved as a fixed point:
+   with C the clipped axes and F the sum of the others, total = F / (1 - sum of caps
+   of C). A closed license has its own ceiling: its license axis contributes at most
+   1% of the total (METHODOLOGY.md). A spec with any raw weight above 0.30 does not
+   load.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from probebench.errors import InputError
+from probebench.evaluation.definitions import (
+    DISTSHIFT_IMPUTE,
+    EVALAWARE_IMPUTE,
+    TRANSFER_IMPUTE,
+)
+from probebench.registry.store import ResultRecord
+from probebench.yamlsafe import load_yaml
+
+SPECS_DIR = Path(__file__).with_name("specs")
+MAX_WEIGHT = 0.30
+CLOSED_LICENSE_CEILING = 0.01
+DEFAULT_SPEC = "0.0.2"
+#: value of an axis that is not measured yet
+UNMEASURED = 0.5
+
+#: (how the license id is matched, the pattern, the axis value), first match wins
+LICENSE_RULES: tuple[tuple[str, str, float], ...] = (
+    ("is", "Apache-2.0", 1.0),
+    ("is", "MIT", 0.95),
+    ("starts with", "BSD", 0.9),
+    ("starts with", "CC-BY", 0.85),
+    ("is", "custom", 0.5),
+    ("is", "closed", 0.2),
+)
+OTHER_OPEN_LICENSE = 0.8
+
+
+def license_score(license: str) -> float:
+    """The license axis: the first rule of ``LICENSE_RULES`` that matches, else 0.8.
+
+    >>> license_score("BSD-3-Clause")
+    0.9
+    """
+    for how, pattern, value in LICENSE_RULES:
+        if license == pattern if how == "is" else license.startswith(pattern):
+            return value
+    return OTHER_OPEN_LICENSE
+
+
+def clamp(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+def ece_axis(ece: float) -> float:
+    """1 - 2 x ECE, clamped.
+
+    >>> ece_axis(0.05)
+    0.9
+    """
+    return clamp(1.0 - 2.0 * ece)
+
+
+def efficiency_axis(latency_ms: float) -> float:
+    """1 - log10(latency in ms) / 4, clamped (1 ms -> 1.0, 10 s -> 0.0).
+
+    >>> efficiency_axis(10.0)
+    0.75
+    """
+    return clamp(1.0 - math.log10(max(latency_ms, 1e-9)) / 4.0)
+
+
+@dataclass(frozen=True)
+class AxisValue:
+    value: float
+    imputed: bool = False
+    note: str = ""
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _auroc(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    return AxisValue(_mean([_task_auroc(r) for r in records]))
+
+
+def _task_auroc(record: ResultRecord) -> float:
+    value = record.result.auroc.value
+    if value is None:
+        raise InputError(f"task {record.result.id}: the stored result has no AUROC")
+    return value
+
+
+def _evalaware(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    corrected = [r.result.evalaware_auroc for r in records]
+    values = [c.value if c.value is not None else EVALAWARE_IMPUTE * _task_auroc(r)
+              for c, r in zip(corrected, records, strict=True)]
+    imputed = any(c.imputed or c.value is None for c in corrected)
+    return AxisValue(_mean(values), imputed=imputed,
+                     note=f"{EVALAWARE_IMPUTE} x AUROC (no guard)" if imputed else "")
+
+
+def _distshift(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    shifted = [(r.result.distshift_auroc.value, False) if r.result.distshift_auroc.value
+               is not None else (DISTSHIFT_IMPUTE * _task_auroc(r), True) for r in records]
+    imputed = any(i for _, i in shifted)
+    return AxisValue(_mean([v for v, _ in shifted]), imputed=imputed,
+                     note=f"{DISTSHIFT_IMPUTE} x AUROC (not measurable)" if imputed else "")
+
+
+def _ece(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    return AxisValue(ece_axis(_mean([r.result.ece for r in records])))
+
+
+def _transfer(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    measured = [v.value for r in records for v in r.result.transfer.values()
+                if not v.imputed and v.value is not None]
+    if not measured:
+        return AxisValue(TRANSFER_IMPUTE, imputed=True, note="no transfer target declared")
+    return AxisValue(clamp(_mean(measured)), note="mean Pearson r")
+
+
+def _latency(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    latencies = [r.latency_ms for r in records if r.latency_ms]
+    if not latencies:
+        return AxisValue(UNMEASURED, imputed=True, note="latency not measured")
+    return AxisValue(efficiency_axis(median(latencies)))
+
+
+def _license(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    return AxisValue(license_score(license))
+
+
+def _goodhart(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    return AxisValue(UNMEASURED, imputed=True, note="not measured yet")
+
+
+def _license_rules_text() -> str:
+    parts = []
+    for how, pattern, value in LICENSE_RULES:
+        name = pattern if how == "is" else f"{pattern}*"
+        parts.append(f"{name} {value:g}")
+    parts.insert(4, f"other open {OTHER_OPEN_LICENSE:g}")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class AxisSource:
+    """How one axis value is made from an entry's latest results, and what it means."""
+
+    name: str
+    definition: str
+    compute: Callable[[Sequence[ResultRecord], str], AxisValue]
+    #: recomputed from each bootstrap resample's AUROC when ranking (see ``ranks``)
+    follows_auroc: bool = False
+
+
+AXES: dict[str, AxisSource] = {a.name: a for a in (
+    AxisSource("auroc", "AUROC, mean over the entry's tasks", _auroc, follows_auroc=True),
+    AxisSource("evalaware_auroc",
+               "eval-awareness-corrected AUROC (the model's guard from "
+               f"`registry/guards.yaml`); **imputed {EVALAWARE_IMPUTE:g} × AUROC** when the "
+               "model has no guard, and for the guard itself", _evalaware,
+               follows_auroc=True),
+    AxisSource("distshift_auroc",
+               "AUROC after the fixed long context; **imputed "
+               f"{DISTSHIFT_IMPUTE:g} × AUROC** when it cannot be measured", _distshift,
+               follows_auroc=True),
+    AxisSource("ece", "1 − 2 × ECE, clamped to [0, 1]", _ece),
+    AxisSource("transfer",
+               "mean Pearson r on declared targets; **imputed "
+               f"{TRANSFER_IMPUTE:g}** when none is declared", _transfer),
+    AxisSource("latency_ms",
+               "1 − log10(latency ms) / 4, clamped (1 ms → 1, 10 s → 0)", _latency),
+    AxisSource("license", _license_rules_text(), _license),
+    AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart),
+)}
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    weight: float
+    source: str
+
+    @property
+    def definition(self) -> str:
+        return AXES[self.source].definition
+
+
+@dataclass(frozen=True)
+class ProbeScoreSpec:
+    """A ProbeScore version: axes with weights, and the cap on any axis's share."""
+
+    version: str
+    description: str
+    cap: float
+    axes: tuple[Axis, ...]
+
+    @property
+    def weight_sum(self) -> float:
+        return sum(a.weight for a in self.axes)
+
+    def normalised(self) -> dict[str, float]:
+        return {a.name: a.weight / self.weight_sum for a in self.axes}
+
+
+def available_specs() -> list[str]:
+    return sorted(p.stem.lstrip("v") for p in SPECS_DIR.glob("v*.yaml"))
+
+
+def parse_spec(data: Any, source: str) -> ProbeScoreSpec:
+    if not isinstance(data, dict) or not isinstance(data.get("axes"), dict):
+        raise InputError(f"{source}: expected 'version', 'cap' and 'axes'")
+    cap = float(data.get("cap", MAX_WEIGHT))
+    if not 0 < cap <= MAX_WEIGHT:
+        raise InputError(f"{source}: cap must be in (0, {MAX_WEIGHT}], found {cap}")
+    axes = []
+    for name, spec in data["axes"].items():
+        if not isinstance(spec, dict) or set(spec) - {"weight", "source"}:
+            raise InputError(f"{source}: axis {name!r} takes 'weight' and 'source' only "
+                             "(what a source means is defined in code)")
+        weight = float(spec["weight"])
+        if not 0 < weight <= MAX_WEIGHT:
+            raise InputError(f"{source}: axis {name!r} has weight {weight}; every weight must "
+                             f"be in (0, {MAX_WEIGHT}] (no axis may carry more than 30%)")
+        if spec.get("source") not in AXES:
+            raise InputError(f"{source}: axis {name!r} has source {spec.get('source')!r}; "
+                             f"known sources: {', '.join(AXES)}")
+        axes.append(Axis(str(name), weight, str(spec["source"])))
+    return ProbeScoreSpec(str(data["version"]), str(data.get("description", "")), cap,
+                          tuple(axes))
+
+
+@cache
+def load_probescore_spec(version: str = DEFAULT_SPEC) -> ProbeScoreSpec:
+    path = SPECS_DIR / f"v{version}.yaml"
+    if not path.is_file():
+        raise InputError(f"unknown ProbeScore spec {version!r}; available: "
+                         f"{', '.join(available_specs())}")
+    return parse_spec(load_yaml(path), str(path))
+
+
+def axis_values(results: Mapping[str, ResultRecord], license: str) -> dict[str, AxisValue]:
+    """Axis values (by source name) from the latest result record of each task."""
+    if not results:
+        raise InputError("no results to score")
+    records = list(results.values())
+    return {name: source.compute(records, license) for name, source in AXES.items()}
+
+
+@dataclass
+class ScoreBreakdown:
+    total: float
+    contributions: dict[str, float]
+    values: dict[str, AxisValue]
+    capped: list[str] = field(default_factory=list)
+
+    @property
+    def imputed(self) -> list[str]:
+        return [name for name, v in self.values.items() if v.imputed]
+
+
+def apply_cap(raw: dict[str, float], caps: dict[str, float]) -> tuple[dict[str, float],
+                                                                      list[str]]:
+    """Clip contributions so none exceeds its cap share of the (new) total."""
+    capped: set[str] = set()
+    while True:
+        free = sum(v for k, v in raw.items() if k not in capped)
+        share = sum(caps[k] for k in capped)
+        total = free / (1.0 - share) if share < 1.0 else 0.0
+        over = {k for k, v in raw.items() if k not in capped and v > caps[k] * total + 1e-15}
+        if not over:
+            break
+        capped |= over
+    out = {k: (caps[k] * total if k in capped else v) for k, v in raw.items()}
+    return out, sorted(capped)
+
+
+def probescore(spec: ProbeScoreSpec, values: Mapping[str, AxisValue], *,
+               closed_license: bool = False) -> ScoreBreakdown:
+    weights = spec.normalised()
+    by_axis = {a.name: values[a.source] for a in spec.axes}
+    raw = {name: weights[name] * v.value for name, v in by_axis.items()}
+    caps = {name: spec.cap for name in raw}
+    if closed_license:
+        for a in spec.axes:
+            if a.source == "license":
+                caps[a.name] = CLOSED_LICENSE_CEILING
+    contributions, capped = apply_cap(raw, caps)
+    return ScoreBreakdown(sum(contributions.values()), contributions, by_axis, capped)
+
+
+__all__ = [
+    "AXES",
+    "CLOSED_LICENSE_CEILING",
+    "DEFAULT_SPEC",
+    "LICENSE_RULES",
+    "MAX_WEIGHT",
+    "UNMEASURED",
+    "Axis",
+    "AxisSource",
+    "AxisValue",
+    "ProbeScoreSpec",
+    "ScoreBreakdown",
+    "apply_cap",
+    "available_specs",
+    "axis_values",
+    "ece_axis",
+    "efficiency_axis",
+    "license_score",
+    "load_probescore_spec",
+    "parse_spec",
+    "probescore",
+]

@@ -1,0 +1,46 @@
+"""Evaluate a registry entry: resolve its artifact, submit it on its tasks, store the
+results. The one home of "entry -> submit -> store", used by ``probebench registry
+evaluate``, the pull-request workflow and ``tools/build_reference.py``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from probebench.evaluation.results import Submission
+from probebench.evaluation.submit import Session, submit
+from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.resolve import resolve_artifact
+from probebench.registry.store import store_submission
+
+
+@dataclass
+class EntryEvaluation:
+    """What evaluating one entry produced."""
+
+    entry: Entry
+    submission: Submission
+    #: results files that gained a record (empty when the results were already stored)
+    changed: list[Path]
+
+
+def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, *,
+                   store: bool = True) -> EntryEvaluation:
+    """Submit ``entry_id``'s artifact on the entry's tasks (with its declared transfer
+    targets) and append the results to ``registry/results`` unless ``store`` is False.
+    The artifact must hash to the entry's ``artifact_sha256`` (checked before any model
+    work)."""
+    entry = read_entry(entry_path(registry, entry_id))
+    folder, _ = resolve_artifact(entry.artifact_url, repo)
+    targets = session.options.transfer_targets
+    session.options.transfer_targets = entry.transfer_targets
+    try:
+        result = submit(folder, entry.tasks, session=session,
+                        expected_sha256=entry.artifact_sha256)
+    finally:
+        session.options.transfer_targets = targets
+    changed = store_submission(registry, entry_id, result) if store else []
+    return EntryEvaluation(entry, result, changed)
+
+
+__all__ = ["EntryEvaluation", "evaluate_entry"]

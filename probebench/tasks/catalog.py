@@ -1,0 +1,216 @@
+"""``TaskCatalog``: the registered tasks of one ``tasks.yaml``, passed explicitly.
+
+A catalog is made of a tasks file and the folder its paths are under. Every command
+and library function that reads a task takes a catalog; none finds one through the
+working directory or an environment variable. The package ships its own catalog
+(``probebench/catalog/tasks.yaml`` and ``data/``, found with ``importlib.resources``):
+``TaskCatalog.packaged()``. ``TaskCatalog.for_repo(repo)`` uses ``<repo>/tasks.yaml``
+when the repository has one, else the packaged catalog.
+
+Loading a task verifies every pinned hash first (raw files, then the canonical test
+set) and refuses a task that drifted.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from probebench.errors import InputError
+from probebench.hashing import sha256_file
+from probebench.tasks.formats import TaskData, get_format
+from probebench.tasks.hygiene import canonical_test_sha256
+from probebench.tasks.spec import HoldoutSpec, TaskSpec, read_tasks_file
+
+TASKS_FILE = "tasks.yaml"
+
+
+class TaskDriftError(InputError):
+    """A task's files or canonical test set no longer match their registered hashes."""
+
+
+@dataclass
+class Verification:
+    task: str
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class ReevalSet:
+    """The test set a re-evaluation scores: the newest holdout, else the registered set."""
+
+    data: TaskData
+    version: int
+    test_sha256: str
+
+
+def packaged_tasks_file() -> Path:
+    """The tasks.yaml shipped inside the probebench package."""
+    resource = files("probebench").joinpath("catalog", TASKS_FILE)
+    with as_file(resource) as path:  # a real path for installed wheels and source trees
+        return Path(path)
+
+
+@dataclass
+class TaskCatalog:
+    """The tasks registered in one tasks file; ``root`` is the folder its paths are under."""
+
+    path: Path
+    specs: dict[str, TaskSpec]
+    packaged: bool = False
+    _loaded: dict[str, TaskData] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_file(cls, path: Path, *, packaged: bool = False) -> TaskCatalog:
+        parsed = read_tasks_file(path)
+        return cls(Path(path), {t.id: t for t in parsed.tasks}, packaged=packaged)
+
+    @classmethod
+    def default(cls) -> TaskCatalog:
+        """The catalog shipped with the package."""
+        return cls.from_file(packaged_tasks_file(), packaged=True)
+
+    @classmethod
+    def for_repo(cls, repo: Path) -> TaskCatalog:
+        """``<repo>/tasks.yaml`` when the repository has one, else the packaged catalog."""
+        own = Path(repo) / TASKS_FILE
+        return cls.from_file(own) if own.is_file() else cls.default()
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    def describe(self) -> str:
+        """How messages name this catalog."""
+        return (f"the packaged tasks ({len(self.specs)})" if self.packaged
+                else f"{self.path} ({len(self.specs)} tasks)")
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.specs)
+
+    def spec(self, task_id: str) -> TaskSpec:
+        """The registered task ``task_id``; the error suggests close ids."""
+        if task_id not in self.specs:
+            close = difflib.get_close_matches(task_id, list(self.specs), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise InputError(f"unknown task {task_id!r}{hint} (see `probebench tasks list`; "
+                             f"tasks from {self.describe()})")
+        return self.specs[task_id]
+
+    def with_format(self, fmt: str) -> list[TaskSpec]:
+        return [t for t in self.specs.values() if t.format == fmt]
+
+    def files_of(self, spec: TaskSpec) -> dict[str, Path]:
+        """role -> absolute path of a task's files."""
+        return {role: self.root / rel for role, rel in spec.files.items()}
+
+    def test_hashes(self) -> dict[str, str]:
+        """Each registered test-set SHA-256 -> its task id."""
+        return {t.test_sha256: t.id for t in self.specs.values()}
+
+    # --- loading and verification ---------------------------------------------------
+
+    def file_drift(self, spec: TaskSpec) -> list[str]:
+        """Problems with a task's raw files: missing, unregistered or changed."""
+        problems = []
+        for rel in sorted(set(spec.files.values())):
+            if rel not in spec.files_sha256:
+                problems.append(f"{rel}: not pinned in files_sha256")
+        for rel, expected in sorted(spec.files_sha256.items()):
+            path = self.root / rel
+            if not path.is_file():
+                problems.append(f"{rel}: missing")
+                continue
+            actual = sha256_file(path, memo=False)
+            if actual != expected:
+                problems.append(f"{rel}: sha256 {actual[:16]}... differs from the registered "
+                                f"{expected[:16]}...")
+        return problems
+
+    def load(self, task_id: str, *, verify: bool = True) -> TaskData:
+        """A registered task's items per split, verifying every pinned hash first."""
+        if verify and task_id in self._loaded:
+            return self._loaded[task_id]
+        spec = self.spec(task_id)
+        fmt = get_format(spec.format)
+        if verify:
+            problems = self.file_drift(spec)
+            if problems:
+                raise TaskDriftError(f"task {spec.id} refused, its files changed since they "
+                                     f"were registered: {'; '.join(problems)}")
+        data = fmt.load(spec, self.root)
+        if not data.test:
+            raise InputError(f"task {spec.id}: the test split is empty")
+        if verify:
+            actual = canonical_test_sha256(data.test)
+            if actual != spec.test_sha256:
+                raise TaskDriftError(f"task {spec.id} refused: its canonical test set hashes "
+                                     f"to {actual}, registered {spec.test_sha256}")
+            self._loaded[task_id] = data
+        return data
+
+    def load_holdout(self, task_id: str, holdout: HoldoutSpec, *,
+                     verify: bool = True) -> TaskData:
+        """A holdout's test set, verified against its pinned hashes."""
+        spec = self.spec(task_id)
+        if verify:
+            for rel, expected in holdout.files_sha256.items():
+                path = self.root / rel
+                if not path.is_file() or sha256_file(path, memo=False) != expected:
+                    raise TaskDriftError(f"holdout v{holdout.version} of {spec.id} refused: "
+                                         f"{rel} is missing or changed since it was "
+                                         "registered")
+        data = get_format(spec.format).read_holdout(spec, holdout, self.root)
+        if verify and canonical_test_sha256(data.test) != holdout.test_sha256:
+            raise TaskDriftError(f"holdout v{holdout.version} of {spec.id} refused: its test "
+                                 "set no longer matches test_sha256")
+        return data
+
+    def reeval_set(self, task_id: str) -> ReevalSet:
+        """The newest holdout of a task, else its registered test set."""
+        spec = self.spec(task_id)
+        if not spec.holdouts:
+            return ReevalSet(self.load(task_id), spec.version, spec.test_sha256)
+        newest = max(spec.holdouts, key=lambda h: h.version)
+        return ReevalSet(self.load_holdout(task_id, newest), newest.version,
+                         newest.test_sha256)
+
+    def current_hashes(self, task_id: str) -> tuple[dict[str, str], str]:
+        """(files_sha256, test_sha256) as the files are now, registered values unread:
+        what a new task or version registers."""
+        spec = self.spec(task_id)
+        data = get_format(spec.format).load(spec, self.root)
+        hashes = {rel: sha256_file(self.root / rel, memo=False)
+                  for rel in sorted(set(spec.files.values()))}
+        return hashes, canonical_test_sha256(data.test)
+
+    def verify(self) -> list[Verification]:
+        """Every task and holdout checked against its registered hashes."""
+        out = []
+        for spec in self.specs.values():
+            try:
+                data = self.load(spec.id)
+            except InputError as exc:
+                out.append(Verification(spec.id, False, str(exc)))
+                continue
+            problems = []
+            for holdout in spec.holdouts:
+                try:
+                    self.load_holdout(spec.id, holdout)
+                except InputError as exc:
+                    problems.append(str(exc))
+            if problems:
+                out.append(Verification(spec.id, False, "; ".join(problems)))
+                continue
+            extra = f", {len(spec.holdouts)} holdout(s) verified" if spec.holdouts else ""
+            out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
+                                    f"{spec.test_sha256[:16]}...{extra}"))
+        return out
+
+
+__all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification",
+           "packaged_tasks_file"]
