@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from probebench.leaderboard.build import build_site
+from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
 
 
@@ -26,7 +27,8 @@ def main() -> None:
         root = Path(tmp)
         synthetic_registry(root / "registry", args.entries)
         start = time.perf_counter()
-        summary = build_site(root / "registry", root / "site")
+        summary = build_site(root / "registry", root / "site",
+                             catalog=TaskCatalog.default())
         elapsed = time.perf_counter() - start
         pages = len(list((root / "site").rglob("*.html")))
     print(f"{'entries':>8} {'pages':>6} {'build seconds':>14}  target")

@@ -97,9 +97,9 @@ def train_task_probe(folder: Path, lm: Any, task_id: str, *, layer: int = 6,
 
     from probebench.artifact.weights import sklearn_to_weights
     from probebench.models import Site, extract
-    from probebench.tasks.registry import load_task
+    from probebench.tasks.catalog import TaskCatalog
 
-    data = load_task(task_id)
+    data = TaskCatalog.default().load(task_id)
     prompts = [p for item in data.splits["train"][:n_train] for p in item.prompts
                if p.label is not None]
     site = Site(layer, position)

@@ -19,12 +19,13 @@ from probebench.evaluation.results import (
     FlaggedOut,
     IntervalOut,
     MarkOut,
+    ProbeInfo,
     PromptScores,
     SliceOut,
     TaskResult,
 )
 from probebench.registry.entry import entry_path
-from probebench.registry.store import result_path
+from probebench.registry.store import ResultHistory, ResultRecord, result_path
 
 TASKS = {"verb_grammar": "verbs", "blimp_passive_1": "blimp"}
 VERB_SLICES = {"language": ["en", "es"], "tense": ["past_simple", "future"],
@@ -66,10 +67,18 @@ def synthetic_result(task: str, strength: float, rng: np.random.Generator,
                                  probs=probs.tolist()))
 
 
+def synthetic_record(result: TaskResult, *, latency_ms: float | None = 10.0,
+                     license: str = "MIT") -> ResultRecord:
+    """A stored record around ``result``, as ``registry evaluate`` writes one."""
+    probe = ProbeInfo(id="synthetic", bundle_sha256="cd" * 32, probe_type="linear",
+                      model="smollm2-135m", layer=1, position="last_token", license=license)
+    return ResultRecord(result=result, probe=probe, model={"name": "smollm2-135m"}, seed=0,
+                        bootstrap_resamples=100, versions={}, device="cpu",
+                        latency_ms=latency_ms)
+
+
 def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
     """``n_entries`` entries with stored results; returns their ids."""
-    import json
-
     rng = np.random.default_rng(seed)
     ids = []
     for k in range(n_entries):
@@ -93,12 +102,10 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
         strength = float(rng.uniform(0.0, 0.6))
         for task in tasks:
             result = synthetic_result(task, strength, rng)
-            record = {"result": result.model_dump(mode="json"), "latency_ms":
-                      float(rng.uniform(5, 50)), "probe": {}, "model": {}, "seed": 0,
-                      "bootstrap_resamples": 100, "versions": {}, "device": "cpu"}
+            record = synthetic_record(result, latency_ms=float(rng.uniform(5, 50)))
             out = result_path(root, entry_id, task)
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps({"entry": entry_id, "task": task,
-                                       "history": [record]}))
+            out.write_text(ResultHistory(entry=entry_id, task=task,
+                                         history=[record]).to_json())
         ids.append(entry_id)
     return ids

@@ -14,7 +14,7 @@ from probebench.artifact.checks import validate
 from probebench.errors import InputError
 from probebench.evaluation.submit import SubmitOptions, submit
 from probebench.models import Site
-from probebench.registry.guards import guard_for, guard_ids
+from probebench.registry.guards import RegistryGuards, guard_for, guard_ids
 from probebench.train import TrainConfig, train
 from probebench.train.artifact import write_artifact
 
@@ -56,13 +56,13 @@ def world(tmp_path_factory: pytest.TempPathFactory, module_cache: Path) -> dict[
 
 def _options(world: dict[str, Any], **kw: Any) -> SubmitOptions:
     return SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
-                         registry=world["registry"], repo=world["root"], **kw)
+                         guards=RegistryGuards(world["registry"], world["root"]), **kw)
 
 
 def test_guard_lookup(world: dict[str, Any]) -> None:
     assert guard_ids(world["registry"]) == {"smollm2-135m": GUARD_ID}
     found = guard_for("smollm2-135m", world["registry"], world["root"])
-    assert found is not None and found.entry_id == GUARD_ID
+    assert found is not None and found.name == GUARD_ID
     assert found.folder == world["guard"]
     assert guard_for("minilm-l6", world["registry"], world["root"]) is None
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from probebench.registry.pii import luhn_ok, scan_file, scan_lines
-from probebench.tasks.spec import read_tasks_file
+from probebench.tasks.catalog import TaskCatalog
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,8 +35,9 @@ def test_ordinary_sentences_are_clean(tmp_path: Path) -> None:
 
 
 def test_registered_test_sets_hold_no_personal_data() -> None:
-    parsed, root = read_tasks_file(REPO / "tasks.yaml")
-    files = sorted({root / rel for t in parsed.tasks for role, rel in t.files.items()
+    catalog = TaskCatalog.default()
+    files = sorted({catalog.root / rel for t in catalog.specs.values()
+                    for role, rel in t.files.items()
                     if role in ("test", "adversarial", "data", "suite")})
     findings = [f for path in files for f in scan_file(path)]
     assert findings == [], [str(f) for f in findings[:10]]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from probebench.errors import InputError
+from probebench.evaluation.results import FlaggedOut, IntervalOut, PromptScores
 from probebench.leaderboard.probescore import (
     AxisValue,
     apply_cap,
@@ -16,15 +17,17 @@ from probebench.leaderboard.probescore import (
     ece_axis,
     efficiency_axis,
     license_score,
-    load_spec,
+    load_probescore_spec,
     parse_spec,
     probescore,
 )
+from probebench.registry.store import ResultRecord
+from tests.registry_fixture import synthetic_record, synthetic_result
 
 
 def test_specs_load_and_normalise() -> None:
     assert available_specs() == ["0.0.1", "0.0.2"]
-    v1, v2 = load_spec("0.0.1"), load_spec("0.0.2")
+    v1, v2 = load_probescore_spec("0.0.1"), load_probescore_spec("0.0.2")
     assert v1.weight_sum == pytest.approx(0.90) and v2.weight_sum == pytest.approx(1.0)
     assert v1.normalised()["auroc"] == pytest.approx(0.25 / 0.90)
     assert sum(v1.normalised().values()) == pytest.approx(1.0)
@@ -36,8 +39,8 @@ def test_a_weight_above_30_percent_does_not_load() -> None:
     with pytest.raises(InputError, match=r"weight 0\.35"):
         parse_spec({"version": "x", "cap": 0.3,
                     "axes": {"auroc": {"weight": 0.35, "source": "auroc"}}}, "spec.yaml")
-    with pytest.raises(InputError, match=r"unknown scoring spec '9\.9'"):
-        load_spec("9.9")
+    with pytest.raises(InputError, match=r"unknown ProbeScore spec '9\.9'"):
+        load_probescore_spec("9.9")
 
 
 def test_axis_maps_by_hand() -> None:
@@ -51,13 +54,18 @@ def test_axis_maps_by_hand() -> None:
 
 
 def _record(auroc: float, *, ece: float = 0.05, latency: float = 10.0,
-            distshift: float | None = 0.7, evalaware: float | None = None) -> dict[str, object]:
-    ea = {"value": 0.85 * auroc, "imputed": True} if evalaware is None else {
-        "value": evalaware, "imputed": False}
-    return {"latency_ms": latency, "result": {
-        "auroc": {"value": auroc}, "ece": ece, "evalaware_auroc": ea,
-        "distshift_auroc": {"value": distshift},
-        "transfer": {"undeclared": {"value": 0.5, "imputed": True}}}}
+            distshift: float | None = 0.7, evalaware: float | None = None) -> ResultRecord:
+    """A stored record whose axis inputs are the given numbers."""
+    import numpy as np
+
+    base = synthetic_result("blimp_passive_1", 0.3, np.random.default_rng(0))
+    ea = (FlaggedOut(value=0.85 * auroc, imputed=True, note="no guard") if evalaware is None
+          else FlaggedOut(value=evalaware, imputed=False, note="measured"))
+    result = base.model_copy(update={
+        "auroc": IntervalOut(value=auroc, ci_low=None, ci_high=None, resamples=0, dropped=0),
+        "ece": ece, "evalaware_auroc": ea,
+        "distshift_auroc": FlaggedOut(value=distshift, imputed=False, note="")})
+    return synthetic_record(result, latency_ms=latency)
 
 
 def test_axis_values_and_imputation_flags() -> None:
@@ -77,7 +85,7 @@ def test_axis_values_and_imputation_flags() -> None:
 
 
 def test_balanced_entry_is_the_weighted_mean() -> None:
-    spec = load_spec("0.0.1")
+    spec = load_probescore_spec("0.0.1")
     values = {s: AxisValue(0.8) for s in ("auroc", "evalaware_auroc", "distshift_auroc",
                                           "ece", "transfer", "latency_ms", "license")}
     result = probescore(spec, values)
@@ -86,7 +94,7 @@ def test_balanced_entry_is_the_weighted_mean() -> None:
 
 def test_cap_worked_example() -> None:
     """METHODOLOGY.md's worked example: an entry strong only in AUROC."""
-    spec = load_spec("0.0.2")
+    spec = load_probescore_spec("0.0.2")
     values = {s: AxisValue(0.8) for s in ("evalaware_auroc", "distshift_auroc", "ece",
                                           "transfer", "latency_ms", "license", "goodhart")}
     values["auroc"] = AxisValue(1.0)
@@ -103,7 +111,7 @@ def test_cap_worked_example() -> None:
 
 
 def test_entry_maximising_only_auroc_gets_nothing() -> None:
-    spec = load_spec("0.0.1")
+    spec = load_probescore_spec("0.0.1")
     values = {s: AxisValue(0.0) for s in ("evalaware_auroc", "distshift_auroc", "ece",
                                           "transfer", "latency_ms", "license")}
     values["auroc"] = AxisValue(1.0)
@@ -123,7 +131,7 @@ def test_cap_fixed_point_with_several_axes() -> None:
 
 
 def test_closed_license_ceiling() -> None:
-    spec = load_spec("0.0.1")
+    spec = load_probescore_spec("0.0.1")
     values = {s: AxisValue(0.8) for s in ("auroc", "evalaware_auroc", "distshift_auroc",
                                           "ece", "transfer", "latency_ms")}
     values["license"] = AxisValue(license_score("closed"))
@@ -139,14 +147,13 @@ def _scored(entry_id: str, probs: list[float], labels: list[int]) -> Any:
     from probebench.evaluation.metrics import auroc_score
     from probebench.leaderboard.ranks import Scored
 
-    items = list(range(len(probs) // 2)) * 2
+    items = sorted(list(range(len(probs) // 2)) * 2)
     a = auroc_score(np.array(labels), np.array(probs))
-    record: dict[str, Any] = {"latency_ms": 10.0, "result": {
-        "auroc": {"value": a}, "ece": 0.05,
-        "evalaware_auroc": {"value": 0.85 * a, "imputed": True},
-        "distshift_auroc": {"value": 0.7},
-        "transfer": {"undeclared": {"value": 0.5, "imputed": True}},
-        "predictions": {"items": sorted(items), "labels": labels, "probs": probs}}}
+    record = _record(a)
+    predictions = PromptScores(prompt_ids=[str(i) for i in range(len(probs))], items=items,
+                               labels=labels, probs=[float(p) for p in probs])
+    record = record.model_copy(update={"result": record.result.model_copy(
+        update={"predictions": predictions})})
     values = axis_values({"t": record}, "MIT")
     return Scored(entry_id, {"t": record}, values, closed=False)
 
@@ -165,7 +172,7 @@ def test_rank_intervals_tied_entries_share_their_interval() -> None:
     entries = [_scored("org/a-m-l1-v1", good, labels), _scored("org/b-m-l1-v1", list(good),
                                                                 labels),
                _scored("org/c-m-l1-v1", weak, labels)]
-    ranks = rank_intervals(entries, load_spec("0.0.2"), n_resamples=200)
+    ranks = rank_intervals(entries, load_probescore_spec("0.0.2"), n_resamples=200)
     a, b, c = (ranks[e] for e in ("org/a-m-l1-v1", "org/b-m-l1-v1", "org/c-m-l1-v1"))
     # identical predictions: statistically tied, both [1, 1] under the paired bootstrap
     assert (a.rank, a.best, a.worst) == (b.rank, b.best, b.worst) == (1, 1, 1)
@@ -186,7 +193,7 @@ def test_rank_intervals_overlap_for_close_entries() -> None:
     x = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
     y = list(np.clip(base + rng.normal(0, 0.2, n), 0, 1))
     ranks = rank_intervals([_scored("org/x-m-l1-v1", x, labels),
-                            _scored("org/y-m-l1-v1", y, labels)], load_spec("0.0.2"))
+                            _scored("org/y-m-l1-v1", y, labels)], load_probescore_spec("0.0.2"))
     rx, ry = ranks["org/x-m-l1-v1"], ranks["org/y-m-l1-v1"]
     # two noisy probes of equal quality: neither is reliably first
     assert (rx.best, rx.worst) == (1, 2) and (ry.best, ry.worst) == (1, 2)

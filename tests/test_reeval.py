@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,12 @@ from probebench.cli import main
 from probebench.errors import InputError
 from probebench.registry.entry import entry_path, read_entry
 from probebench.registry.reeval import parse_shard, reeval
-from probebench.registry.store import result_path
+from probebench.registry.store import ResultHistory, result_path
+from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import train_task_probe
+from tests.catalogs import copy_catalog
+from tests.registry_fixture import synthetic_record, synthetic_result
 
-REPO = Path(__file__).resolve().parents[1]
 IDS = ["org/steady-smollm2-135m-l6-v1", "org/slipping-smollm2-135m-l6-v1",
        "org/falling-smollm2-135m-l6-v1"]
 
@@ -25,12 +26,12 @@ IDS = ["org/steady-smollm2-135m-l6-v1", "org/slipping-smollm2-135m-l6-v1",
 @pytest.fixture(scope="module")
 def repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reeval")
-    shutil.copy(REPO / "tasks.yaml", root / "tasks.yaml")
-    shutil.copytree(REPO / "data", root / "data")
+    copy_catalog(root)
     folder = train_task_probe(root / "registry/artifacts/verb", smollm, "verb_grammar")
     from probebench.artifact import manifest, scan
     sha = manifest(scan(folder)).sha256
-    for entry_id in IDS:
+    for entry_id, task in [*((i, "verb_grammar") for i in IDS),
+                           ("org/plain-smollm2-135m-l6-v1", "blimp_passive_1")]:
         org, rest = entry_id.split("/")
         data = {"id": entry_id, "name": rest, "short_name": rest[:30], "author": "A", "org": org,
                 "category": "grammar", "probe_type": "linear", "model": "smollm2-135m",
@@ -39,7 +40,7 @@ def repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",
                 "release": "2026-11-01", "param_count": 577, "size_mb": 0.01,
                 "tagline": "t", "description": "d", "status": "live",
-                "tasks": ["verb_grammar"]}
+                "tasks": [task]}
         path = entry_path(root / "registry", entry_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -47,15 +48,24 @@ def repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _store(root: Path, entry_id: str, auroc: float) -> None:
+    import numpy as np
+
+    from probebench.evaluation.results import IntervalOut
+
+    result = synthetic_result("verb_grammar", 0.3, np.random.default_rng(0))
+    result = result.model_copy(update={"auroc": IntervalOut(
+        value=auroc, ci_low=auroc - 0.05, ci_high=auroc + 0.05, resamples=100, dropped=0)})
     path = result_path(root / "registry", entry_id, "verb_grammar")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"entry": entry_id, "task": "verb_grammar",
-                                "history": [{"result": {"auroc": {"value": auroc}}}]}))
+    path.write_text(ResultHistory(entry=entry_id, task="verb_grammar",
+                                  history=[synthetic_record(result)]).to_json())
 
 
 def test_drops_are_listed_and_large_drops_deprecate(repo: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    first = reeval(repo / "registry", repo, repo / "out0", bootstrap=100)
+    catalog = TaskCatalog.for_repo(repo)
+    first = reeval(repo / "registry", repo, repo / "out0", catalog=catalog, bootstrap=100)
+    first = [c for c in first if c.task == "verb_grammar"]
     assert {c.action for c in first} == {"none"} and all(c.old_auroc is None for c in first)
     assert {c.version for c in first} == {2}  # the newest holdout, not the registered v1
     new = first[0].new_auroc
@@ -78,6 +88,29 @@ def test_drops_are_listed_and_large_drops_deprecate(repo: Path,
     assert falling.status == "deprecated" and falling.notice is not None
     assert "fell 15.0 points" in falling.notice
     assert read_entry(entry_path(repo / "registry", IDS[1])).status == "live"
+
+
+def test_a_task_without_holdout_gets_the_interval_submit_gives(repo: Path,
+                                                                smollm: Any) -> None:
+    """One code path for AUROC CIs: reeval on the registered test set reproduces the
+    interval ``submit``'s headline computes for the same scores, seed and resamples."""
+    from probebench.artifact import load_probe
+    from probebench.evaluation.headline import Flat, headline
+    from probebench.models import Site, extract
+
+    catalog = TaskCatalog.for_repo(repo)
+    (change,) = [c for c in reeval(repo / "registry", repo, repo / "out-plain",
+                                   catalog=catalog, bootstrap=100, seed=3)
+                 if c.task == "blimp_passive_1"]
+    data = catalog.load("blimp_passive_1")
+    assert change.version == 1 and change.test_sha256 == data.spec.test_sha256
+    weights = load_probe(repo / "registry/artifacts/verb")
+    acts = extract(smollm, Flat.of(data.test).prompts, [Site(6, "last_token")],
+                   progress=False)[Site(6, "last_token")]
+    head = headline("blimp_passive_1", data.format, data.test,
+                    weights.predict_proba(acts)[:, 1], seed=3, n_resamples=100)
+    assert (change.new_auroc, change.ci_low, change.ci_high) == (
+        head.auroc.value, head.auroc.ci_low, head.auroc.ci_high)
 
 
 def test_shards() -> None:

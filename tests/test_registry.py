@@ -15,17 +15,17 @@ from probebench.registry.check import check_registry
 from probebench.registry.entry import entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import latest_results, read_history, store_submission
+from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import make_artifact
+from tests.catalogs import copy_catalog
 
-REPO = Path(__file__).resolve().parents[1]
 ENTRY_ID = "testorg/verb-tense-smollm2-135m-l15-v1"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository with tasks.yaml, one artifact and one entry pointing at it."""
-    shutil.copy(REPO / "tasks.yaml", tmp_path / "tasks.yaml")
-    shutil.copytree(REPO / "data", tmp_path / "data")
+    copy_catalog(tmp_path)
     folder, *_ = make_artifact(tmp_path / "registry" / "artifacts" / "verb-tense")
     from probebench.artifact import manifest, scan
     sha = manifest(scan(folder)).sha256
@@ -58,7 +58,7 @@ def _write_entry(root: Path, changes: dict[str, Any], path: Path | None = None) 
 
 
 def test_a_good_entry_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (result,) = check_registry(repo / "registry", repo)
+    (result,) = check_registry(repo / "registry", repo, catalog=TaskCatalog.for_repo(repo))
     assert result.ok, result.problems
     assert result.notes == ["artifact found via repository path"]
     assert main(["registry", "--registry", str(repo / "registry"), "--repo", str(repo),
@@ -82,7 +82,8 @@ def test_schema_rules(tmp_path: Path, changes: dict[str, Any], message: str) -> 
 
 
 def _problems(repo: Path) -> list[str]:
-    return [p for r in check_registry(repo / "registry", repo) for p in r.problems]
+    return [p for r in check_registry(repo / "registry", repo,
+                                      catalog=TaskCatalog.for_repo(repo)) for p in r.problems]
 
 
 def test_hash_mismatch_is_caught(repo: Path) -> None:
@@ -141,6 +142,59 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
     path.write_text(path.read_text().replace("A test entry.", "Edited."))
     assert main(args) == 0
     assert "1 of 1 entries pass" in capsys.readouterr().out
+
+
+def test_changed_entries_from_the_repo_root_with_relative_paths(
+        repo: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As the pull-request workflow runs it: from the root, default --registry."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
+                       check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "registry")
+    git("commit", "-qm", "base")
+    broken = _entry(id="testorg/broken-smollm2-135m-l15-v1", artifact_sha256="1" * 64)
+    path = entry_path(repo / "registry", broken["id"])
+    path.write_text(yaml.safe_dump(broken, sort_keys=False))
+    git("add", "registry")
+    git("commit", "-qm", "adds a broken entry")
+    monkeypatch.chdir(repo)
+    assert main(["registry", "check", "--changed", "--base", "HEAD~1"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  testorg/broken-smollm2-135m-l15-v1" in out and "0 of 1 entries pass" in out
+
+
+def test_entries_written_with_model_id_are_still_read(tmp_path: Path) -> None:
+    data = _entry()
+    data["model_id"] = data.pop("model")
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert read_entry(path).model == "smollm2-135m"
+    data["model"] = "smollm2-135m"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(InputError, match="give 'model' only"):
+        read_entry(path)
+
+
+def test_results_are_read_through_their_schema(tmp_path: Path) -> None:
+    """A results file whose fields drifted fails at the boundary, naming file and field."""
+    import numpy as np
+
+    from probebench.registry.store import ResultHistory
+    from tests.registry_fixture import synthetic_record, synthetic_result
+
+    record = synthetic_record(synthetic_result("blimp_passive_1", 0.3,
+                                               np.random.default_rng(0)))
+    doc = json.loads(ResultHistory(entry=ENTRY_ID, task="blimp_passive_1",
+                                   history=[record]).to_json())
+    doc["history"][0]["result"]["area_under_roc"] = doc["history"][0]["result"].pop("auroc")
+    path = tmp_path / "blimp_passive_1.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"blimp_passive_1\.json: field "
+                                         r"'history\.0\.result\.auroc': Field required"):
+        read_history(path)
 
 
 def test_results_history_is_kept(tmp_path: Path) -> None:

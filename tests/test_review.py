@@ -4,7 +4,6 @@ right reason on a fixture made to break it."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,11 @@ import yaml
 
 from probebench.cli import main
 from probebench.registry.entry import entry_path
-from probebench.registry.review import review_entry
-from probebench.tasks.spec import read_tasks_file
+from probebench.registry.review import Review, review_entry
+from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import NOTEBOOK, make_artifact
+from tests.catalogs import copy_catalog
 
-REPO = Path(__file__).resolve().parents[1]
 ENTRY_ID = "testorg/passive-smollm2-135m-l15-v1"
 
 
@@ -36,11 +35,8 @@ GOOD_CODE = ('print("PROBEBENCH_METRICS " + \'{"blimp_passive_1": {"auroc": 0.90
 
 def _setup(root: Path, *, notebook: str = GOOD_CODE, entry: dict[str, Any] | None = None,
            reported_hash: str | None = None) -> None:
-    shutil.copy(REPO / "tasks.yaml", root / "tasks.yaml")
-    shutil.copytree(REPO / "data", root / "data")
-    parsed, _ = read_tasks_file(root / "tasks.yaml")
-    test_sha = reported_hash or next(t.test_sha256 for t in parsed.tasks
-                                     if t.id == "blimp_passive_1")
+    catalog = copy_catalog(root)
+    test_sha = reported_hash or catalog.spec("blimp_passive_1").test_sha256
     reported = {"blimp_passive_1": {"test_sha256": test_sha, "auroc": 0.90,
                                     "auroc_ci_low": 0.88, "auroc_ci_high": 0.92, "ece": 0.06}}
     folder, *_ = make_artifact(root / "registry/artifacts/passive",
@@ -63,15 +59,20 @@ def _setup(root: Path, *, notebook: str = GOOD_CODE, entry: dict[str, Any] | Non
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+def _review(root: Path) -> Review:
+    return review_entry(ENTRY_ID, root / "registry", root,
+                        catalog=TaskCatalog.for_repo(root), timeout=120)
+
+
 def _failed(root: Path) -> dict[str, str]:
-    review = review_entry(ENTRY_ID, root / "registry", root, timeout=120)
+    review = _review(root)
     return {i.name: i.detail for i in review.items if not i.passed}
 
 
 def test_a_good_entry_passes_every_item(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     _setup(tmp_path)
-    review = review_entry(ENTRY_ID, tmp_path / "registry", tmp_path, timeout=120)
+    review = _review(tmp_path)
     assert [i.name for i in review.items] == ["artifact", "notebook", "test_sets", "license",
                                               "personal_data", "evalaware"]
     assert review.passed, [(i.name, i.detail) for i in review.items if not i.passed]
@@ -84,7 +85,7 @@ def test_a_good_entry_passes_every_item(tmp_path: Path,
 def _pii_task(root: Path) -> None:
     """Register a SentEval-format task whose test set holds an e-mail and a phone."""
     from probebench.hashing import sha256_file
-    from probebench.tasks.formats import FORMATS
+    from probebench.tasks.formats import get_format
     from probebench.tasks.hygiene import canonical_test_sha256
     from probebench.tasks.spec import TaskSpec
 
@@ -97,7 +98,7 @@ def _pii_task(root: Path) -> None:
            "labels": {1: "A", 0: "B"}, "license": "MIT", "source": "test fixture",
            "options": {"positive_class": "A"}, "test_sha256": "0" * 64}
     spec = TaskSpec.model_validate(raw)
-    raw["test_sha256"] = canonical_test_sha256(FORMATS["senteval"].load(spec, root).test)
+    raw["test_sha256"] = canonical_test_sha256(get_format("senteval").load(spec, root).test)
     doc = yaml.safe_load((root / "tasks.yaml").read_text())
     doc["tasks"].append(raw)
     (root / "tasks.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))

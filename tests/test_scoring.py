@@ -1,12 +1,13 @@
-"""Per-item and per-slice accuracy, hand-checked on a small verb fixture."""
+"""Per-item and per-slice accuracy (each format scores its own items), hand-checked on
+small fixtures."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from probebench.evaluation.scoring import group_by_slice, item_scores
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
+from probebench.tasks.formats import get_format, group_by_slice
 from probebench.tasks.verbs.render import render_item
 from probebench.tasks.verbs.schema import VerbItem
 
@@ -45,7 +46,7 @@ def test_verb_accuracy_and_slices_by_hand() -> None:
         0.2,             # e: classification, P < 0.5 says "wrong", and it is wrong -> right
     ])
     item_of = np.repeat(np.arange(5), [3, 2, 2, 2, 1])
-    got = item_scores("verbs", items, scores, item_of)
+    got = get_format("verbs").item_scores(items, scores, item_of)
     assert got == [1.0, 0.0, 0.5, None, 1.0]
     slices = group_by_slice(items, got, ["language", "category", "reason_code", "tense"])
     assert slices["language"] == {"en": [1.0, 0.0, 1.0], "es": [0.5]}
@@ -64,17 +65,17 @@ def _pair(good: float, bad: float) -> tuple[Item, np.ndarray]:
 def test_pair_and_condition_scoring() -> None:
     for good, bad, want in ((0.8, 0.3, 1.0), (0.3, 0.8, 0.0), (0.5, 0.5, 0.5)):
         item, s = _pair(good, bad)
-        assert item_scores("blimp", [item], s, np.zeros(2, int)) == [want]
+        assert get_format("blimp").item_scores([item], s, np.zeros(2, int)) == [want]
     item = Item("g", (Prompt("a", label=1), Prompt("b", label=0), Prompt("c", label=1),
                       Prompt("d", label=None)))
     of = np.zeros(4, int)
-    assert item_scores("syntaxgym", [item], np.array([0.9, 0.2, 0.5, 0.0]), of) == [1.0]
-    assert item_scores("syntaxgym", [item], np.array([0.9, 0.6, 0.5, 0.0]), of) == [0.0]
+    assert get_format("syntaxgym").item_scores([item], np.array([0.9, 0.2, 0.5, 0.0]), of) == [1.0]
+    assert get_format("syntaxgym").item_scores([item], np.array([0.9, 0.6, 0.5, 0.0]), of) == [0.0]
 
 
 def test_surprisal_scores_leave_classification_lines_unscored() -> None:
     v = _verb("e", "en", "Every day she walk home.", ["walk", "walks"], "walks",
               label="incorrect", tense="present_simple")
     item = render_item(v, TEMPLATE)
-    assert item_scores("verbs", [item], np.array([-40.0]), np.zeros(1, int),
+    assert get_format("verbs").item_scores([item], np.array([-40.0]), np.zeros(1, int),
                        threshold=None) == [None]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from probebench.cli import main
+from probebench.evaluation.guards import Guard, fixed_guard
 from probebench.evaluation.submit import SubmitError, SubmitOptions, submit
 from tests.artifacts import make_artifact, train_task_probe
 
@@ -105,7 +106,8 @@ def test_guard_and_declared_transfer_targets(verb_probe: Path, smollm: Any,
     for f in smollm.resolved.path.iterdir():
         (twin / f.name).symlink_to(f)
     options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
-                            transfer_targets=[str(twin), "minilm-l6"], guard=verb_probe)
+                            transfer_targets=[str(twin), "minilm-l6"],
+                            guards=fixed_guard(Guard(verb_probe, "the probe itself")))
     result = submit(verb_probe, ["verb_grammar"], options).tasks[0]
     same = result.transfer[str(twin)]
     assert same.imputed is False and same.value == pytest.approx(1.0, abs=1e-6)

@@ -8,13 +8,14 @@ import pytest
 
 from probebench.errors import InputError
 from probebench.models import token_surprisals
+from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats.blimp import read_blimp
 from probebench.tasks.formats.senteval import read_senteval
 from probebench.tasks.formats.syntaxgym import prediction_results, read_suite
 from probebench.tasks.hygiene import canonical_test_sha256, hashed_split
-from probebench.tasks.registry import load_task
+from tests.catalogs import PACKAGED_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+DATA = PACKAGED_ROOT / "data"
 
 
 # --- SyntaxGym on the real model ---------------------------------------------------------
@@ -33,7 +34,7 @@ def _hand_region_7(smollm: Any, item: Any) -> dict[str, float]:
 
 def test_syntaxgym_prediction_by_hand_on_number_src(smollm: Any) -> None:
     """Region surprisal of item 1 computed here token by token, compared by hand."""
-    _, items = read_suite(REPO / "data" / "syntaxgym" / "number_src.json")
+    _, items = read_suite(DATA / "syntaxgym" / "number_src.json")
     item = items[0]
     prompts = {p.slices["condition"]: p for p in item.prompts}
     assert prompts["match_sing"].text.endswith("is good")
@@ -48,7 +49,7 @@ def test_syntaxgym_prediction_by_hand_on_number_src(smollm: Any) -> None:
 
 
 def test_syntaxgym_errors_name_the_place(tmp_path: Path) -> None:
-    suite = json.loads((REPO / "data/syntaxgym/format/sample_suite.json").read_text())
+    suite = json.loads((DATA / "syntaxgym/format/sample_suite.json").read_text())
     bad = tmp_path / "s.json"
     broken = json.loads(json.dumps(suite))
     broken["items"][0]["conditions"][0]["regions"][1]["region_number"] = "2"
@@ -78,7 +79,7 @@ def test_syntaxgym_errors_name_the_place(tmp_path: Path) -> None:
 # --- BLiMP -------------------------------------------------------------------------------
 
 def test_blimp_pairs_split_disjoint_and_stable() -> None:
-    data = load_task("blimp_passive_1", tasks_file=REPO / "tasks.yaml")
+    data = TaskCatalog.default().load("blimp_passive_1")
     train_ids = {i.id for i in data.splits["train"]}
     test_ids = {i.id for i in data.splits["test"]}
     assert not train_ids & test_ids
@@ -91,7 +92,7 @@ def test_blimp_pairs_split_disjoint_and_stable() -> None:
     assert [p.label for p in item.prompts] == [1, 0]
     assert set(item.slices) == {"field", "linguistics_term", "UID"}
     # the split depends on item ids only, not on file order
-    items = read_blimp(REPO / "data/blimp/passive_1.jsonl")
+    items = read_blimp(DATA / "blimp/passive_1.jsonl")
     _, test_reversed = hashed_split(list(reversed(items)), "probebench-blimp-v1", 0.5)
     assert canonical_test_sha256(test_reversed) == canonical_test_sha256(data.test)
 
@@ -102,7 +103,7 @@ def test_blimp_pairs_split_disjoint_and_stable() -> None:
     ('[1, 2]', "expected a JSON object"),
 ])
 def test_blimp_errors_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
-    good = (REPO / "data/blimp/passive_1.jsonl").read_text().splitlines()[0]
+    good = (DATA / "blimp/passive_1.jsonl").read_text().splitlines()[0]
     path = tmp_path / "p.jsonl"
     path.write_text(good + "\n" + line + "\n")
     with pytest.raises(InputError, match=rf"p\.jsonl:2: {message}"):
@@ -110,7 +111,7 @@ def test_blimp_errors_name_file_and_line(tmp_path: Path, line: str, message: str
 
 
 def test_blimp_wrong_type_and_duplicate_pair(tmp_path: Path) -> None:
-    good = json.loads((REPO / "data/blimp/passive_1.jsonl").read_text().splitlines()[0])
+    good = json.loads((DATA / "blimp/passive_1.jsonl").read_text().splitlines()[0])
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({**good, "pairID": 7}) + "\n")
     with pytest.raises(InputError, match=r":1: field 'pairID' must be str, found int 7"):
@@ -164,14 +165,12 @@ def test_senteval_errors(tmp_path: Path, content: str, positive: str | None,
 
 
 def test_every_registered_syntaxgym_task_has_labelled_train_and_test() -> None:
-    from probebench.tasks.spec import read_tasks_file
-
-    parsed, _ = read_tasks_file(REPO / "tasks.yaml")
-    gym = [t.id for t in parsed.tasks if t.format == "syntaxgym"]
-    blimp = [t.id for t in parsed.tasks if t.format == "blimp"]
+    catalog = TaskCatalog.default()
+    gym = [t.id for t in catalog.with_format("syntaxgym")]
+    blimp = [t.id for t in catalog.with_format("blimp")]
     assert len(gym) >= 10 and len(blimp) >= 10
     for task in gym:
-        data = load_task(task, tasks_file=REPO / "tasks.yaml")
+        data = catalog.load(task)
         for split in ("train", "test"):
             labels = [p.label for i in data.splits[split] for p in i.prompts]
             assert labels.count(0) and labels.count(1), (task, split)
@@ -180,7 +179,7 @@ def test_every_registered_syntaxgym_task_has_labelled_train_and_test() -> None:
 def test_score_items_runs_syntaxgym_protocol_on_a_suite(smollm: Any) -> None:
     from probebench.tasks.formats.syntaxgym import score_items
 
-    _, items = read_suite(REPO / "data" / "syntaxgym" / "number_src.json")
+    _, items = read_suite(DATA / "syntaxgym" / "number_src.json")
     results = score_items(smollm, items[:6])
     assert set(results) == {"sum"}
     assert len(results["sum"]) == 6 and all(len(r) == 1 for r in results["sum"])

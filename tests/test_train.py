@@ -15,7 +15,7 @@ from probebench.artifact.forms import detect_forms, load_forms
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.models import Site
-from probebench.tasks.registry import load_task
+from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, grid_search, train, train_val_items
 from probebench.train.artifact import FILES, write_artifact
 
@@ -47,7 +47,7 @@ def test_train_writes_a_valid_artifact_with_both_forms(trained: Any, tmp_path: P
         assert np.abs(got - expected).max() < 1e-9
     meta = yaml.safe_load((out / "meta.yaml").read_text())
     reported = meta["reported_metrics"][TASK]
-    assert reported["test_sha256"] == load_task(TASK).spec.test_sha256
+    assert reported["test_sha256"] == TaskCatalog.default().load(TASK).spec.test_sha256
     assert reported["auroc"] == pytest.approx(trained.headline.auroc.value, abs=1e-6)
     assert reported["auroc_ci_low"] <= reported["auroc"] <= reported["auroc_ci_high"]
     readme = (out / "README.md").read_text()
@@ -89,14 +89,14 @@ def test_grid_ties_go_to_the_strongest_penalty() -> None:
 
 
 def test_hashed_validation_split_when_a_task_has_none() -> None:
-    data = load_task("blimp_determiner_noun_agreement_1")
+    data = TaskCatalog.default().load("blimp_determiner_noun_agreement_1")
     assert "val" not in data.splits
     fit, held, how = train_val_items(data)
     assert "hashed 20%" in how
     assert {i.id for i in fit}.isdisjoint({i.id for i in held})
     assert len(fit) + len(held) == len(data.splits["train"])
     assert 0.1 < len(held) / len(data.splits["train"]) < 0.3
-    again = train_val_items(load_task("blimp_determiner_noun_agreement_1"))
+    again = train_val_items(TaskCatalog.default().load("blimp_determiner_noun_agreement_1"))
     assert [i.id for i in again[1]] == [i.id for i in held]
 
 
@@ -128,15 +128,19 @@ def test_a_non_empty_out_is_refused_without_force(trained: Any, tmp_path: Path) 
     assert not (out / "keep.txt").exists() and validate(out).valid
 
 
-def test_bad_kind_and_task_are_clear_errors() -> None:
-    with pytest.raises(InputError, match="--kind"):
+def test_bad_probe_type_and_task_are_clear_errors() -> None:
+    with pytest.raises(InputError, match="--probe-type must be one of linear, mlp"):
+        TrainConfig(task=TASK, site=Site(1, "last_token"), probe_type="forest")
+    # ``kind`` is the old name, still read: published notebooks call it so
+    assert TrainConfig(task=TASK, site=Site(1, "last_token"), kind="mlp").probe_type == "mlp"
+    with pytest.raises(InputError, match="--probe-type"):
         TrainConfig(task=TASK, site=Site(1, "last_token"), kind="forest")
     with pytest.raises(InputError, match="unknown task"):
         train(TrainConfig(task="no_such_task", site=Site(1, "last_token")), progress=False)
 
 
 def test_mlp_probe_trains_and_validates(tmp_path: Path) -> None:
-    trained = train(TrainConfig(task=TASK, site=Site(6, "last_token"), kind="mlp", hidden=16,
+    trained = train(TrainConfig(task=TASK, site=Site(6, "last_token"), probe_type="mlp", hidden=16,
                                 bootstrap=100), progress=False)
     assert trained.config.grid_name == "alpha"
     out = write_artifact(trained, tmp_path / "mlp")

@@ -192,14 +192,14 @@ def test_deprecated_lines_are_kept_but_not_scored(files: VerbFiles) -> None:
     assert check_verbs(files).ok
     lines = read_verb_file(files.probes)
     assert lines[0].item.deprecated and lines[0].item.id == "en-core-001"
+    from probebench.tasks.catalog import TaskCatalog
     from probebench.tasks.formats.verbs import VerbsFormat
-    from probebench.tasks.spec import read_tasks_file
 
-    parsed, _ = read_tasks_file(REPO / "tasks.yaml")
-    spec = next(t for t in parsed.tasks if t.id == "verb_grammar")
+    catalog = TaskCatalog.default()
+    spec = catalog.spec("verb_grammar")
     paths = {"test": files.probes, "adversarial": files.adversarial, "train": files.train,
              "val": files.val, "verbs": files.verbs, "lexicon": files.lexicon,
-             "template": REPO / "data/eval/probe_prompt.txt"}
+             "template": catalog.root / "data/eval/probe_prompt.txt"}
     data = VerbsFormat().read(spec, paths)
     ids = {item.id for item in data.test}
     assert "en-core-001" not in ids and "en-core-002" in ids

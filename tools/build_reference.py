@@ -19,8 +19,12 @@ import datetime as dt
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from probebench.evaluation.results import IntervalOut
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -34,7 +38,7 @@ class Reference:
     name: str
     task: str
     site: str
-    kind: str = "linear"
+    probe_type: str = "linear"
     model: str = "smollm2-135m"
     category: str = "grammar"
     title: str = ""
@@ -65,7 +69,7 @@ REFERENCES = [
               title="Verb grammar EN/ES, layer 24",
               tagline="Is the verb form right? Bilingual verb grammar at layer 24"),
     Reference("verb-grammar-mlp-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
-              kind="mlp", title="Verb grammar EN/ES, MLP at layer 20",
+              probe_type="mlp", title="Verb grammar EN/ES, MLP at layer 20",
               tagline="Is the verb form right? A one-hidden-layer MLP at layer 20"),
     Reference("blimp-det-noun-smollm2-135m-l15-v1", "blimp_determiner_noun_agreement_1",
               "15:last_token", title="BLiMP determiner-noun agreement",
@@ -104,14 +108,14 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
         "id": ref.entry_id, "name": ref.title,
         "short_name": ref.name.replace("-smollm2-135m", "").removesuffix("-v1")[:40],
         "author": "probebench maintainers", "org": ORG, "category": ref.category,
-        "probe_type": ref.kind, "model": ref.model, "layer": int(layer),
+        "probe_type": ref.probe_type, "model": ref.model, "layer": int(layer),
         "position": position, "paper": None, "paper_title": None,
         "artifact_url": str(folder.relative_to(ROOT)), "artifact_sha256": bundle,
         "reproducer_notebook": "train.ipynb", "colab_url": None, "license": "Apache-2.0",
         "release": CREATED.isoformat(), "param_count": params, "size_mb": round(size, 4),
         "tagline": ref.tagline,
         "description": f"Reference probe trained with `probebench train --task {ref.task} "
-                       f"--model {ref.model} --site {ref.site} --kind {ref.kind}` "
+                       f"--model {ref.model} --site {ref.site} --probe-type {ref.probe_type}` "
                        "(SentEval protocol: regularisation chosen on validation, refit on "
                        "train + validation). Its folder holds train.ipynb, which refits it "
                        "from scratch offline.",
@@ -128,7 +132,7 @@ def build(refs: list[Reference], registry: Path) -> None:
     for ref in refs:
         folder = registry / "artifacts" / ref.name
         config = TrainConfig(task=ref.task, site=Site.parse(ref.site), model=ref.model,
-                             kind=ref.kind)
+                             probe_type=ref.probe_type)
         trained = train(config, progress=False)
         write_artifact(trained, folder, created_at=CREATED, title=ref.title, force=True)
         report = validate(folder)
@@ -161,24 +165,28 @@ def write_repo_notebooks() -> None:
     artifact = f"../registry/artifacts/{ref.name}"
     folder = ROOT / "notebooks"
     folder.mkdir(exist_ok=True)
-    write_notebook(train_notebook(task=ref.task, model=ref.model, site=ref.site, kind=ref.kind,
-                                  seed=0, hidden=64, bootstrap=1000, artifact=artifact),
+    write_notebook(train_notebook(task=ref.task, model=ref.model, site=ref.site,
+                                  probe_type=ref.probe_type, seed=0, hidden=64,
+                                  bootstrap=1000, artifact=artifact),
                    folder / "train.ipynb")
     write_notebook(eval_notebook(tasks=[ref.task], seed=0, bootstrap=1000, artifact=artifact),
                    folder / "eval.ipynb")
 
 
 def evaluate(refs: list[Reference], registry: Path) -> None:
-    from probebench.evaluation.submit import Session, SubmitOptions, submit
-    from probebench.registry.store import store_submission
+    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.registry.evaluate import evaluate_entry
+    from probebench.registry.guards import RegistryGuards
+    from probebench.tasks.catalog import TaskCatalog
 
-    session = Session(SubmitOptions(registry=registry, repo=ROOT, progress=False))
+    catalog = TaskCatalog.for_repo(ROOT)
+    session = Session(catalog, SubmitOptions(guards=RegistryGuards(registry, ROOT,
+                                                                   catalog=catalog),
+                                             progress=False))
     for ref in refs:
         path = registry / "probes" / ORG / f"{ref.name}.yaml"
         entry = yaml.safe_load(path.read_text())
-        result = submit(ROOT / entry["artifact_url"], entry["tasks"], session=session)
-        assert result.probe.bundle_sha256 == entry["artifact_sha256"]
-        store_submission(registry, ref.entry_id, result)
+        result = evaluate_entry(ref.entry_id, registry, ROOT, session).submission
         corrected = [t.evalaware_auroc for t in result.tasks]
         entry.pop("evalaware_auroc", None)
         entry.pop("evalaware_imputation_acknowledged", None)
@@ -212,10 +220,10 @@ def run_sweeps(registry: Path) -> None:
         print(f"sweep {position}: best layer {sweep.best().layer}", flush=True)
 
 
-def _iv(x: dict[str, object] | None) -> str:
-    if not x or x.get("value") is None:
+def _iv(x: IntervalOut | None) -> str:
+    if x is None or x.value is None:
         return "n/a"
-    return f"{x['value']:.3f} [{x['ci_low']:.3f}, {x['ci_high']:.3f}]"
+    return f"{x.value:.3f} [{x.ci_low:.3f}, {x.ci_high:.3f}]"
 
 
 def write_docs(registry: Path) -> None:
@@ -255,12 +263,12 @@ def write_docs(registry: Path) -> None:
         stored = latest_results(registry, ref.entry_id).get(ref.task)
         if stored is None:
             continue
-        t = stored["result"]
-        bases = {n: b["auroc"] for n, b in t["baselines"].items() if b["auroc"]}
-        best = max(bases, key=lambda n: bases[n]["value"])
-        beats = all(t["auroc"]["ci_low"] > b["ci_high"] for b in bases.values())
-        rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | {ref.kind} | "
-                    f"{_iv(t['auroc'])} | {best} {_iv(bases[best])} | "
+        t = stored.result
+        bases = {n: b.auroc for n, b in t.baselines.items() if b.auroc}
+        best = max(bases, key=lambda n: bases[n].value or 0.0)
+        beats = all((t.auroc.ci_low or 0.0) > (b.ci_high or 1.0) for b in bases.values())
+        rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | "
+                    f"{ref.probe_type} | {_iv(t.auroc)} | {best} {_iv(bases[best])} | "
                     f"{'yes' if beats else '**no**'} |")
     rows += ["", "## Verb grammar against every baseline", ""]
     for ref in REFERENCES:
@@ -269,12 +277,12 @@ def write_docs(registry: Path) -> None:
         stored = latest_results(registry, ref.entry_id).get(ref.task)
         if stored is None:
             continue
-        t = stored["result"]
-        rows += [f"### `{ref.name}` ({ref.kind}, layer {ref.site})", "",
+        t = stored.result
+        rows += [f"### `{ref.name}` ({ref.probe_type}, layer {ref.site})", "",
                  "| scorer | AUROC [95% CI] | mc_accuracy [95% CI] |", "| --- | --- | --- |",
-                 f"| the probe | {_iv(t['auroc'])} | {_iv(t['accuracy'])} |"]
-        for name, b in sorted(t["baselines"].items()):
-            rows.append(f"| {name} | {_iv(b['auroc'])} | {_iv(b['accuracy'])} |")
+                 f"| the probe | {_iv(t.auroc)} | {_iv(t.accuracy)} |"]
+        for name, b in sorted(t.baselines.items()):
+            rows.append(f"| {name} | {_iv(b.auroc)} | {_iv(b.accuracy)} |")
         rows.append("")
     (docs / "reference-probes.md").write_text("\n".join(rows) + "\n", "utf-8")
 

@@ -38,6 +38,7 @@ def entry_files(root: Path) -> list[Path]:
 
 def changed_entry_files(root: Path, base: str) -> list[Path]:
     """Entry files added or modified since ``base`` (git), for pull requests."""
+    root = Path(root).resolve()  # git runs inside the registry: a relative path would miss
     try:
         out = subprocess.run(["git", "diff", "--name-only", "--diff-filter=AM", base, "--",
                               str(root / "probes")], capture_output=True, text=True,
