@@ -1,14 +1,47 @@
 """probebench: a registry and leaderboard for activation probes on language models.
 
-The package is imported by the CLI before any command runs, so it must stay light:
-heavy libraries (torch, transformers) are imported inside the functions that use them.
+The public API::
+
+    from probebench import Site, TaskCatalog, extract, load_probe, submit, train, validate
+
+    catalog = TaskCatalog.default()                     # the tasks shipped with probebench
+    report = validate("my-probe", catalog=catalog)      # every artifact check
+    result = submit("my-probe", ["verb_grammar"], catalog=catalog)
+    weights = load_probe("my-probe")                    # ProbeWeights, no pickle executed
+    acts = extract("smollm2-135m", ["The cat sat."], [Site(15, "last_token")])
+
+Importing the package is cheap: torch, transformers and scikit-learn load only when a
+function needs them. ``probebench.train`` is the training function here; the module of
+the same name (``from probebench.train import TrainConfig``) keeps working, because
+published reproducer notebooks import from it.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from probebench.artifact.checks import ValidationReport, validate
+from probebench.artifact.forms import load_probe
+from probebench.artifact.weights import ProbeWeights
+from probebench.evaluation.results import Submission, TaskResult
+from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.models.activations import extract
+from probebench.sites import Site
+from probebench.tasks.catalog import TaskCatalog
+from probebench.train import TrainConfig, Trained
+from probebench.train import train as train
+from probebench.version import __version__
 
-try:
-    __version__ = version("probebench")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
-
-__all__ = ["__version__"]
+__all__ = [
+    "ProbeWeights",
+    "Site",
+    "Submission",
+    "SubmitOptions",
+    "TaskCatalog",
+    "TaskResult",
+    "TrainConfig",
+    "Trained",
+    "ValidationReport",
+    "__version__",
+    "extract",
+    "load_probe",
+    "submit",
+    "train",
+    "validate",
+]

@@ -10,6 +10,7 @@ import pytest
 from probebench.cli import main
 from probebench.schemas import write_schemas
 from tests.artifacts import make_artifact
+from tests.catalogs import PACKAGED_TASKS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -124,5 +125,5 @@ def test_reported_metrics_must_use_the_registered_hash_of_their_task(
     capsys.readouterr()
     wrong = {"blimp_passive_1": {"test_sha256": other, "auroc": 0.91}}
     folder, *_ = make_artifact(tmp_path / "wrong", meta={"reported_metrics": wrong})
-    assert main(["validate", str(folder), "--tasks-file", str(REPO / "tasks.yaml")]) == 1
+    assert main(["validate", str(folder), "--tasks-file", str(PACKAGED_TASKS)]) == 1
     assert "belongs to task 'blimp_transitive'" in capsys.readouterr().out

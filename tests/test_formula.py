@@ -14,8 +14,9 @@ from probebench.tasks.formats.formula import (
     parse_formula,
 )
 from probebench.tasks.formats.syntaxgym import prediction_results, read_suite
+from tests.catalogs import PACKAGED_ROOT
 
-SHARED = Path(__file__).resolve().parents[1] / "data" / "syntaxgym"
+SHARED = PACKAGED_ROOT / "data" / "syntaxgym"
 FORMAT = SHARED / "format"
 
 

@@ -56,7 +56,7 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
     assert blimp["baselines"]["surprisal"]["accuracy"]["value"] > 0.7
     assert sub["timing"]["latency_ms"]["verb_grammar"] > 0
     text = report.read_text()
-    assert "Probe-set sha256" in text and verbs["test_sha256"] in text
+    assert "Test-set sha256" in text and verbs["test_sha256"] in text
     assert "| reason_code |" in text
 
 
@@ -107,7 +107,7 @@ def test_guard_and_declared_transfer_targets(verb_probe: Path, smollm: Any,
         (twin / f.name).symlink_to(f)
     options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
                             transfer_targets=[str(twin), "minilm-l6"],
-                            guards=fixed_guard(Guard(verb_probe, "the probe itself")))
+                            guards=fixed_guard(Guard(verb_probe, verb_probe.name)))
     result = submit(verb_probe, ["verb_grammar"], options).tasks[0]
     same = result.transfer[str(twin)]
     assert same.imputed is False and same.value == pytest.approx(1.0, abs=1e-6)

@@ -13,15 +13,15 @@ from probebench.cli import main
 from probebench.tasks.verbs.checks import VerbFiles, check_verbs
 from probebench.tasks.verbs.render import render_item
 from probebench.tasks.verbs.schema import VerbItem, read_verb_file
+from tests.catalogs import PACKAGED_ROOT, PACKAGED_TASKS
 
-REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = (REPO / "data/eval/probe_prompt.txt").read_text()
+TEMPLATE = (PACKAGED_ROOT / "data/eval/probe_prompt.txt").read_text()
 
 
 @pytest.fixture
 def files(tmp_path: Path) -> VerbFiles:
-    shutil.copytree(REPO / "data/eval", tmp_path / "eval")
-    shutil.copytree(REPO / "data/verbs", tmp_path / "verbs")
+    shutil.copytree(PACKAGED_ROOT / "data/eval", tmp_path / "eval")
+    shutil.copytree(PACKAGED_ROOT / "data/verbs", tmp_path / "verbs")
     return VerbFiles(probes=tmp_path / "eval/probes.jsonl",
                      adversarial=tmp_path / "eval/adversarial.jsonl",
                      train=tmp_path / "verbs/train.jsonl", val=tmp_path / "verbs/val.jsonl",
@@ -166,9 +166,9 @@ def test_each_rule_has_a_failing_fixture(files: VerbFiles, name: str,
 
 def test_check_verbs_cli(files: VerbFiles, tmp_path: Path,
                          capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tasks", "--tasks-file", str(REPO / "tasks.yaml"), "check-verbs"]) == 0
+    assert main(["tasks", "--tasks-file", str(PACKAGED_TASKS), "check-verbs"]) == 0
     assert "all checks pass" in capsys.readouterr().out
-    tasks = (REPO / "tasks.yaml").read_text().replace("data/eval/", "eval/").replace(
+    tasks = (PACKAGED_TASKS).read_text().replace("data/eval/", "eval/").replace(
         "data/verbs/", "verbs/")
     (tmp_path / "tasks.yaml").write_text(tasks)
     _edit("probes", 0, expected="walking2")(files)
@@ -179,11 +179,12 @@ def test_check_verbs_cli(files: VerbFiles, tmp_path: Path,
 def test_generator_is_byte_identical_for_a_seed(tmp_path: Path) -> None:
     for out in ("a", "b", "c"):
         seed = "7" if out == "c" else "42"
-        assert main(["tasks", "--tasks-file", str(REPO / "tasks.yaml"), "generate-verbs",
+        assert main(["tasks", "--tasks-file", str(PACKAGED_TASKS), "generate-verbs",
                      "--seed", seed, "--out", str(tmp_path / out)]) == 0
     for name in ("train.jsonl", "val.jsonl"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-        assert (tmp_path / "a" / name).read_bytes() == (REPO / "data/verbs" / name).read_bytes()
+        registered = PACKAGED_ROOT / "data/verbs" / name
+        assert (tmp_path / "a" / name).read_bytes() == registered.read_bytes()
         assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
 
 
@@ -206,8 +207,8 @@ def test_deprecated_lines_are_kept_but_not_scored(files: VerbFiles) -> None:
 
 
 def test_rendering_multiple_choice_classification_and_ambiguous() -> None:
-    lines = {ln.item.id: ln.item for ln in read_verb_file(REPO / "data/eval/probes.jsonl")
-             + read_verb_file(REPO / "data/eval/adversarial.jsonl")}
+    lines = {ln.item.id: ln.item for ln in read_verb_file(PACKAGED_ROOT / "data/eval/probes.jsonl")
+             + read_verb_file(PACKAGED_ROOT / "data/eval/adversarial.jsonl")}
     mc = render_item(lines["en-core-001"], TEMPLATE)
     assert [p.label for p in mc.prompts] == [1, 0, 0]  # walked, walks, walking
     for prompt, cand in zip(mc.prompts, ["walked", "walks", "walking"], strict=True):
@@ -229,7 +230,7 @@ def test_rendering_multiple_choice_classification_and_ambiguous() -> None:
 def test_verb_item_schema_is_strict() -> None:
     from pydantic import ValidationError
 
-    row = json.loads((REPO / "data/eval/probes.jsonl").read_text().splitlines()[0])
+    row = json.loads((PACKAGED_ROOT / "data/eval/probes.jsonl").read_text().splitlines()[0])
     VerbItem.model_validate(row)
     with pytest.raises(ValidationError):
         VerbItem.model_validate({**row, "mood": "subjunctive"})

@@ -41,11 +41,18 @@ class Workspace:
     """Where a command reads tasks, registry entries and artifact paths from."""
 
     repo: Path
-    catalog: TaskCatalog
     registry: Path
+    tasks: TaskCatalog | None = None
+
+    @property
+    def catalog(self) -> TaskCatalog:
+        assert self.tasks is not None, "this command resolved its workspace without tasks"
+        return self.tasks
 
     def describe(self, *, registry: bool) -> str:
-        text = f"repo {self.repo}; tasks: {self.catalog.describe()}"
+        text = f"repo {self.repo}"
+        if self.tasks is not None:
+            text += f"; tasks: {self.tasks.describe()}"
         return text + (f"; registry {self.registry}" if registry else "")
 
 
@@ -65,14 +72,17 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
                                 "(default: REPO/registry)")
 
 
-def workspace(args: argparse.Namespace, *, uses_registry: bool = False) -> Workspace:
+def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
+              uses_tasks: bool = True) -> Workspace:
     """Resolve --repo, --tasks-file and --registry once, and say which were used."""
     repo = Path(getattr(args, "repo", None) or enclosing_repo()).resolve()
     tasks_file = getattr(args, "tasks_file", None)
-    catalog = (TaskCatalog.from_file(Path(tasks_file)) if tasks_file is not None
-               else TaskCatalog.for_repo(repo))
+    catalog = None
+    if uses_tasks:
+        catalog = (TaskCatalog.from_file(Path(tasks_file)) if tasks_file is not None
+                   else TaskCatalog.for_repo(repo))
     registry = Path(getattr(args, "registry", None) or repo / "registry")
-    ws = Workspace(repo, catalog, registry)
+    ws = Workspace(repo, registry, catalog)
     if not getattr(args, "quiet", False):
         print(f"probebench: {ws.describe(registry=uses_registry)}", file=sys.stderr)
     return ws

@@ -38,7 +38,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_confine(args: argparse.Namespace) -> int:
     from probebench.registry.confine import changed_paths, confinement_problems
 
-    ws = workspace(args)
+    ws = workspace(args, uses_tasks=False)  # plain git: reads nothing the PR could change
     paths = changed_paths(ws.repo, args.base, args.head)
     problems = confinement_problems(paths)
     for path in paths:

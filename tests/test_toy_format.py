@@ -1,0 +1,174 @@
+"""A fifth task format, written and registered here, works end to end without editing any
+module of probebench: read, verify, train, score, submit, store, site.
+
+The format reads tab-separated minimal pairs (``good<TAB>bad``, one pair per line), made
+from 160 real BLiMP determiner-noun pairs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import yaml
+
+from probebench.cli import main
+from probebench.errors import InputError
+from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.prompts import Prompt
+from probebench.registry.entry import entry_path
+from probebench.registry.store import latest_results, store_submission
+from probebench.sites import Site
+from probebench.tasks import Item, TaskCatalog, TaskData, TaskFormat, TaskSpec
+from probebench.tasks.formats import SliceChart, register_format, unregister_format
+from probebench.train import TrainConfig, train
+from probebench.train.artifact import write_artifact
+from tests.catalogs import PACKAGED_ROOT
+
+TASK = "toy_pairs"
+DETERMINERS = ("this", "that", "these", "those")
+
+
+class PairsTsvFormat(TaskFormat):
+    """``good<TAB>bad`` lines: an item is right when the good sentence scores higher."""
+
+    name = "pairs_tsv"
+    roles = ("pairs",)
+    accuracy_name = "toy_pair_accuracy"
+    accuracy_definition = "the good sentence above the bad one (toy)"
+    minimal_pairs = True
+    charted_slices: ClassVar[tuple[SliceChart, ...]] = (
+        SliceChart("determiner", "accuracy by determiner"),)
+    scored: ClassVar[list[str]] = []  # items this format scored, to show it was asked
+
+    def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
+        items = []
+        for number, line in enumerate(files["pairs"].read_text("utf-8").splitlines(), 1):
+            good, sep, bad = line.partition("\t")
+            if not sep or not good or not bad:
+                raise InputError(f"{files['pairs']}:{number}: expected good<TAB>bad")
+            word = next((w for w in good.lower().split() if w in DETERMINERS), "-")
+            slices = {"determiner": word}
+            items.append(Item(f"pair-{number}", (
+                Prompt(good, id=f"pair-{number}-good", label=1, slices=slices),
+                Prompt(bad, id=f"pair-{number}-bad", label=0, slices=slices)), slices=slices))
+        return TaskData(spec, self.split_by_hash(spec, items))
+
+    def score_item(self, item: Item, scores: np.ndarray,
+                   threshold: float | None) -> float | None:
+        type(self).scored.append(item.id)
+        good, bad = scores[0], scores[1]
+        return 1.0 if good > bad else 0.5 if good == bad else 0.0
+
+
+@pytest.fixture
+def toy_format() -> Iterator[PairsTsvFormat]:
+    fmt = register_format(PairsTsvFormat())
+    assert isinstance(fmt, PairsTsvFormat)
+    PairsTsvFormat.scored.clear()
+    yield fmt
+    unregister_format(fmt.name)
+
+
+def _toy_repo(root: Path) -> TaskCatalog:
+    """A repository whose tasks.yaml registers one pairs_tsv task, hashes pinned."""
+    source = PACKAGED_ROOT / "data/blimp/determiner_noun_agreement_1.jsonl"
+    rows = [json.loads(line) for line in source.read_text().splitlines()[:160]]
+    data = root / "data" / "pairs.tsv"
+    data.parent.mkdir(parents=True)
+    data.write_text("".join(f"{r['sentence_good']}\t{r['sentence_bad']}\n" for r in rows))
+    task = {"id": TASK, "title": "Toy determiner pairs", "format": "pairs_tsv", "version": 1,
+            "files": {"pairs": "data/pairs.tsv"},
+            "files_sha256": {"data/pairs.tsv": "0" * 64},
+            "labels": {1: "the grammatical sentence", 0: "the ungrammatical one"},
+            "slices": ["determiner"], "license": "CC-BY-4.0",
+            "source": "BLiMP determiner_noun_agreement_1, first 160 pairs",
+            "split": {"method": "hash", "test_fraction": 0.4, "salt": "toy"},
+            "test_sha256": "0" * 64}
+    path = root / "tasks.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "tasks": [task]}, sort_keys=False))
+    files_sha256, test_sha256 = TaskCatalog.from_file(path).current_hashes(TASK)
+    task.update(files_sha256=files_sha256, test_sha256=test_sha256)
+    path.write_text(yaml.safe_dump({"version": 1, "tasks": [task]}, sort_keys=False))
+    return TaskCatalog.from_file(path)
+
+
+def test_an_unregistered_format_is_named_in_the_error(tmp_path: Path) -> None:
+    catalog = _toy_repo_without_format(tmp_path)
+    with pytest.raises(InputError, match="format 'pairs_tsv' is not registered"):
+        catalog.load(TASK)
+
+
+def _toy_repo_without_format(root: Path) -> TaskCatalog:
+    fmt = register_format(PairsTsvFormat())
+    try:
+        return _toy_repo(root)
+    finally:
+        unregister_format(fmt.name)
+
+
+def test_a_format_registered_here_runs_end_to_end(
+        toy_format: PairsTsvFormat, tmp_path: Path, smollm: object,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    catalog = _toy_repo(tmp_path)
+    # read and verify, through the library and the CLI
+    data = catalog.load(TASK)
+    assert data.format is toy_format and len(data.test) > 40 and len(data.splits["train"]) > 60
+    assert main(["tasks", "--tasks-file", str(catalog.path), "verify"]) == 0
+    assert "1 of 1 tasks match" in capsys.readouterr().out
+
+    # train: the format's items feed the protocol, the test split is scored by the format
+    trained = train(TrainConfig(task=TASK, site=Site(4, "last_token"), bootstrap=100),
+                    catalog=catalog, progress=False)
+    artifact = write_artifact(trained, tmp_path / "registry" / "artifacts" / "toy",
+                              created_at=dt.date(2026, 11, 1), catalog=catalog)
+    assert trained.headline.accuracy.value is not None
+
+    # submit: the format's scoring, accuracy name, slices and minimal-pair baseline
+    PairsTsvFormat.scored.clear()
+    result = submit(artifact, [TASK], SubmitOptions(bootstrap=100, latency_prompts=2,
+                                                    progress=False), catalog=catalog)
+    task = result.tasks[0]
+    assert task.format == "pairs_tsv" and task.accuracy_name == "toy_pair_accuracy"
+    assert set(PairsTsvFormat.scored) >= {item.id for item in data.test}
+    assert "surprisal" in task.baselines  # minimal_pairs = True
+    assert set(task.slices["determiner"]) <= set(DETERMINERS)
+    assert "pairs_tsv = the good sentence above the bad one (toy)" in \
+        result.definitions["accuracy"]
+    # the accuracy is the format's own rule applied to the stored probabilities
+    pred = task.predictions
+    probs = dict(zip(pred.prompt_ids, pred.probs, strict=True))
+    by_hand = [1.0 if probs[f"{i.id}-good"] > probs[f"{i.id}-bad"] else 0.0
+               for i in data.test]
+    assert task.accuracy.value == pytest.approx(float(np.mean(by_hand)), abs=1e-12)
+    assert task.accuracy.value == pytest.approx(trained.headline.accuracy.value, abs=1e-6)
+
+    # store and build the site: a task page, an entry page with the format's chart
+    registry = tmp_path / "registry"
+    entry_id = "testorg/toy-smollm2-135m-l4-v1"
+    entry = {"id": entry_id, "name": "Toy probe", "short_name": "toy", "author": "T",
+             "org": "testorg", "category": "grammar", "probe_type": "linear",
+             "model": "smollm2-135m", "layer": 4, "position": "last_token",
+             "artifact_url": "registry/artifacts/toy",
+             "artifact_sha256": result.probe.bundle_sha256,
+             "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",
+             "release": "2026-11-01", "param_count": 577, "size_mb": 0.1, "tagline": "toy",
+             "description": "A probe on a format registered by a test.", "status": "live",
+             "tasks": [TASK]}
+    path = entry_path(registry, entry_id)
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(entry))
+    store_submission(registry, entry_id, result)
+    assert latest_results(registry, entry_id)[TASK].result.accuracy_name == "toy_pair_accuracy"
+    site = tmp_path / "site"
+    assert main(["leaderboard", "build", "--repo", str(tmp_path), "--out", str(site),
+                 "--resamples", "20"]) == 0
+    task_page = (site / "tasks" / f"{TASK}.html").read_text()
+    assert "Toy determiner pairs" in task_page and "toy_pair_accuracy" in task_page
+    entry_page = next((site / "entries").glob("*.html")).read_text()
+    assert "accuracy by determiner" in entry_page
