@@ -111,3 +111,44 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     submission = json.loads((tmp_path / "submission.json").read_text())
     assert submission["tasks"][0]["id"] == "verb_grammar"
     assert not submission["tasks"][0]["evalaware_auroc"]["imputed"]  # the registered guard
+
+
+def test_every_command_teaches_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from probebench.cli import build_parser
+
+    parser = build_parser()
+    commands = [["models", "list"], ["models", "prepare"], ["extract"], ["validate"],
+                ["hash"], ["export"], ["tasks", "list"], ["tasks", "show"], ["tasks", "verify"],
+                ["tasks", "hash"], ["tasks", "check-verbs"], ["tasks", "generate-verbs"],
+                ["train"], ["sweep"], ["submit"], ["registry", "check"],
+                ["registry", "confine"], ["registry", "evaluate"], ["review"], ["reeval"],
+                ["leaderboard", "build"]]
+    for argv in commands:
+        with pytest.raises(SystemExit) as done:
+            parser.parse_args([*argv, "--help"])
+        assert done.value.code == 0, argv
+    text = capsys.readouterr().out
+    assert "%(default)s" not in text and "%%" not in text
+    assert text.count("--repo REPO") >= 15  # shared options, declared once, on each command
+
+
+def test_shared_options_work_before_or_after_the_action(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = str(REPO / "registry")
+    assert main(["registry", "--registry", registry, "check"]) == 0
+    before = capsys.readouterr().out
+    assert main(["registry", "check", "--registry", registry]) == 0
+    assert capsys.readouterr().out == before and "13 of 13 entries pass" in before
+    assert main(["tasks", "--repo", str(tmp_path), "list"]) == 0
+    assert main(["tasks", "list", "--repo", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.count(f"repo {tmp_path.resolve()}; tasks: the packaged tasks (32)") == 2
+
+
+def test_a_mistyped_registry_is_an_error_not_an_empty_site(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["leaderboard", "build", "--registry", str(tmp_path / "nowhere"), "--out",
+                 str(tmp_path / "site")])
+    assert code == 2
+    assert "nowhere: not a registry (no probes/ folder)" in capsys.readouterr().err
+    assert not (tmp_path / "site").exists()

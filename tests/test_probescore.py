@@ -197,3 +197,27 @@ def test_rank_intervals_overlap_for_close_entries() -> None:
     rx, ry = ranks["org/x-m-l1-v1"], ranks["org/y-m-l1-v1"]
     # two noisy probes of equal quality: neither is reliably first
     assert (rx.best, rx.worst) == (1, 2) and (ry.best, ry.worst) == (1, 2)
+
+
+def test_methodology_tables_are_generated_from_the_code() -> None:
+    from pathlib import Path
+
+    from probebench.leaderboard.methodology import render
+
+    path = Path(__file__).resolve().parents[1] / "METHODOLOGY.md"
+    committed = path.read_text()
+    assert render(committed) == committed, \
+        "run `python -m probebench.leaderboard.methodology METHODOLOGY.md` and commit"
+    # the rendered text follows the code: a changed constant changes the document
+    assert "**imputed 0.85 × AUROC**" in committed and "closed 0.2" in committed
+    with pytest.raises(InputError, match="no <!-- generated:axes -->"):
+        render("# no markers here\n")
+
+
+def test_a_spec_holds_weights_and_sources_only() -> None:
+    with pytest.raises(InputError, match="takes 'weight' and 'source' only"):
+        parse_spec({"version": "x", "axes": {"ece": {"weight": 0.1, "source": "ece",
+                                                     "map": "1 - 2 x ECE"}}}, "s.yaml")
+    with pytest.raises(InputError, match="known sources: auroc, evalaware_auroc"):
+        parse_spec({"version": "x", "axes": {"ece": {"weight": 0.1, "source": "calib"}}},
+                   "s.yaml")

@@ -257,7 +257,7 @@ def write_docs(registry: Path) -> None:
             "models, CPU, seed 0, 1,000 resamples) in `registry/results/`. Baselines are "
             "computed on the same test split (see METHODOLOGY.md). \"beats all\" means "
             "the probe's AUROC interval lies above every baseline's interval.", "",
-            "| entry | task | site | kind | AUROC [95% CI] | best baseline (AUROC) | "
+            "| entry | task | site | probe type | AUROC [95% CI] | best baseline (AUROC) | "
             "beats all |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for ref in REFERENCES:
         stored = latest_results(registry, ref.entry_id).get(ref.task)

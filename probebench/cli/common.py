@@ -53,6 +53,8 @@ class Workspace:
         text = f"repo {self.repo}"
         if self.tasks is not None:
             text += f"; tasks: {self.tasks.describe()}"
+        if registry and not (self.registry / "probes").is_dir():
+            return text + f"; registry {self.registry} (absent: no entries, no guards)"
         return text + (f"; registry {self.registry}" if registry else "")
 
 

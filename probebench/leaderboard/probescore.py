@@ -156,7 +156,7 @@ def _license_rules_text() -> str:
     parts = []
     for how, pattern, value in LICENSE_RULES:
         name = pattern if how == "is" else f"{pattern}*"
-        parts.append(f"{name} {value:g}")
+        parts.append(f"{name} {value}")
     parts.insert(4, f"other open {OTHER_OPEN_LICENSE:g}")
     return ", ".join(parts)
 

@@ -16,6 +16,7 @@ from pydantic import (
 
 from probebench.artifact.meta import ProbeType
 from probebench.errors import InputError
+from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.sites import Position
 from probebench.yamlsafe import load_yaml
 
@@ -64,7 +65,8 @@ class Entry(BaseModel):
         default=None, ge=0.0, le=1.0,
         description="The author's eval-awareness-corrected AUROC, if measured.")
     evalaware_imputation_acknowledged: bool = Field(
-        default=False, description="True when the author accepts 0.85 x AUROC instead.")
+        default=False, description="True when the author accepts the imputation instead "
+        f"({EVALAWARE_IMPUTE} x AUROC).")
     notice: str | None = Field(default=None, description="Why the status changed, e.g. the "
                                "re-evaluation that deprecated the entry.")
 

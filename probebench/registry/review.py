@@ -12,7 +12,7 @@ Items, each passed or failed with its reason:
 4. ``license``: OSI-approved, or declared ``custom``/``closed``;
 5. ``personal_data``: the entry's test sets hold no e-mail, phone, card, national-id or
    street-address pattern (line-numbered report);
-6. ``evalaware``: an eval-awareness-corrected AUROC is declared, or the 0.85 x AUROC
+6. ``evalaware``: an eval-awareness-corrected AUROC is declared, or the imputation
    imputation is acknowledged.
 """
 
@@ -28,6 +28,7 @@ from typing import Any
 
 from probebench.artifact.checks import validate
 from probebench.errors import ProbebenchError
+from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.licenses import NON_SPDX, OSI_APPROVED
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.pii import scan_file
@@ -195,6 +196,6 @@ def review_entry(entry_id: str, registry: Path, repo: Path, *, catalog: TaskCata
     review.items.append(CheckItem(
         "evalaware", "eval-awareness-corrected AUROC declared or imputation acknowledged", ok,
         f"declared {entry.evalaware_auroc:.3f}" if declared else
-        "imputation (0.85 x AUROC) acknowledged" if ok else
+        f"imputation ({EVALAWARE_IMPUTE} x AUROC) acknowledged" if ok else
         "neither evalaware_auroc nor evalaware_imputation_acknowledged is set"))
     return review
