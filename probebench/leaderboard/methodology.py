@@ -55,7 +55,8 @@ def render(text: str, source: str = "METHODOLOGY.md") -> str:
         pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.DOTALL)
         if not pattern.search(text):
             raise InputError(f"{source}: no {start} ... {end} block")
-        text = pattern.sub(lambda _m, s=start, e=end, f=make: f"{s}\n{f()}{e}", text)
+        block = f"{start}\n{make()}{end}"
+        text = pattern.sub(lambda _m: block, text)  # noqa: B023 - used at once
     return text
 
 
