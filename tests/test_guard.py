@@ -116,3 +116,33 @@ def test_cli_guard_flags(world: dict[str, Any], tmp_path: Path) -> None:
 
     corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
     assert not corrected["imputed"] and GUARD_ID in corrected["note"]
+
+
+def test_the_guard_does_not_depend_on_the_working_folder(
+        world: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Inside a checkout the registry is found from its root, wherever the command runs;
+    outside one, the missing registry is said, not silently skipped."""
+    import json
+
+    from probebench.cli import main
+
+    root = tmp_path / "checkout"
+    shutil.copytree(world["root"] / "registry", root / "registry")
+    (root / ".git").mkdir()
+    (root / "deep" / "folder").mkdir(parents=True)
+    monkeypatch.chdir(root / "deep" / "folder")
+    out = tmp_path / "s.json"
+    args = ["submit", str(world["probe"]), "--tasks", TASK, "--bootstrap", "50", "--out",
+            str(out), "--report", str(tmp_path / "r.md")]
+    assert main(args) == 0
+    corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
+    assert not corrected["imputed"] and GUARD_ID in corrected["note"]
+    assert f"registry {root / 'registry'}" in capsys.readouterr().err
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    assert main(args) == 0
+    corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
+    assert corrected["imputed"]
+    assert "(absent: no entries, no guards)" in capsys.readouterr().err
