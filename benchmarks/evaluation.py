@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from probebench.evaluation.results import Submission
 
 
 def bootstrap_table() -> None:
@@ -62,11 +63,11 @@ def make_probes(folder: Path, n: int) -> list[Path]:
 
     from probebench.artifact.weights import sklearn_to_weights
     from probebench.models import Site, extract, load_model
-    from probebench.tasks.registry import load_task
+    from probebench.tasks.catalog import TaskCatalog
     from tests.artifacts import META, write_docs
 
     lm = load_model("smollm2-135m", device="cpu", progress=False)
-    data = load_task("verb_grammar")
+    data = TaskCatalog.default().load("verb_grammar")
     prompts = [p for item in data.splits["train"][:400] for p in item.prompts]
     site = Site(6, "last_token")
     x = extract(lm, prompts, [site], cache=False, progress=False)[site]
@@ -97,8 +98,9 @@ def submit_table() -> None:
             start = time.perf_counter()
             subprocess.run(cmd, check=True, env=env, capture_output=True)
             rows.append((n, time.perf_counter() - start))
-            first = json.loads((root / f"out-{n}" / "probe-00" / "submission.json").read_text())
-            assert first["tasks"][0]["id"] == "verb_grammar"
+            first = Submission.model_validate_json(
+                (root / f"out-{n}" / "probe-00" / "submission.json").read_text())
+            assert first.tasks[0].id == "verb_grammar"
     (_, one), (_, ten) = rows
     print("probebench submit on verb_grammar, SmolLM2 site 6:last_token, cold activation cache")
     print(f"{'probes':>7} {'wall seconds':>13} {'ratio to 1 probe':>17}")

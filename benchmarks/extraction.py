@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import matmul_gflops, sentences
+from probebench.models.activations import BATCH_TOKENS
 
 
 def baseline(lm: Any, texts: list[str], layers: list[int]) -> float:
@@ -71,7 +72,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=512, help="sentences (default 512)")
     parser.add_argument("--repeats", type=int, default=2, help="best of N runs (default 2)")
-    parser.add_argument("--batch-tokens", type=int, default=4096)
+    parser.add_argument("--batch-tokens", type=int, default=BATCH_TOKENS)
     args = parser.parse_args()
 
     import torch

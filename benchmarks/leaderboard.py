@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from probebench.leaderboard.build import build_site
+from probebench.leaderboard.ranks import RANK_RESAMPLES
 from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
 
@@ -33,7 +34,7 @@ def main() -> None:
         pages = len(list((root / "site").rglob("*.html")))
     print(f"{'entries':>8} {'pages':>6} {'build seconds':>14}  target")
     print(f"{summary.entries:>8} {pages:>6} {elapsed:>14.2f}  < 10 s "
-          "(200 rank resamples, 2 tasks, 120 prompts each)")
+          f"({RANK_RESAMPLES} rank resamples, 2 tasks, 120 prompts each)")
 
 
 if __name__ == "__main__":

@@ -23,10 +23,10 @@ import resource, sys, time
 from probebench.evaluation.submit import CONTEXT_FILE
 from probebench.models import Site, load_model
 from probebench.models.activations import run_extraction
-from probebench.tasks.registry import load_task
+from probebench.tasks.catalog import TaskCatalog
 
 lm = load_model("smollm2-135m", progress=False)
-prompts = [p for item in load_task("verb_grammar").test for p in item.prompts]
+prompts = [p for item in TaskCatalog.default().load("verb_grammar").test for p in item.prompts]
 start = time.perf_counter()
 run_extraction(lm, prompts, [Site(20, "token_avg")], prefix=CONTEXT_FILE.read_text(),
                batch_tokens=int(sys.argv[1]), progress=False)

@@ -26,10 +26,10 @@ def main() -> None:
     from sklearn.preprocessing import StandardScaler
 
     from probebench.models import Site, extract
-    from probebench.tasks.registry import load_task
+    from probebench.tasks.catalog import TaskCatalog
     from probebench.train import C_GRID, labelled_prompts, train_val_items
 
-    data = load_task("verb_grammar")
+    data = TaskCatalog.default().load("verb_grammar")
     fit_items, val_items, _ = train_val_items(data)
     tp, vp = labelled_prompts(fit_items), labelled_prompts(val_items)
     site = Site(20, "token_avg")

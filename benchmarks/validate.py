@@ -31,7 +31,7 @@ def best_of(argv: list[str], n: int = 5) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        good, *_ = make_artifact(Path(tmp) / "good", kind="mlp", hidden=(32,))
+        good, *_ = make_artifact(Path(tmp) / "good", probe_type="mlp", hidden=(32,))
         bad, *_ = make_artifact(Path(tmp) / "bad")
         (bad / "meta.yaml").write_text("spec_version: [unclosed\n")
         base = best_of([sys.executable, "-c", "pass"])

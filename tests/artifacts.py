@@ -36,7 +36,7 @@ def training_data(n_features: int, n: int = 400, seed: int = 0) -> tuple[np.ndar
     return x, y
 
 
-def fit_probe(kind: str = "linear", *, n_features: int = 576, hidden: tuple[int, ...] = (8,),
+def fit_probe(probe_type: str = "linear", *, n_features: int = 576, hidden: tuple[int, ...] = (8,),
               solver: str = "adam", seed: int = 0) -> tuple[Any, Any, np.ndarray]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
@@ -47,7 +47,7 @@ def fit_probe(kind: str = "linear", *, n_features: int = 576, hidden: tuple[int,
     z = scaler.transform(x)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if kind == "linear":
+        if probe_type == "linear":
             probe = LogisticRegression(max_iter=200).fit(z, y)
         else:
             probe = MLPClassifier(hidden, solver=solver, max_iter=60, random_state=seed).fit(z, y)
@@ -64,13 +64,13 @@ def write_docs(folder: Path, meta: dict[str, Any]) -> None:
         (folder / name).write_text(json.dumps(NOTEBOOK))
 
 
-def make_artifact(folder: Path, *, kind: str = "linear", form: str = "joblib",
+def make_artifact(folder: Path, *, probe_type: str = "linear", form: str = "joblib",
                   n_features: int = 576, hidden: tuple[int, ...] = (8,), solver: str = "adam",
                   meta: dict[str, Any] | None = None, **joblib_kw: Any) -> tuple[Path, Any, Any,
                                                                                  np.ndarray]:
     """A complete, valid artifact; returns (folder, probe, scaler, training inputs)."""
-    probe, scaler, x = fit_probe(kind, n_features=n_features, hidden=hidden, solver=solver)
-    full_meta = {**META, "probe_type": kind, **(meta or {})}
+    probe, scaler, x = fit_probe(probe_type, n_features=n_features, hidden=hidden, solver=solver)
+    full_meta = {**META, "probe_type": probe_type, **(meta or {})}
     write_docs(folder, full_meta)
     if form == "joblib":
         joblib.dump(probe, folder / "probe.joblib", **joblib_kw)

@@ -76,7 +76,7 @@ def test_hash_refuses_a_folder_with_a_symlink(tmp_path: Path,
 
 
 def test_export_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src, *_ = make_artifact(tmp_path / "src", kind="mlp")
+    src, *_ = make_artifact(tmp_path / "src", probe_type="mlp")
     out = tmp_path / "native"
     assert main(["export", "--probe", str(src / "probe.joblib"), "--scaler",
                  str(src / "scaler.joblib"), "--meta", str(src / "meta.yaml"), "--out",

@@ -25,7 +25,7 @@ CASES = [
 @pytest.mark.parametrize(("kind", "hidden", "solver"), CASES)
 def test_probe_forward_equals_predict_proba(tmp_path: Path, form: str, kind: str,
                                             hidden: tuple[int, ...], solver: str) -> None:
-    folder, probe, scaler, x = make_artifact(tmp_path / "a", kind=kind, form=form,
+    folder, probe, scaler, x = make_artifact(tmp_path / "a", probe_type=kind, form=form,
                                              hidden=hidden, solver=solver)
     weights = load_probe(folder)
     expected = probe.predict_proba(scaler.transform(x))
@@ -43,7 +43,7 @@ def test_probe_forward_equals_predict_proba(tmp_path: Path, form: str, kind: str
 
 @pytest.mark.parametrize("compress", [0, 3, "gzip", "bz2", "xz", "lzma"])
 def test_compressed_joblib_loads(tmp_path: Path, compress: object) -> None:
-    folder, probe, scaler, x = make_artifact(tmp_path / "a", kind="mlp", compress=compress)
+    folder, probe, scaler, x = make_artifact(tmp_path / "a", probe_type="mlp", compress=compress)
     got = load_probe(folder).predict_proba(x)
     assert np.abs(got - probe.predict_proba(scaler.transform(x))).max() <= 1e-9
 
@@ -75,7 +75,7 @@ def test_string_classes_keep_sklearn_order(tmp_path: Path) -> None:
 
 
 def test_export_writes_a_valid_native_artifact(tmp_path: Path) -> None:
-    src, probe, scaler, x = make_artifact(tmp_path / "src", kind="mlp", hidden=(10, 5))
+    src, probe, scaler, x = make_artifact(tmp_path / "src", probe_type="mlp", hidden=(10, 5))
     out = tmp_path / "out"
     _, files = export_native(src / "probe.joblib", src / "scaler.joblib",
                                    src / "meta.yaml", out)
@@ -110,7 +110,7 @@ def test_bundle_hash_ignores_timestamps_and_order(tmp_path: Path) -> None:
 def test_joblib_and_native_forms_side_by_side_must_agree(tmp_path: Path) -> None:
     from probebench.artifact.weights import sklearn_to_weights
 
-    folder, probe, scaler, x = make_artifact(tmp_path / "a", kind="mlp")
+    folder, probe, scaler, x = make_artifact(tmp_path / "a", probe_type="mlp")
     sklearn_to_weights(probe, scaler).save_native(folder)  # both forms now
     report = validate(folder)
     assert report.valid, [(c.name, c.message) for c in report.failed()]

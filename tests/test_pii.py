@@ -6,6 +6,7 @@ import pytest
 
 from probebench.registry.pii import luhn_ok, scan_file, scan_lines
 from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import get_format
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,6 +39,6 @@ def test_registered_test_sets_hold_no_personal_data() -> None:
     catalog = TaskCatalog.default()
     files = sorted({catalog.root / rel for t in catalog.specs.values()
                     for role, rel in t.files.items()
-                    if role in ("test", "adversarial", "data", "suite")})
+                    if role in get_format(t.format).test_roles})
     findings = [f for path in files for f in scan_file(path)]
     assert findings == [], [str(f) for f in findings[:10]]

@@ -39,6 +39,7 @@ class PairsTsvFormat(TaskFormat):
 
     name = "pairs_tsv"
     roles = ("pairs",)
+    test_roles = ("pairs",)
     accuracy_name = "toy_pair_accuracy"
     accuracy_definition = "the good sentence above the bad one (toy)"
     minimal_pairs = True

@@ -25,11 +25,19 @@ import yaml
 
 if TYPE_CHECKING:
     from probebench.evaluation.results import IntervalOut
+    from probebench.tasks.catalog import TaskCatalog
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CREATED = dt.date(2026, 11, 22)
+
+
+def catalog() -> TaskCatalog:
+    """The tasks every step reads: the repository's own (the packaged catalog here)."""
+    from probebench.tasks.catalog import TaskCatalog
+
+    return TaskCatalog.for_repo(ROOT)
 ORG = "probebench"
 
 
@@ -133,9 +141,10 @@ def build(refs: list[Reference], registry: Path) -> None:
         folder = registry / "artifacts" / ref.name
         config = TrainConfig(task=ref.task, site=Site.parse(ref.site), model=ref.model,
                              probe_type=ref.probe_type)
-        trained = train(config, progress=False)
-        write_artifact(trained, folder, created_at=CREATED, title=ref.title, force=True)
-        report = validate(folder)
+        trained = train(config, catalog=catalog(), progress=False)
+        write_artifact(trained, folder, created_at=CREATED, title=ref.title, force=True,
+                       catalog=catalog())
+        report = validate(folder, catalog=catalog())
         assert report.bundle_sha256 is not None and report.weights is not None
         entry = entry_of(ref, report.bundle_sha256, folder, report.weights)
         path = registry / "probes" / ORG / f"{ref.name}.yaml"
@@ -159,17 +168,23 @@ NOTEBOOK_REFERENCE = "blimp-det-noun-smollm2-135m-l15-v1"
 
 
 def write_repo_notebooks() -> None:
+    from probebench.sites import Site
+    from probebench.train import TrainConfig
     from probebench.train.notebooks import eval_notebook, train_notebook, write_notebook
 
     ref = next(r for r in REFERENCES if r.name == NOTEBOOK_REFERENCE)
+    config = TrainConfig(task=ref.task, site=Site.parse(ref.site), model=ref.model,
+                         probe_type=ref.probe_type)
     artifact = f"../registry/artifacts/{ref.name}"
     folder = ROOT / "notebooks"
     folder.mkdir(exist_ok=True)
     write_notebook(train_notebook(task=ref.task, model=ref.model, site=ref.site,
-                                  probe_type=ref.probe_type, seed=0, hidden=64,
-                                  bootstrap=1000, artifact=artifact),
+                                  probe_type=ref.probe_type, seed=config.seed,
+                                  hidden=config.hidden, bootstrap=config.bootstrap,
+                                  artifact=artifact),
                    folder / "train.ipynb")
-    write_notebook(eval_notebook(tasks=[ref.task], seed=0, bootstrap=1000, artifact=artifact),
+    write_notebook(eval_notebook(tasks=[ref.task], seed=config.seed,
+                                 bootstrap=config.bootstrap, artifact=artifact),
                    folder / "eval.ipynb")
 
 
@@ -177,12 +192,10 @@ def evaluate(refs: list[Reference], registry: Path) -> None:
     from probebench.evaluation.submit import Session, SubmitOptions
     from probebench.registry.evaluate import evaluate_entry
     from probebench.registry.guards import RegistryGuards
-    from probebench.tasks.catalog import TaskCatalog
 
-    catalog = TaskCatalog.for_repo(ROOT)
-    session = Session(catalog, SubmitOptions(guards=RegistryGuards(registry, ROOT,
-                                                                   catalog=catalog),
-                                             progress=False))
+    session = Session(catalog(), SubmitOptions(guards=RegistryGuards(registry, ROOT,
+                                                                     catalog=catalog()),
+                                               progress=False))
     for ref in refs:
         path = registry / "probes" / ORG / f"{ref.name}.yaml"
         entry = yaml.safe_load(path.read_text())
@@ -213,7 +226,8 @@ def run_sweeps(registry: Path) -> None:
     from probebench.train.sweep import layer_sweep, write_sweep
 
     for position in SWEEP_POSITIONS:
-        sweep = layer_sweep("verb_grammar", "smollm2-135m", position, progress=False)
+        sweep = layer_sweep("verb_grammar", "smollm2-135m", position, catalog=catalog(),
+                            progress=False)
         path = sweep_path(registry, position)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_sweep(sweep, path)
@@ -279,7 +293,8 @@ def write_docs(registry: Path) -> None:
             continue
         t = stored.result
         rows += [f"### `{ref.name}` ({ref.probe_type}, layer {ref.site})", "",
-                 "| scorer | AUROC [95% CI] | mc_accuracy [95% CI] |", "| --- | --- | --- |",
+                 f"| scorer | AUROC [95% CI] | {t.accuracy_name} [95% CI] |",
+                 "| --- | --- | --- |",
                  f"| the probe | {_iv(t.auroc)} | {_iv(t.accuracy)} |"]
         for name, b in sorted(t.baselines.items()):
             rows.append(f"| {name} | {_iv(b.auroc)} | {_iv(b.accuracy)} |")

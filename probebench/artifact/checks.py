@@ -15,14 +15,19 @@ from typing import Any
 
 from probebench.artifact import bundle
 from probebench.artifact.forms import detect_forms, load_forms
-from probebench.artifact.meta import EVALUABLE_PROBE_TYPES, ProbeMeta, read_meta
+from probebench.artifact.meta import (
+    COMPANION_FILES,
+    EVALUABLE_PROBE_TYPES,
+    ProbeMeta,
+    read_meta,
+)
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError
 from probebench.licenses import check_license
 from probebench.sites import POSITIONS
 from probebench.tasks.catalog import TaskCatalog
 
-REQUIRED_FILES = ("meta.yaml", "README.md", "train.ipynb", "eval.ipynb")
+REQUIRED_FILES = ("meta.yaml", *COMPANION_FILES)
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
 

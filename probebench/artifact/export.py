@@ -14,11 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from probebench.artifact.meta import read_meta
+from probebench.artifact.meta import COMPANION_FILES, read_meta
 from probebench.artifact.weights import ProbeWeights, sklearn_to_weights
 from probebench.errors import InputError
-
-COMPANIONS = ("README.md", "train.ipynb", "eval.ipynb")
 
 
 def _load_trusted(path: Path) -> Any:
@@ -52,7 +50,7 @@ def export_native(probe: Path, scaler: Path | None, meta: Path, out: Path, *,
     try:
         weights.save_native(tmp)
         shutil.copyfile(meta, tmp / "meta.yaml")
-        for name in COMPANIONS:
+        for name in COMPANION_FILES:
             if (meta.parent / name).is_file():
                 shutil.copyfile(meta.parent / name, tmp / name)
         if out.exists():

@@ -17,6 +17,8 @@ from probebench.sites import Position
 from probebench.yamlsafe import load_yaml
 
 SPEC_VERSION = "0.0.1"
+#: the files an artifact holds beside meta.yaml and its probe form(s)
+COMPANION_FILES = ("README.md", "train.ipynb", "eval.ipynb")
 #: The kinds of classifier the spec names (``probe_type`` in meta.yaml and entries).
 ProbeType = Literal["linear", "mlp", "sae_feature", "sae_combination", "tree", "ensemble"]
 PROBE_TYPES: tuple[str, ...] = get_args(ProbeType)

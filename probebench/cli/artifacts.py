@@ -57,12 +57,13 @@ def cmd_hash(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from probebench.artifact.export import export_native
+    from probebench.artifact.meta import COMPANION_FILES
 
     weights, files = export_native(args.probe, args.scaler, args.meta, args.out,
                                    force=args.force)
     layers = " -> ".join(str(n) for n in [weights.n_features, *weights.hidden_sizes, 1])
     print(f"wrote {args.out}: {', '.join(files)} ({weights.probe_type} probe, {layers})")
-    missing = [n for n in ("README.md", "train.ipynb", "eval.ipynb") if n not in files]
+    missing = [n for n in COMPANION_FILES if n not in files]
     if missing:
         print(f"note: add {', '.join(missing)} before submitting; then run "
               f"`probebench validate {args.out}`")

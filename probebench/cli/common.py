@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from probebench.artifact.meta import EVALUABLE_PROBE_TYPES as PROBE_TYPES
+from probebench.errors import InputError
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.models.builtin import DEFAULT_MODEL
 from probebench.tasks.catalog import TaskCatalog
@@ -83,7 +84,11 @@ def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
     if uses_tasks:
         catalog = (TaskCatalog.from_file(Path(tasks_file)) if tasks_file is not None
                    else TaskCatalog.for_repo(repo))
-    registry = Path(getattr(args, "registry", None) or repo / "registry")
+    given = getattr(args, "registry", None)
+    registry = Path(given or repo / "registry")
+    if uses_registry and given is not None and not (registry / "probes").is_dir():
+        raise InputError(f"--registry {registry}: not a registry (no probes/ folder); leave "
+                         "it out to use REPO/registry")
     ws = Workspace(repo, registry, catalog)
     if not getattr(args, "quiet", False):
         print(f"probebench: {ws.describe(registry=uses_registry)}", file=sys.stderr)

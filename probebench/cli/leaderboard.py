@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from probebench.cli.common import add_workspace_options, workspace
+from probebench.cli.common import add_seed, add_workspace_options, workspace
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="ProbeScore spec version (default: %(default)s)")
     build.add_argument("--resamples", type=int, default=RANK_RESAMPLES,
                        help="bootstrap resamples for rank intervals (default: %(default)s)")
-    build.add_argument("--seed", type=int, default=0, help="rank bootstrap seed")
+    add_seed(build, "seed of the rank bootstrap")
     build.add_argument("--top", type=int, default=5,
                        help="print the N best entries (default: %(default)s; 0: none)")
     add_workspace_options(build, registry=True)

@@ -100,6 +100,8 @@ def cmd_reeval(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from probebench.registry.review import NOTEBOOK_TIMEOUT
+
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate")
     add_workspace_options(reg, registry=True)
     reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
@@ -145,7 +147,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rev.add_argument("entry", metavar="ENTRY_ID")
     rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     rev.add_argument("--markdown", default=None, help="also write the checklist here")
-    rev.add_argument("--timeout", type=int, default=600,
+    rev.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
                      help="seconds per notebook cell (default: %(default)s)")
     add_workspace_options(rev, registry=True)
     rev.set_defaults(func=cmd_review)

@@ -4,7 +4,6 @@ set's own checks and generator."""
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -93,29 +92,20 @@ def cmd_check_verbs(args: argparse.Namespace) -> int:
 
 
 def cmd_generate_verbs(args: argparse.Namespace) -> int:
-    from probebench.tasks.verbs.generator import generate, generate_holdout, write_jsonl
-    from probebench.tasks.verbs.schema import VerbTables, read_verb_file
+    from probebench.tasks.verbs.generator import write_holdout, write_train_val
 
     files, _ = _verb_files(workspace(args).catalog)
-    tables = VerbTables.read(files["verbs"])
-    lexicon = json.loads(files["lexicon"].read_text("utf-8"))
-    exclude = [ln.item for role in ("test", "adversarial") for ln in read_verb_file(files[role])]
     if args.holdout:
-        seen = [ln.item for role in ("train", "val") for ln in read_verb_file(files[role])]
-        items = generate_holdout(tables, lexicon, seed=args.seed, n=args.holdout,
-                                 test=exclude, seen=seen)
-        folder = Path(args.out) if args.out else files["train"].parent
-        path = folder / f"holdout-s{args.seed}.jsonl"
-        write_jsonl(path, items)
-        print(f"wrote {len(items)} holdout sentences to {path} (seed {args.seed}); register "
-              "them under the task's holdouts with `probebench tasks hash`-style hashes")
+        path = write_holdout(files, seed=args.seed, n=args.holdout, out=args.out)
+        print(f"wrote {args.holdout} holdout sentences to {path} (seed {args.seed}); "
+              "register them under the task's holdouts with the hashes `probebench tasks "
+              "hash` prints")
         return 0
-    train, val = generate(tables, lexicon, seed=args.seed, n_train=args.train, n_val=args.val,
-                          exclude=exclude)
-    out = Path(args.out) if args.out else files["train"].parent
-    write_jsonl(out / "train.jsonl", train)
-    write_jsonl(out / "val.jsonl", val)
-    print(f"wrote {len(train)} train and {len(val)} val sentences to {out} (seed {args.seed})")
+    train, val = write_train_val(files, seed=args.seed, n_train=args.train, n_val=args.val,
+                                 out=args.out)
+    counts = [len(p.read_text("utf-8").splitlines()) for p in (train, val)]
+    print(f"wrote {counts[0]} train and {counts[1]} val sentences to {train.parent} "
+          f"(seed {args.seed})")
     return 0
 
 

@@ -69,6 +69,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from probebench.train import DEFAULT_HIDDEN
+    from probebench.train.artifact import DEFAULT_AUTHOR, DEFAULT_CONTACT, DEFAULT_LICENSE
+
     trn = commands.add_parser(
         "train", help="fit a probe on a registered task and write a complete artifact",
         **raw("Extract activations of the task's train, validation and test prompts "
@@ -88,15 +91,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     trn.add_argument("--site", required=True, metavar="LAYER:POSITION",
                      help="where the probe reads, e.g. 15:last_token")
     add_probe_type(trn)
-    trn.add_argument("--hidden", type=int, default=64,
+    trn.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN,
                      help="MLP hidden units (default: %(default)s)")
     trn.add_argument("--out", required=True, type=Path, help="artifact folder to write")
     add_seed(trn, "seed of the MLP and the bootstrap")
     add_bootstrap(trn)
-    trn.add_argument("--author", default="probebench maintainers", help="meta.yaml author")
-    trn.add_argument("--contact", default="the probebench issue tracker",
-                     help="meta.yaml contact (e-mail or URL)")
-    trn.add_argument("--license", default="Apache-2.0", help="SPDX id, custom or closed")
+    trn.add_argument("--author", default=DEFAULT_AUTHOR,
+                     help="meta.yaml author (default: %(default)s)")
+    trn.add_argument("--contact", default=DEFAULT_CONTACT,
+                     help="meta.yaml contact, e-mail or URL (default: %(default)s)")
+    trn.add_argument("--license", default=DEFAULT_LICENSE,
+                     help="SPDX id, custom or closed (default: %(default)s)")
     trn.add_argument("--created-at", default=None, metavar="YYYY-MM-DD",
                      help="meta.yaml created_at (default: today)")
     add_device(trn)

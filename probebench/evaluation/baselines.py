@@ -24,6 +24,9 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.evaluation.headline import labelled
 from probebench.prompts import Prompt
 
+#: every baseline's name in results, in the order reports show them
+BASELINES = ("majority", "length", "random_features", "surprisal")
+
 
 def majority_scores(train: Sequence[Prompt], test: Sequence[Prompt]) -> np.ndarray:
     _, y = labelled(train)

@@ -101,6 +101,16 @@ class Headline:
                 "fpr_at_99tpr": self.fpr_at_99tpr, "accuracy": self.accuracy.value}
 
 
+def task_auroc(task_id: str, items: Sequence[Item], probs: np.ndarray, *, seed: int = 0,
+               n_resamples: int = N_RESAMPLES) -> IntervalOut:
+    """A task's AUROC with its item-bootstrap CI, seeded from ``seed`` and the task id
+    alone: the one code path of ``submit``, ``train``, ``reeval`` and the notebooks."""
+    flat = Flat.of(items)
+    idx, y = flat.labelled()
+    return auroc_interval(y, probs[idx], flat.item_of[idx], seed=seed,
+                          n_resamples=n_resamples, parts=(task_id, "auroc"))
+
+
 def headline(task_id: str, fmt: TaskFormat, items: Sequence[Item], probs: np.ndarray, *,
              seed: int = 0, n_resamples: int = N_RESAMPLES) -> Headline:
     """AUROC (+CI), item accuracy (+CI), ECE, Brier and FPR@99%TPR of per-prompt
@@ -110,8 +120,7 @@ def headline(task_id: str, fmt: TaskFormat, items: Sequence[Item], probs: np.nda
     ``reeval`` and the notebooks give the same interval for the same scores."""
     flat = Flat.of(items)
     idx, y = flat.labelled()
-    auroc = auroc_interval(y, probs[idx], flat.item_of[idx], seed=seed,
-                           n_resamples=n_resamples, parts=(task_id, "auroc"))
+    auroc = task_auroc(task_id, items, probs, seed=seed, n_resamples=n_resamples)
     scores = fmt.item_scores(items, probs, flat.item_of)
     accuracy = mean_interval(scores, seed=seed, n_resamples=n_resamples,
                              parts=(task_id, "accuracy"))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.results import Submission
-
-BASELINES = ("majority", "length", "random_features", "surprisal")
 
 
 def render_report(submission: Submission) -> str:

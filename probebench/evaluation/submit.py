@@ -28,6 +28,9 @@ from probebench.errors import ProbebenchError, SiteError
 from probebench.evaluation import baselines as bl
 from probebench.evaluation.definitions import (
     EVALAWARE_IMPUTE,
+    EVALAWARE_SHARE,
+    LATENCY_PROMPTS,
+    LATENCY_WARMUP,
     TRANSFER_IMPUTE,
     metric_definitions,
 )
@@ -85,7 +88,7 @@ class SubmitOptions:
     guards: GuardLookup = no_guards
     cache: bool = True
     progress: bool = True
-    latency_prompts: int = 20
+    latency_prompts: int = LATENCY_PROMPTS
 
 
 def _versions() -> dict[str, str]:
@@ -290,7 +293,7 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
     item_g = np.array([g[flat.item_of == i].mean() for i in range(n_items)])
     labelled_items = np.unique(flat.item_of[idx])
     order = labelled_items[np.argsort(item_g[labelled_items], kind="stable")]
-    k = max(1, len(order) // 4)
+    k = max(1, len(order) // EVALAWARE_SHARE)
     chosen = set(order[:k].tolist())
     # keep both classes: extend with the next least evaluation-like items if needed
     for extra in order[k:]:
@@ -380,7 +383,7 @@ def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
              prompts: Sequence[Prompt], site: Site) -> float:
     lm = session.lm(meta.model)
     sample = list(prompts[: session.options.latency_prompts])
-    for prompt in sample[:3]:
+    for prompt in sample[:LATENCY_WARMUP]:
         weights.predict_proba(run_extraction(lm, [prompt], [site], progress=False)[site])
     times = []
     for prompt in sample:

@@ -128,6 +128,8 @@ def build_site(registry: Path, out: Path, *, catalog: TaskCatalog,
     scored = [Scored(e.id, results[e.id], axis_values(results[e.id], e.license),
                      closed=e.license == "closed") for e in entries]
     breakdowns = {s.id: probescore(spec, s.values, closed_license=s.closed) for s in scored}
+    # the mean AUROC by axis source (a spec may call its axis anything)
+    mean_auroc = {s.id: s.values["auroc"].value for s in scored}
     ranks = rank_intervals(scored, spec, n_resamples=n_resamples, seed=seed)
     order = sorted(entries, key=lambda e: (ranks[e.id].rank, e.id))
 
@@ -155,14 +157,13 @@ def build_site(registry: Path, out: Path, *, catalog: TaskCatalog,
             "axes": {a.name: {"value": b.values[a.name].value,
                               "imputed": b.values[a.name].imputed,
                               "capped": a.name in b.capped} for a in spec.axes},
-            "auroc": b.values["auroc"].value, "auroc_low": r.auroc_low,
+            "auroc": mean_auroc[e.id], "auroc_low": r.auroc_low,
             "auroc_high": r.auroc_high,
             "marks": [(t, rec.result.marks["auroc"].mark)
                       for t, rec in sorted(recs.items()) if "auroc" in rec.result.marks],
             "status": e.status, "model": e.model, "category": e.category,
             "tasks": sorted(recs)})
-        ranking.append(RankedEntry(r.rank, e.id, b.total, b.values["auroc"].value, e.model,
-                                   e.status))
+        ranking.append(RankedEntry(r.rank, e.id, b.total, mean_auroc[e.id], e.model, e.status))
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
         statuses=sorted({e.status for e in entries}), models=sorted({e.model for e in entries}),

@@ -168,21 +168,17 @@ class AxisSource:
     name: str
     definition: str
     compute: Callable[[Sequence[ResultRecord], str], AxisValue]
-    #: recomputed from each bootstrap resample's AUROC when ranking (see ``ranks``)
-    follows_auroc: bool = False
 
 
 AXES: dict[str, AxisSource] = {a.name: a for a in (
-    AxisSource("auroc", "AUROC, mean over the entry's tasks", _auroc, follows_auroc=True),
+    AxisSource("auroc", "AUROC, mean over the entry's tasks", _auroc),
     AxisSource("evalaware_auroc",
                "eval-awareness-corrected AUROC (the model's guard from "
                f"`registry/guards.yaml`); **imputed {EVALAWARE_IMPUTE:g} × AUROC** when the "
-               "model has no guard, and for the guard itself", _evalaware,
-               follows_auroc=True),
+               "model has no guard, and for the guard itself", _evalaware),
     AxisSource("distshift_auroc",
                "AUROC after the fixed long context; **imputed "
-               f"{DISTSHIFT_IMPUTE:g} × AUROC** when it cannot be measured", _distshift,
-               follows_auroc=True),
+               f"{DISTSHIFT_IMPUTE:g} × AUROC** when it cannot be measured", _distshift),
     AxisSource("ece", "1 − 2 × ECE, clamped to [0, 1]", _ece),
     AxisSource("transfer",
                "mean Pearson r on declared targets; **imputed "

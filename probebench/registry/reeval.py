@@ -19,7 +19,7 @@ import yaml
 
 from probebench.artifact.checks import validate
 from probebench.errors import InputError
-from probebench.evaluation.headline import Flat, auroc_interval
+from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.submit import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes
@@ -101,9 +101,7 @@ def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
             acts = session.activations(entry.model, f"{task}/reeval-v{held.version}",
                                        flat.prompts, site)
             probs = report.weights.predict_proba(acts)[:, 1]
-            idx, y = flat.labelled()
-            iv = auroc_interval(y, probs[idx], flat.item_of[idx], seed=seed,
-                                n_resamples=bootstrap, parts=(task, "auroc"))
+            iv = task_auroc(task, held.data.test, probs, seed=seed, n_resamples=bootstrap)
             assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
             stored = latest_results(registry, entry.id).get(task)
             old = stored.result.auroc.value if stored else None

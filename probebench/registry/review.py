@@ -34,8 +34,11 @@ from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.pii import scan_file
 from probebench.registry.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import get_format
 
 METRICS_MARK = "PROBEBENCH_METRICS"
+#: seconds a reproducer notebook's cell may run unless told otherwise
+NOTEBOOK_TIMEOUT = 600
 TOLERANCE = 0.02
 
 
@@ -154,7 +157,7 @@ def _notebook_item(entry: Entry, folder: Path, repo: Path, reported: dict[str, A
 
 
 def review_entry(entry_id: str, registry: Path, repo: Path, *, catalog: TaskCatalog,
-                 timeout: int = 600) -> Review:
+                 timeout: int = NOTEBOOK_TIMEOUT) -> Review:
     """Every checklist item for one entry (see the module docstring)."""
     entry = read_entry(entry_path(registry, entry_id))
     review = Review(entry_id)
@@ -183,10 +186,12 @@ def review_entry(entry_id: str, registry: Path, repo: Path, *, catalog: TaskCata
                              f"{entry.license}" + ("" if ok else " is not OSI-approved; "
                                                    "declare custom or closed")))
     root = catalog.root
-    files = sorted({root / rel for t in entry.tasks if t in catalog.specs
-                    for role, rel in catalog.specs[t].files.items()
-                    if role in ("test", "adversarial", "data", "suite")})
-    findings = [f for path in files for f in scan_file(path)]
+    files: set[Path] = set()
+    for spec in (catalog.specs[t] for t in entry.tasks if t in catalog.specs):
+        roles = get_format(spec.format).test_roles
+        files |= {root / rel for role, rel in spec.files.items() if role in roles}
+        files |= {root / rel for h in spec.holdouts for rel in h.files.values()}
+    findings = [f for path in sorted(files) for f in scan_file(path)]
     shown = "; ".join(str(f).replace(str(root) + "/", "") for f in findings[:10])
     review.items.append(CheckItem("personal_data", "test sets hold no personal data",
                              not findings, f"{len(files)} file(s) scanned, nothing found"

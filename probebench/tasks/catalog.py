@@ -4,7 +4,7 @@ A catalog is made of a tasks file and the folder its paths are under. Every comm
 and library function that reads a task takes a catalog; none finds one through the
 working directory or an environment variable. The package ships its own catalog
 (``probebench/catalog/tasks.yaml`` and ``data/``, found with ``importlib.resources``):
-``TaskCatalog.packaged()``. ``TaskCatalog.for_repo(repo)`` uses ``<repo>/tasks.yaml``
+``TaskCatalog.default()``. ``TaskCatalog.for_repo(repo)`` uses ``<repo>/tasks.yaml``
 when the repository has one, else the packaged catalog.
 
 Loading a task verifies every pinned hash first (raw files, then the canonical test

@@ -34,6 +34,7 @@ from probebench.artifact.meta import EVALUABLE_PROBE_TYPES
 from probebench.errors import InputError
 from probebench.evaluation.headline import Flat, Headline, headline
 from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.models.builtin import DEFAULT_MODEL
 from probebench.prompts import Prompt
 from probebench.sites import Site
 from probebench.tasks.anatomy import Item
@@ -41,6 +42,8 @@ from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import TaskData
 from probebench.tasks.hygiene import hashed_split
 
+#: hidden units of the MLP probe unless told otherwise
+DEFAULT_HIDDEN = 64
 #: the probe types ``train`` fits (those ``submit`` can re-evaluate)
 PROBE_TYPES = EVALUABLE_PROBE_TYPES
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
@@ -59,10 +62,10 @@ class TrainConfig:
 
     task: str
     site: Site
-    model: str = "smollm2-135m"
+    model: str = DEFAULT_MODEL
     probe_type: str = "linear"
     seed: int = 0
-    hidden: int = 64
+    hidden: int = DEFAULT_HIDDEN
     bootstrap: int = N_RESAMPLES
     device: str = "auto"
     kind: InitVar[str | None] = None

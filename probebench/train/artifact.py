@@ -73,8 +73,14 @@ def check_out(out: Path, *, force: bool) -> None:
         raise InputError(f"{out} exists and is not empty; choose another --out or pass --force")
 
 
-def write_artifact(trained: Trained, out: Path, *, author: str = "probebench maintainers",
-                   contact: str = "the probebench issue tracker", license: str = "Apache-2.0",
+#: meta.yaml fields ``train`` fills unless told otherwise
+DEFAULT_AUTHOR = "probebench maintainers"
+DEFAULT_CONTACT = "the probebench issue tracker"
+DEFAULT_LICENSE = "Apache-2.0"
+
+
+def write_artifact(trained: Trained, out: Path, *, author: str = DEFAULT_AUTHOR,
+                   contact: str = DEFAULT_CONTACT, license: str = DEFAULT_LICENSE,
                    created_at: dt.date | None = None, title: str | None = None,
                    force: bool = False, catalog: TaskCatalog | None = None) -> Path:
     """Write every file of the artifact to ``out`` (atomically, validated first)."""

@@ -16,6 +16,7 @@ from typing import Any
 from probebench.errors import InputError
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.hashing import atomic_write_bytes
+from probebench.models.builtin import DEFAULT_MODEL
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, fit_and_score, split_activations
@@ -84,7 +85,7 @@ def read_sweep(path: Path) -> Sweep:
         raise InputError(f"{path}: not a probebench layer sweep ({exc})") from None
 
 
-def layer_sweep(task: str, model: str = "smollm2-135m", position: str = "last_token", *,
+def layer_sweep(task: str, model: str = DEFAULT_MODEL, position: str = "last_token", *,
                 probe_type: str = "linear", seed: int = 0, bootstrap: int = N_RESAMPLES,
                 layers: list[int] | None = None, catalog: TaskCatalog | None = None,
                 progress: bool = True) -> Sweep:

@@ -1,12 +1,13 @@
 """The one interface every task format implements.
 
-A format is made of: the files it reads (``roles``, ``read``), how one item is scored
-from its prompts' scores (``score_item``), what that item accuracy is called and means
-(``accuracy_name``, ``accuracy_definition``), whether its items compare prompts against
-each other (``minimal_pairs``: then the model's own surprisal is a baseline), which
-slices the leaderboard draws (``charted_slices``) and how a holdout test set replaces
-the registered one (``read_holdout``). Nothing elsewhere branches on a format's name:
-adding a format is one new class and one ``register_format`` call.
+A format is made of: the files it reads (``roles``, ``read``; ``test_roles`` hold the
+test items), how one item is scored from its prompts' scores (``score_item``), what
+that item accuracy is called and means (``accuracy_name``, ``accuracy_definition``),
+whether its items compare prompts against each other (``minimal_pairs``: then the
+model's own surprisal is a baseline), which slices the leaderboard draws
+(``charted_slices``) and how a holdout test set replaces the registered one
+(``read_holdout``). Nothing elsewhere branches on a format's name: adding a format is
+one new class and one ``register_format`` call.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class TaskFormat(ABC):
     name: ClassVar[str]
     #: file roles a task of this format must declare in ``files``
     roles: ClassVar[tuple[str, ...]]
+    #: the roles whose files hold test items (what review scans for personal data)
+    test_roles: ClassVar[tuple[str, ...]]
     #: what the mean item correctness is called in results (e.g. ``pair_accuracy``)
     accuracy_name: ClassVar[str] = "accuracy"
     #: one sentence: when an item counts as correct

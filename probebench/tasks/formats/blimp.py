@@ -61,6 +61,7 @@ class BlimpFormat(TaskFormat):
 
     name = "blimp"
     roles = ("data",)
+    test_roles = ("data",)
     accuracy_name = "pair_accuracy"
     accuracy_definition = "pair accuracy"
     minimal_pairs = True

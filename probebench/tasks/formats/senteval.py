@@ -72,6 +72,7 @@ class SentEvalFormat(TaskFormat):
 
     name = "senteval"
     roles = ("data",)
+    test_roles = ("data",)
     accuracy_name = "accuracy"
     accuracy_definition = "P >= 0.5 agrees"
 

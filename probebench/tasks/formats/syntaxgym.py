@@ -233,6 +233,7 @@ class SyntaxGymFormat(TaskFormat):
 
     name = "syntaxgym"
     roles = ("suite",)
+    test_roles = ("suite",)
     accuracy_name = "prediction_accuracy"
     accuracy_definition = "every expected condition above every anomalous one"
     minimal_pairs = True

@@ -43,6 +43,7 @@ class VerbsFormat(TaskFormat):
 
     name = "verbs"
     roles = ROLES
+    test_roles = ("test", "adversarial")
     accuracy_name = "mc_accuracy"
     accuracy_definition = ("multiple-choice accuracy (highest P(correct) wins; ties share "
                            "credit; ambiguous items not scored; classification lines "

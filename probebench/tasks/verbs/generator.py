@@ -1,9 +1,10 @@
 """Deterministic train/val sentences for the verb-grammar task.
 
 ``generate(seed)`` draws (language, verb, tense, person, subject, complement, time
-marker) with ``random.Random(seed)`` from ``data/verbs/lexicon.json`` and the verb
-tables, builds a classification sentence, and makes half of them wrong with a form
-that is wrong *for that frame* (so the label is never in doubt):
+marker) with ``random.Random(seed)`` from the task's lexicon (``data/verbs/lexicon.json``
+in the packaged catalog) and the verb tables, builds a classification sentence, and
+makes half of them wrong with a form that is wrong *for that frame* (so the label is
+never in doubt):
 
 =============== ====================================================================
 tense           wrong forms drawn from
@@ -29,7 +30,14 @@ from typing import Any
 
 from probebench.hashing import atomic_write_bytes
 from probebench.tasks.verbs.leakage import Normaliser
-from probebench.tasks.verbs.schema import LANGUAGES, PERSONS, TENSES, VerbItem, VerbTables
+from probebench.tasks.verbs.schema import (
+    LANGUAGES,
+    PERSONS,
+    TENSES,
+    VerbItem,
+    VerbTables,
+    read_verb_file,
+)
 
 AUX = {"en": ["have", "have", "has"], "es": ["he", "has", "ha"]}
 
@@ -137,3 +145,36 @@ def generate_holdout(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, 
 def write_jsonl(path: Path, items: list[VerbItem]) -> None:
     lines = [json.dumps(i.model_dump(exclude_defaults=True), ensure_ascii=False) for i in items]
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def _inputs(files: dict[str, Path]) -> tuple[VerbTables, dict[str, Any], list[VerbItem]]:
+    """(verb tables, lexicon, the hand-written test items) of a verbs task's files."""
+    tables = VerbTables.read(files["verbs"])
+    lexicon = json.loads(files["lexicon"].read_text("utf-8"))
+    test = [ln.item for role in ("test", "adversarial") for ln in read_verb_file(files[role])]
+    return tables, lexicon, test
+
+
+def write_train_val(files: dict[str, Path], *, seed: int, n_train: int, n_val: int,
+                    out: Path | None = None) -> tuple[Path, Path]:
+    """Generate and write ``train.jsonl`` and ``val.jsonl`` (default: beside the registered
+    train file); sentences that leak into the test set are skipped."""
+    tables, lexicon, test = _inputs(files)
+    train, val = generate(tables, lexicon, seed=seed, n_train=n_train, n_val=n_val,
+                          exclude=test)
+    folder = out if out is not None else files["train"].parent
+    write_jsonl(folder / "train.jsonl", train)
+    write_jsonl(folder / "val.jsonl", val)
+    return folder / "train.jsonl", folder / "val.jsonl"
+
+
+def write_holdout(files: dict[str, Path], *, seed: int, n: int,
+                  out: Path | None = None) -> Path:
+    """Generate ``holdout-s<seed>.jsonl``: ``n`` fresh sentences that repeat no train, val
+    or test sentence (register it under the task's ``holdouts`` with its hashes)."""
+    tables, lexicon, test = _inputs(files)
+    seen = [ln.item for role in ("train", "val") for ln in read_verb_file(files[role])]
+    items = generate_holdout(tables, lexicon, seed=seed, n=n, test=test, seen=seen)
+    path = (out if out is not None else files["train"].parent) / f"holdout-s{seed}.jsonl"
+    write_jsonl(path, items)
+    return path
