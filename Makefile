@@ -20,14 +20,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # The main job on the embedded default model: validate a reference artifact, submit it on
-# its task (with the registered eval-awareness guard) and build the leaderboard site.
+# its task (with the registered eval-awareness guard) and build the leaderboard.
 REFERENCE ?= registry/artifacts/verb-grammar-mlp-smollm2-135m-l20-v1
 demo: $(STAMP)
 	$(BIN)/probebench models prepare smollm2-135m
 	$(BIN)/probebench validate $(REFERENCE)
 	$(BIN)/probebench submit $(REFERENCE) --tasks verb_grammar \
 	    --out demo/submission.json --report demo/REPORT.md
-	$(BIN)/probebench leaderboard build --registry registry --out site --top 5
+	$(BIN)/probebench leaderboard build --registry registry --out leaderboard --top 5
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -53,4 +53,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/shift.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo site
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard

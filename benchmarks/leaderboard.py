@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probebench.leaderboard.build import build_site
+from probebench.leaderboard.build import build_leaderboard
 from probebench.leaderboard.ranks import RANK_RESAMPLES
 from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
@@ -28,7 +28,7 @@ def main() -> None:
         root = Path(tmp)
         synthetic_registry(root / "registry", args.entries)
         start = time.perf_counter()
-        summary = build_site(root / "registry", root / "site",
+        summary = build_leaderboard(root / "registry", root / "site",
                              catalog=TaskCatalog.default())
         elapsed = time.perf_counter() - start
         pages = len(list((root / "site").rglob("*.html")))

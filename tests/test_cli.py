@@ -100,13 +100,14 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [a[0] for a in argvs] == ["models", "validate", "submit", "leaderboard"]
     monkeypatch.chdir(REPO)
     moved = {"demo/submission.json": tmp_path / "submission.json",
-             "demo/REPORT.md": tmp_path / "REPORT.md", "site": tmp_path / "site"}
+             "demo/REPORT.md": tmp_path / "REPORT.md", "leaderboard": tmp_path / "leaderboard"}
     for argv in argvs:
-        argv = [str(moved.get(a, a)) for a in argv]
+        argv = [str(moved.get(a, a)) if i and argv[i - 1] in ("--out", "--report") else a
+                for i, a in enumerate(argv)]
         assert main(argv) == 0, argv
     out = capsys.readouterr().out
     assert "valid" in out and "verb_grammar" in out
-    assert f"open {(tmp_path / 'site' / 'index.html').resolve()}" in out
+    assert f"open {(tmp_path / 'leaderboard' / 'index.html').resolve()}" in out
     assert "ProbeScore" in out and out.count("probebench/") >= 5  # the top-5 table
     submission = json.loads((tmp_path / "submission.json").read_text())
     assert submission["tasks"][0]["id"] == "verb_grammar"

@@ -1,4 +1,4 @@
-"""``probebench leaderboard build``: the static site."""
+"""``probebench leaderboard build``: the static website."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from probebench.cli.common import add_seed, add_workspace_options, workspace
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from probebench.leaderboard.build import build_site
+    from probebench.leaderboard.build import build_leaderboard
 
     ws = workspace(args, uses_registry=True)
     start = time.perf_counter()
-    summary = build_site(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
+    summary = build_leaderboard(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
                          n_resamples=args.resamples, seed=args.seed)
     for note in summary.skipped:
         print(f"  skipped {note}")
@@ -32,15 +32,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     from probebench.leaderboard.probescore import DEFAULT_SPEC
     from probebench.leaderboard.ranks import RANK_RESAMPLES
 
-    board = commands.add_parser("leaderboard", help="build the static leaderboard site")
+    board = commands.add_parser("leaderboard", help="build the static leaderboard website")
     add_workspace_options(board, registry=True)
     board_sub = board.add_subparsers(dest="board_command", metavar="ACTION", required=True)
     build = board_sub.add_parser(
         "build", help="write plain HTML/CSS/JS (works from file://)",
         description="Score every entry of the registry that has stored results with a "
-                    "ProbeScore spec, compute rank intervals and write the site; prints the "
-                    "top entries and the page to open.")
-    build.add_argument("--out", type=Path, default=Path("site"),
+                    "ProbeScore spec, compute rank intervals and write the static website; "
+                    "prints the top entries and the page to open.")
+    build.add_argument("--out", type=Path, default=Path("leaderboard"),
                        help="output folder, replaced (default: %(default)s)")
     build.add_argument("--spec", default=DEFAULT_SPEC,
                        help="ProbeScore spec version (default: %(default)s)")

@@ -1,7 +1,7 @@
 """Every metric's definition and every imputation constant, in one place.
 
 ``submission.json`` carries these texts, REPORT.md lists them, ProbeScore's axes use
-the same constants, and METHODOLOGY.md and the site's tooltips are generated from them.
+the same constants, and METHODOLOGY.md and the leaderboard's tooltips are generated from them.
 The item accuracy's definition is assembled from the registered task formats.
 """
 

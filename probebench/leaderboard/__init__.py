@@ -1,1 +1,1 @@
-"""The leaderboard: ProbeScore specs and axes, rank intervals and the static site."""
+"""The leaderboard: ProbeScore specs and axes, rank intervals and the static website."""

@@ -1,8 +1,8 @@
-"""``probebench leaderboard build``: the static site (plain HTML/CSS/JS, no CDN).
+"""``probebench leaderboard build``: the static website (plain HTML/CSS/JS, no CDN).
 
 Reads ``registry/probes/**.yaml`` and each entry's latest stored results, scores every
 entry with a ProbeScore spec, computes rank intervals and renders Jinja2 templates. All
-links are relative, so the site works from ``file://``.
+links are relative, so the pages work from ``file://``.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def page_name(entry_id: str) -> str:
     return "entries/" + entry_id.replace("/", "__") + ".html"
 
 
-def build_site(registry: Path, out: Path, *, catalog: TaskCatalog,
+def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
                seed: int = 0) -> BuildSummary:
     """Render the whole site for ``registry`` into ``out`` (replaced atomically); task

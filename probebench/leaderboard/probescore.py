@@ -3,7 +3,7 @@
 1. Each axis gets a value in [0, 1] from the entry's latest results, averaged over its
    tasks. How a value is made (its map and its imputation) is code, in ``AXES``, and
    each axis carries the sentence that defines it; the spec YAML only chooses axes and
-   weights. METHODOLOGY.md and the site are generated from these definitions.
+   weights. METHODOLOGY.md and the leaderboard are generated from these definitions.
 2. Weights are divided by their sum (v0.0.1's published weights sum to 0.90).
 3. Contribution of an axis = normalised weight x value; the total is their sum.
 4. The 30% rule: no axis may contribute more than ``cap`` (0.30) of the total. Axes over

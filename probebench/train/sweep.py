@@ -2,7 +2,7 @@
 
 All layers are read in one forward pass per batch (one cache entry per site), then each
 layer gets its own grid search on validation, refit and test scoring with the headline
-code of ``submit``. The result is a JSON file (deterministic: no timings) that the site
+code of ``submit``. The result is a JSON file (deterministic: no timings) that the leaderboard
 draws and ``markdown`` turns into the docs table.
 """
 

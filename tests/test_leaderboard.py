@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from probebench.cli import main
-from probebench.leaderboard.build import build_site, page_name
+from probebench.leaderboard.build import build_leaderboard, page_name
 from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
 
@@ -48,8 +48,8 @@ def test_pages_exist_and_link_relatively(site: tuple[Path, list[str]]) -> None:
 def test_build_is_deterministic(tmp_path: Path) -> None:
     synthetic_registry(tmp_path / "registry", 6)
     catalog = TaskCatalog.default()
-    build_site(tmp_path / "registry", tmp_path / "a", catalog=catalog, n_resamples=50)
-    build_site(tmp_path / "registry", tmp_path / "b", catalog=catalog, n_resamples=50)
+    build_leaderboard(tmp_path / "registry", tmp_path / "a", catalog=catalog, n_resamples=50)
+    build_leaderboard(tmp_path / "registry", tmp_path / "b", catalog=catalog, n_resamples=50)
     for page in (tmp_path / "a").rglob("*.html"):
         assert page.read_bytes() == (tmp_path / "b" / page.relative_to(tmp_path / "a")
                                      ).read_bytes(), page
