@@ -15,5 +15,5 @@ def copy_catalog(dest: Path) -> TaskCatalog:
     """``dest/tasks.yaml`` and ``dest/data/``: a copy of the packaged catalog."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(PACKAGED_TASKS, dest / "tasks.yaml")
-    shutil.copytree(PACKAGED_ROOT / "data", dest / "data")
+    shutil.copytree(PACKAGED_ROOT / "data", dest / "data", dirs_exist_ok=True)
     return TaskCatalog.from_file(dest / "tasks.yaml")

@@ -51,6 +51,18 @@ def test_axis_maps_by_hand() -> None:
     assert efficiency_axis(0.5) == 1.0  # clamped
     assert [license_score(x) for x in ("Apache-2.0", "MIT", "BSD-3-Clause", "CC-BY-4.0",
                                        "custom", "closed")] == [1.0, 0.95, 0.9, 0.85, 0.5, 0.2]
+    # non-commercial and no-derivatives terms never score like the open CC-BY
+    assert [license_score(x) for x in ("CC-BY-NC-4.0", "CC-BY-ND-4.0", "CC-BY-NC-SA-4.0",
+                                       "OpenRAIL")] == [0.4] * 4
+    assert license_score("CC-BY-SA-4.0") == 0.85
+
+
+def test_every_known_license_has_one_class() -> None:
+    from probebench.licenses import OPEN_CONTENT, OSI_APPROVED, RESTRICTED, SPDX_IDS
+
+    assert OSI_APPROVED | OPEN_CONTENT | RESTRICTED == SPDX_IDS
+    assert not (OSI_APPROVED & OPEN_CONTENT or OSI_APPROVED & RESTRICTED
+                or OPEN_CONTENT & RESTRICTED)
 
 
 def _record(auroc: float, *, ece: float = 0.05, latency: float = 10.0,

@@ -144,7 +144,7 @@ def test_review_passes_on_every_reference_entry(entry_id: str, module_cache: Pat
 def test_repository_notebooks_reproduce_a_reference_probe(module_cache: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
-    from probebench.registry.review import printed_metrics, run_notebook
+    from tests.notebooks import printed_metrics, run_notebook
 
     monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
     folder = REPO / "notebooks"

@@ -152,7 +152,7 @@ def test_mlp_probe_trains_and_validates(tmp_path: Path) -> None:
 def test_cli_train_then_notebooks_reproduce_the_metrics(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
-    from probebench.registry.review import printed_metrics, run_notebook
+    from tests.notebooks import printed_metrics, run_notebook
 
     out = tmp_path / "cli-probe"
     code = main(["train", "--task", TASK, "--site", "8:last_token", "--out", str(out),

@@ -14,6 +14,7 @@ from probebench.cli.common import (
     add_workspace_options,
     workspace,
 )
+from probebench.errors import InputError
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -52,28 +53,55 @@ def cmd_confine(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.hashing import atomic_write_bytes
     from probebench.registry.evaluate import evaluate_entry
     from probebench.registry.guards import RegistryGuards
 
     ws = workspace(args, uses_registry=True)
+    if args.submission and len(args.entries) != 1:
+        raise InputError("--submission writes one entry's submission: give one ENTRY_ID")
     guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
                                                 device=args.device, guards=guards,
                                                 progress=not args.quiet))
     for entry_id in args.entries:
-        done = evaluate_entry(entry_id, ws.registry, ws.repo, session)
+        done = evaluate_entry(entry_id, ws.registry, ws.repo, session, store=not args.no_store)
+        if args.submission:
+            atomic_write_bytes(Path(args.submission), done.submission.to_json().encode())
         print(f"{entry_id}: {len(done.changed)} result file(s) updated"
-              + ("" if done.changed else " (same results as stored)"))
+              + ("" if done.changed or args.no_store else " (same results as stored)"))
     return 0
 
 
-def cmd_review(args: argparse.Namespace) -> int:
+def cmd_reproduce(args: argparse.Namespace) -> int:
     from probebench.hashing import atomic_write_bytes
+    from probebench.registry.reproduce import reproduce_entry
+    from probebench.registry.sandbox import SandboxLimits
+
+    ws = workspace(args, uses_registry=True, uses_tasks=False)
+    limits = SandboxLimits(wall_seconds=args.wall_limit, memory_bytes=args.memory_limit * 2**30)
+    run = reproduce_entry(args.entry, ws.registry, ws.repo, timeout=args.timeout,
+                          limits=limits)
+    atomic_write_bytes(Path(args.out), run.to_json().encode("utf-8"))
+    state = "ran" if run.ran else f"failed: {run.error}"
+    print(f"{args.entry}: {run.notebook} {state}; {sum(len(m) for m in run.metrics.values())} "
+          f"metric(s) printed; wrote {args.out}")
+    for problem in run.problems:
+        print(f"  problem  {problem}")
+    return 0 if run.ran and run.metrics and not run.problems else 1
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from probebench.evaluation.results import read_submission
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.reproduce import read_reproducer_run
     from probebench.registry.review import review_entry
 
     ws = workspace(args, uses_registry=True)
+    reproduced = read_reproducer_run(Path(args.reproduced)) if args.reproduced else None
+    evaluation = read_submission(Path(args.evaluation)) if args.evaluation else None
     review = review_entry(args.entry, ws.registry, ws.repo, catalog=ws.catalog,
-                          timeout=args.timeout)
+                          timeout=args.timeout, reproduced=reproduced, evaluation=evaluation)
     text = review.markdown()
     if args.json:
         print(json.dumps(review.to_json(), indent=2))
@@ -81,6 +109,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         print(text, end="")
     if args.markdown:
         atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+    if args.json_out:
+        atomic_write_bytes(Path(args.json_out),
+                           (json.dumps(review.to_json(), indent=2) + "\n").encode("utf-8"))
     return 0 if review.passed else 1
 
 
@@ -100,7 +131,8 @@ def cmd_reeval(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from probebench.registry.review import NOTEBOOK_TIMEOUT
+    from probebench.registry.reproduce import NOTEBOOK_TIMEOUT
+    from probebench.registry.sandbox import SandboxLimits
 
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate")
     add_workspace_options(reg, registry=True)
@@ -131,6 +163,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                            "append the results to registry/results (history "
                                            "is kept; identical results add nothing).")
     reval.add_argument("entries", nargs="+", metavar="ENTRY_ID")
+    reval.add_argument("--submission", default=None, metavar="FILE",
+                       help="also write the submission.json of the (one) entry here")
+    reval.add_argument("--no-store", action="store_true",
+                       help="evaluate only; leave registry/results as it is")
     add_seed(reval)
     add_bootstrap(reval)
     add_device(reval)
@@ -138,15 +174,44 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
 
+    rrep = reg_sub.add_parser(
+        "reproduce", help="run an entry's reproducer notebook in the sandbox",
+        description="Run the entry's reproducer notebook in the bubblewrap sandbox (no "
+                    "network, no environment, no files outside a scratch copy of the "
+                    "artifact, wall-clock and memory limits) and write what it printed on "
+                    "PROBEBENCH_METRICS lines as JSON: the only output, judged later by "
+                    "`probebench review --reproduced FILE`. Refuses to run anything when "
+                    "bwrap is missing. Exit 0 when the notebook ran and printed metrics.")
+    rrep.add_argument("entry", metavar="ENTRY_ID")
+    rrep.add_argument("--out", default="reproduced.json",
+                      help="where to write the report (default: %(default)s)")
+    rrep.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
+                      help="seconds per notebook cell (default: %(default)s)")
+    rrep.add_argument("--wall-limit", type=float, default=SandboxLimits.wall_seconds,
+                      help="seconds for the whole run (default: %(default)s)")
+    rrep.add_argument("--memory-limit", type=int, default=SandboxLimits.memory_bytes // 2**30,
+                      metavar="GIB", help="address-space limit in GiB (default: %(default)s)")
+    add_workspace_options(rrep, registry=True)
+    rrep.set_defaults(func=cmd_reproduce)
+
     rev = commands.add_parser(
         "review", help="the reviewer's checklist for a registry entry",
-        description="Check an entry as a reviewer would: artifact hash, reproducer notebook "
-                    "(executed offline), registered test-set hashes, license, personal data "
-                    "in the test sets, eval-awareness declaration. Prints a Markdown "
-                    "checklist (the PR comment body); exit 0 when every item passes.")
+        description="Check an entry as a reviewer would: artifact hash; reproducer notebook "
+                    "(run in the bubblewrap sandbox, its PROBEBENCH_METRICS compared with "
+                    "probebench's own re-evaluation within 0.02); registered test-set "
+                    "hashes; license; personal data in the test sets; eval-awareness "
+                    "declaration. Prints a Markdown checklist (the PR comment body); exit 0 "
+                    "when every item passes.")
     rev.add_argument("entry", metavar="ENTRY_ID")
     rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     rev.add_argument("--markdown", default=None, help="also write the checklist here")
+    rev.add_argument("--json-out", default=None, help="also write the JSON checklist here")
+    rev.add_argument("--reproduced", default=None, metavar="FILE",
+                     help="judge this report of `probebench registry reproduce` instead of "
+                          "running the notebook here (in the sandbox)")
+    rev.add_argument("--evaluation", default=None, metavar="FILE",
+                     help="compare with this submission.json of the entry (`registry "
+                          "evaluate --submission`) instead of re-evaluating here")
     rev.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
                      help="seconds per notebook cell (default: %(default)s)")
     add_workspace_options(rev, registry=True)

@@ -1,11 +1,12 @@
 """``submission.json``: the result of re-evaluating one probe artifact.
 
-Everything outside ``timing`` is a deterministic function of the artifact, the tasks,
+Everything outside ``timing`` and ``run`` is a deterministic function of the artifact, the tasks,
 the model, the seed and the library versions: two runs write identical bytes there.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,6 +99,17 @@ class Timing(_Model):
     wall_seconds: float
 
 
+class RunInfo(_Model):
+    """When, where and with what code a result was measured (provenance). The device,
+    dtype (in the model identity) and library versions are stored beside it."""
+
+    evaluated_at: str = Field(description="UTC time the evaluation finished, ISO 8601.")
+    probebench_commit: str | None = Field(description="Git commit of the probebench code "
+                                          "(None for an installed wheel without one).")
+    hardware: str = Field(description="CPU model and cores, or the GPU's name.")
+    python: str = Field(description="Python version.")
+
+
 class Submission(_Model):
     schema_version: str = SCHEMA_VERSION
     spec_version: str
@@ -111,12 +123,13 @@ class Submission(_Model):
     definitions: dict[str, str]
     tasks: list[TaskResult]
     timing: Timing | None = None
+    run: RunInfo | None = Field(default=None, description="Provenance: when and where.")
 
     def deterministic_json(self) -> str:
-        """The JSON without the timing block (what determinism is judged on)."""
+        """The JSON without the timing and run blocks (what determinism is judged on)."""
         import json
 
-        return json.dumps(self.model_dump(mode="json", exclude={"timing"}), indent=2,
+        return json.dumps(self.model_dump(mode="json", exclude={"timing", "run"}), indent=2,
                           sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
     def to_json(self) -> str:
@@ -124,3 +137,20 @@ class Submission(_Model):
 
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True,
                           ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def read_submission(path: Path) -> Submission:
+    """A ``submission.json`` written by ``probebench submit`` or ``registry evaluate``."""
+    from pydantic import ValidationError
+
+    from probebench.errors import InputError
+
+    try:
+        return Submission.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a submission.json of "
+                         "this probebench version)") from None

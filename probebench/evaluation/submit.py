@@ -10,6 +10,7 @@ here reads the registry or the working directory.
 
 from __future__ import annotations
 
+import platform
 import statistics
 import sys
 import time
@@ -52,6 +53,7 @@ from probebench.evaluation.results import (
     MarkOut,
     ProbeInfo,
     PromptScores,
+    RunInfo,
     SliceOut,
     Submission,
     TaskResult,
@@ -61,6 +63,7 @@ from probebench.models.activations import extract, run_extraction
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
 from probebench.models.surprisal import token_surprisals
 from probebench.prompts import Prompt
+from probebench.provenance import hardware, probebench_commit, utc_now
 from probebench.sites import Site, check_sites
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import TaskData, group_by_slice
@@ -438,7 +441,14 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
-                      wall_seconds=round(time.perf_counter() - start, 3)))
+                      wall_seconds=round(time.perf_counter() - start, 3)),
+        run=run_info(session.model(meta.model).device))
+
+
+def run_info(device: str) -> RunInfo:
+    """This run's provenance (see ``probebench.provenance``)."""
+    return RunInfo(evaluated_at=utc_now(), probebench_commit=probebench_commit(),
+                   hardware=hardware(device), python=platform.python_version())
 
 
 def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
@@ -449,5 +459,5 @@ def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
     return [submit(a, tasks, session=session) for a in artifacts]
 
 
-__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "submit",
+__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "run_info", "submit",
            "submit_many"]

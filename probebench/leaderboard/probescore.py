@@ -30,6 +30,7 @@ from probebench.evaluation.definitions import (
     EVALAWARE_IMPUTE,
     TRANSFER_IMPUTE,
 )
+from probebench.licenses import license_kind
 from probebench.registry.store import ResultRecord
 from probebench.yamlsafe import load_yaml
 
@@ -50,14 +51,22 @@ LICENSE_RULES: tuple[tuple[str, str, float], ...] = (
     ("is", "closed", 0.2),
 )
 OTHER_OPEN_LICENSE = 0.8
+#: non-commercial, no-derivatives and use-restricted licenses (``licenses.RESTRICTED``):
+#: checked before the rules above, so CC-BY-NC never scores like CC-BY
+RESTRICTED_LICENSE = 0.4
 
 
 def license_score(license: str) -> float:
-    """The license axis: the first rule of ``LICENSE_RULES`` that matches, else 0.8.
+    """The license axis: a restricted license (NC, ND, RAIL) scores 0.4; otherwise the
+    first rule of ``LICENSE_RULES`` that matches, else 0.8.
 
     >>> license_score("BSD-3-Clause")
     0.9
+    >>> license_score("CC-BY-NC-4.0")
+    0.4
     """
+    if license_kind(license) == "restricted":
+        return RESTRICTED_LICENSE
     for how, pattern, value in LICENSE_RULES:
         if license == pattern if how == "is" else license.startswith(pattern):
             return value
@@ -158,6 +167,7 @@ def _license_rules_text() -> str:
         name = pattern if how == "is" else f"{pattern}*"
         parts.append(f"{name} {value}")
     parts.insert(4, f"other open {OTHER_OPEN_LICENSE:g}")
+    parts.insert(0, f"restricted (NC, ND, RAIL) {RESTRICTED_LICENSE:g}")
     return ", ".join(parts)
 
 

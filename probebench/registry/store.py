@@ -1,5 +1,8 @@
 """Results store: ``registry/results/<org>/<entry>/<task>.json``, keeping history.
 
+Every record carries its provenance: the model identity (with its dtype), the device,
+the library versions and a ``run`` block (UTC time, probebench commit, hardware).
+
 Each file is a ``ResultHistory``; a re-evaluation appends a ``ResultRecord`` when its
 deterministic part differs from the latest one and leaves the file untouched when it
 is the same: nothing is ever overwritten. Records are read back through the same
@@ -16,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError
-from probebench.evaluation.results import ProbeInfo, Submission, TaskResult
+from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
 
 
@@ -34,6 +37,8 @@ class ResultRecord(BaseModel):
     device: str
     latency_ms: float | None = Field(default=None, description="Machine-dependent; not part "
                                      "of the comparison that decides a new record.")
+    run: RunInfo | None = Field(default=None, description="Provenance (when, which code, "
+                                "which hardware); None on records stored before v0.3.")
 
     @classmethod
     def of(cls, submission: Submission, task: TaskResult) -> ResultRecord:
@@ -41,11 +46,17 @@ class ResultRecord(BaseModel):
                    seed=submission.seed, bootstrap_resamples=submission.bootstrap_resamples,
                    versions=submission.versions, device=submission.device,
                    latency_ms=(submission.timing.latency_ms.get(task.id)
-                               if submission.timing else None))
+                               if submission.timing else None),
+                   run=submission.run)
 
     def deterministic(self) -> dict[str, Any]:
-        """The fields a re-run on the same inputs reproduces (timing left out)."""
-        return self.model_dump(mode="json", exclude={"latency_ms"})
+        """The fields a re-run on the same inputs reproduces (timing and provenance left
+        out)."""
+        return self.model_dump(mode="json", exclude={"latency_ms", "run"})
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.get("dtype", "unknown"))
 
 
 class ResultHistory(BaseModel):

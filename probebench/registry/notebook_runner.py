@@ -1,0 +1,66 @@
+"""Executed *inside* the sandbox: run one notebook and report what it printed.
+
+``python -m probebench.registry.notebook_runner NOTEBOOK --timeout S --result-fd FD``
+executes the notebook with nbclient and writes one JSON object to file descriptor FD:
+``{"ran": bool, "error": str | null, "lines": [...]}`` with the ``PROBEBENCH_METRICS``
+lines of its stream output (at most :data:`MAX_LINES`, each cut at
+:data:`MAX_LINE_CHARS`). The kernel never inherits FD (``close_fds``), so the notebook
+cannot write this report itself; parsing and judging happen outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+METRICS_MARK = "PROBEBENCH_METRICS"
+MAX_LINES = 64
+MAX_LINE_CHARS = 16384
+
+
+def metrics_lines(cells: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The ``PROBEBENCH_METRICS`` lines of notebook cells' stream outputs."""
+    found: list[str] = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "stream":
+                continue
+            for line in str(out.get("text", "")).splitlines():
+                if line.startswith(METRICS_MARK) and len(found) < MAX_LINES:
+                    found.append(line[:MAX_LINE_CHARS])
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--timeout", type=int, required=True)
+    parser.add_argument("--result-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    report: dict[str, object] = {"ran": False, "error": None, "lines": []}
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(args.notebook, as_version=4)  # type: ignore[no-untyped-call]
+        client = NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(args.notebook.parent)}})
+        try:
+            client.execute()
+            report["ran"] = True
+        finally:
+            report["lines"] = metrics_lines(nb.cells)
+    except Exception as exc:  # nbclient raises CellExecutionError, timeouts, kernel deaths
+        lines = str(exc).strip().splitlines()
+        report["error"] = (lines[-1] if lines else type(exc).__name__)[:2000]
+    with os.fdopen(args.result_fd, "w", encoding="utf-8") as fh:
+        json.dump(report, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,269 @@
+"""The reproducer check: run an entry's notebook in the sandbox, read the metrics it
+prints, and compare them with probebench's own re-evaluation of the artifact.
+
+The ``PROBEBENCH_METRICS`` contract (also in the README and the artifact spec): the
+notebook prints, on a line of its own, ``PROBEBENCH_METRICS`` then a JSON object
+``{"<task id>": {"<metric>": <number or null>, ...}, ...}``. Every task it names must be
+one the entry declares, every declared task needs at least its ``auroc``, and each metric
+must be one of :data:`METRIC_NAMES`. Each printed number must lie within
+:data:`TOLERANCE` (absolute) of probebench's re-evaluation of the published artifact on
+that task; a notebook whose metrics do not all agree, or that agrees on nothing, fails.
+
+Running and judging are split so that a workflow can run the notebook in a job of its own
+with no token (:func:`reproduce_entry`, whose only output is a :class:`ReproducerRun`) and
+judge it elsewhere (:func:`judge_reproduction`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from probebench.errors import InputError
+from probebench.evaluation.results import Submission, TaskResult
+from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.notebook_runner import MAX_LINES, METRICS_MARK
+from probebench.registry.resolve import resolve_artifact
+from probebench.registry.sandbox import SCRATCH, SandboxLimits, run_sandboxed
+
+#: seconds a reproducer notebook's cell may run unless told otherwise
+NOTEBOOK_TIMEOUT = 600
+#: the largest absolute difference between a printed metric and the re-evaluation
+TOLERANCE = 0.02
+#: the metrics a notebook may print, and where the re-evaluation keeps each
+METRIC_NAMES = ("auroc", "auroc_ci_low", "auroc_ci_high", "accuracy", "ece", "brier",
+                "fpr_at_99tpr")
+#: the largest report the sandboxed runner may hand back
+MAX_REPORT_BYTES = 2 * 1024 * 1024
+
+
+class ReproducerRun(BaseModel):
+    """What the sandboxed run of a reproducer notebook produced: the only thing that
+    leaves the sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str
+    notebook: str
+    ran: bool = Field(description="The notebook executed end to end without an error.")
+    error: str | None = Field(description="Why it did not run, when it did not.")
+    metrics: dict[str, dict[str, float | None]] = Field(
+        description="task -> metric -> value, from its PROBEBENCH_METRICS lines.")
+    problems: list[str] = Field(description="Malformed PROBEBENCH_METRICS lines.")
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
+
+
+def read_reproducer_run(path: Path) -> ReproducerRun:
+    """A :class:`ReproducerRun` written by ``probebench registry reproduce``."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_REPORT_BYTES:
+            raise InputError(f"{path}: {size} bytes; a reproducer report is at most "
+                             f"{MAX_REPORT_BYTES}")
+        return ReproducerRun.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a reproducer report)") \
+            from None
+
+
+def parse_metrics_lines(lines: list[str]) -> tuple[dict[str, dict[str, float | None]],
+                                                   list[str]]:
+    """Metrics from ``PROBEBENCH_METRICS`` lines, and a named problem for each line that
+    breaks the contract (never an exception)."""
+    metrics: dict[str, dict[str, float | None]] = {}
+    problems: list[str] = []
+    for number, line in enumerate(lines[:MAX_LINES], start=1):
+        where = f"{METRICS_MARK} line {number}"
+        try:
+            data = json.loads(line[len(METRICS_MARK):])
+        except (ValueError, RecursionError) as exc:
+            problems.append(f"{where}: not JSON ({str(exc)[:120]})")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{where}: expected an object of tasks, got "
+                            f"{type(data).__name__}")
+            continue
+        for task, values in data.items():
+            if not isinstance(values, dict):
+                problems.append(f"{where}: task {str(task)[:80]!r}: expected an object of "
+                                "metrics")
+                continue
+            for name, value in values.items():
+                if value is None:
+                    metrics.setdefault(task, {})[name] = None
+                elif isinstance(value, bool) or not isinstance(value, int | float) or \
+                        not math.isfinite(value):
+                    problems.append(f"{where}: {str(task)[:80]}.{str(name)[:80]}: expected a "
+                                    f"number, got {str(value)[:40]!r}")
+                else:
+                    metrics.setdefault(task, {})[name] = float(value)
+    return metrics, problems
+
+
+def notebook_path(entry: Entry, folder: Path, repo: Path) -> Path:
+    """The entry's reproducer notebook: inside its artifact folder, or a path relative to
+    the repository that stays inside it."""
+    rel = Path(entry.reproducer_notebook)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise InputError(f"reproducer_notebook {entry.reproducer_notebook!r}: give a path "
+                         "inside the artifact folder or the repository")
+    for base in (folder, repo):
+        path = base / rel
+        if path.is_symlink():
+            raise InputError(f"{path}: a symbolic link; give the notebook itself")
+        if path.is_file() and path.resolve().is_relative_to(base.resolve()):
+            return path
+    raise InputError(f"reproducer notebook {entry.reproducer_notebook} not found in "
+                     f"{folder} or the repository")
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    for path in src.rglob("*"):
+        if path.is_symlink():
+            raise InputError(f"{path}: a symbolic link in a submitted folder")
+    shutil.copytree(src, dest)
+
+
+def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
+                    timeout: int = NOTEBOOK_TIMEOUT,
+                    limits: SandboxLimits | None = None) -> ReproducerRun:
+    """Run ``entry_id``'s reproducer notebook in the sandbox on a scratch copy of its
+    artifact folder (raises ``SandboxUnavailableError`` rather than run it unsandboxed)."""
+    entry = read_entry(entry_path(registry, entry_id))
+    folder, _ = resolve_artifact(entry.artifact_url, repo)
+    notebook = notebook_path(entry, folder, repo)
+    limits = limits or SandboxLimits(wall_seconds=timeout * 3 + 120)
+    with tempfile.TemporaryDirectory(prefix="probebench-sandbox-") as tmp:
+        scratch = Path(tmp)
+        _copy_tree(folder, scratch / "artifact")
+        if notebook.resolve().is_relative_to(folder.resolve()):
+            inner = f"{SCRATCH}/artifact/{notebook.resolve().relative_to(folder.resolve())}"
+        else:  # a notebook elsewhere in the repository runs beside the artifact copy
+            shutil.copy2(notebook, scratch / "artifact" / notebook.name)
+            inner = f"{SCRATCH}/artifact/{notebook.name}"
+        read_fd, write_fd = os.pipe()
+        try:
+            result = run_sandboxed(
+                [sys.executable, "-m", "probebench.registry.notebook_runner", inner,
+                 "--timeout", str(timeout), "--result-fd", str(write_fd)],
+                scratch=scratch, cwd=str(Path(inner).parent), limits=limits,
+                pass_fds=[write_fd])
+            os.close(write_fd)
+            write_fd = -1
+            with os.fdopen(read_fd, "rb") as fh:
+                read_fd = -1
+                raw = fh.read(MAX_REPORT_BYTES + 1)
+        finally:
+            for fd in (read_fd, write_fd):
+                if fd >= 0:
+                    os.close(fd)
+    return _run_report(entry_id, entry.reproducer_notebook, raw, result.returncode,
+                       result.timed_out, result.output, limits)
+
+
+def _run_report(entry_id: str, notebook: str, raw: bytes, returncode: int, timed_out: bool,
+                output: str, limits: SandboxLimits) -> ReproducerRun:
+    def failed(why: str) -> ReproducerRun:
+        return ReproducerRun(entry=entry_id, notebook=notebook, ran=False, error=why,
+                             metrics={}, problems=[])
+
+    if timed_out:
+        return failed(f"killed after the sandbox's wall-clock limit of "
+                      f"{limits.wall_seconds:.0f} s")
+    try:
+        report = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_REPORT_BYTES else None
+    except (UnicodeDecodeError, ValueError):
+        report = None
+    if not isinstance(report, dict):
+        tail = output.strip().splitlines()
+        return failed(f"the sandboxed runner reported nothing (exit {returncode}"
+                      + (f": {plain_text(tail[-1], 300)}" if tail else "") + ")")
+    lines = [str(x) for x in report.get("lines", [])][:MAX_LINES]
+    metrics, problems = parse_metrics_lines(lines)
+    error = report.get("error")
+    return ReproducerRun(entry=entry_id, notebook=notebook, ran=bool(report.get("ran")),
+                         error=None if error is None else plain_text(str(error)),
+                         metrics=metrics, problems=problems)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain_text(text: str, limit: int = 2000) -> str:
+    """Text from the sandbox made safe to show: no terminal colours or control
+    characters, at most ``limit`` characters."""
+    return _CONTROL.sub("", _ANSI.sub("", text))[:limit]
+
+
+def _reevaluated(task: TaskResult, name: str) -> float | None:
+    values: Mapping[str, float | None] = {
+        "auroc": task.auroc.value, "auroc_ci_low": task.auroc.ci_low,
+        "auroc_ci_high": task.auroc.ci_high, "accuracy": task.accuracy.value,
+        "ece": task.ece, "brier": task.brier, "fpr_at_99tpr": task.fpr_at_99tpr}
+    return values[name]
+
+
+def judge_reproduction(entry: Entry, run: ReproducerRun,
+                       evaluation: Submission | None) -> tuple[bool, str]:
+    """Whether the notebook reproduced probebench's re-evaluation, and the detail
+    (``evaluation`` may be None only when the run failed or printed nothing usable)."""
+    if not run.ran:
+        return False, f"{run.notebook} failed: {run.error}"
+    problems = list(run.problems)
+    if not run.metrics and not problems:
+        problems.append(f"prints no {METRICS_MARK} line")
+    ours = {t.id: t for t in evaluation.tasks} if evaluation is not None else {}
+    agreed = 0
+    for task, metrics in sorted(run.metrics.items()):
+        if task not in entry.tasks:
+            problems.append(f"names task {task[:80]!r}, which the entry does not declare "
+                            f"(it declares {', '.join(entry.tasks)})")
+            continue
+        if task not in ours:
+            problems.append(f"{task}: probebench did not re-evaluate it")
+            continue
+        for name, value in sorted(metrics.items()):
+            if name not in METRIC_NAMES:
+                problems.append(f"{task}.{name[:80]}: not a metric of the contract (one of "
+                                f"{', '.join(METRIC_NAMES)})")
+                continue
+            expected = _reevaluated(ours[task], name)
+            if value is None or expected is None:
+                continue
+            if abs(value - expected) <= TOLERANCE:
+                agreed += 1
+            else:
+                problems.append(f"{task}.{name}: printed {value:.4f}, probebench re-evaluated "
+                                f"{expected:.4f} (tolerance {TOLERANCE})")
+    for task in entry.tasks:
+        if run.metrics.get(task, {}).get("auroc") is None:
+            problems.append(f"{task}.auroc: not printed (every declared task needs one)")
+    if not agreed and not problems:
+        problems.append("no printed metric could be compared")
+    if problems:
+        return False, f"{run.notebook}: " + "; ".join(problems)
+    return True, (f"{run.notebook} ran in the sandbox; {agreed} metric(s) agree with "
+                  f"probebench's re-evaluation within {TOLERANCE}")
+
+
+__all__ = ["METRIC_NAMES", "NOTEBOOK_TIMEOUT", "TOLERANCE", "ReproducerRun",
+           "judge_reproduction", "notebook_path", "parse_metrics_lines", "read_reproducer_run",
+           "reproduce_entry"]
+
