@@ -21,6 +21,7 @@ from probebench.evaluation.results import (
     MarkOut,
     ProbeInfo,
     PromptScores,
+    RunInfo,
     SliceOut,
     TaskResult,
 )
@@ -72,9 +73,12 @@ def synthetic_record(result: TaskResult, *, latency_ms: float | None = 10.0,
     """A stored record around ``result``, as ``registry evaluate`` writes one."""
     probe = ProbeInfo(id="synthetic", bundle_sha256="cd" * 32, probe_type="linear",
                       model="smollm2-135m", layer=1, position="last_token", license=license)
-    return ResultRecord(result=result, probe=probe, model={"name": "smollm2-135m"}, seed=0,
-                        bootstrap_resamples=100, versions={}, device="cpu",
-                        latency_ms=latency_ms)
+    run = RunInfo(evaluated_at="2026-11-02T10:00:00Z", probebench_commit="ab" * 20,
+                  hardware="Synthetic CPU (2 cores)", python="3.11.7")
+    return ResultRecord(result=result, probe=probe,
+                        model={"name": "smollm2-135m", "dtype": "float32"}, seed=0,
+                        bootstrap_resamples=100, versions={"probebench": "0.1.0"},
+                        device="cpu", latency_ms=latency_ms, run=run)
 
 
 def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
@@ -96,6 +100,8 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
             "tagline": f"Synthetic probe {k}", "description": "A synthetic entry.",
             "status": ["live", "pending_review", "deprecated"][k % 3 if k % 5 == 0 else 0],
             "tasks": tasks, "transfer_targets": []}
+        if entry["status"] == "deprecated":
+            entry["notice"] = f"Deprecated by re-evaluation: probe {k} fell 12 points."
         path = entry_path(root, entry_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(entry, sort_keys=False))

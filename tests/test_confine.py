@@ -57,6 +57,62 @@ def test_touching_anything_else_is_refused(repo: Path, extra: str,
     assert f"REFUSED  {extra}: outside one entry's YAML" in capsys.readouterr().out
 
 
+def _move(repo: Path, src: str, dest: str) -> None:
+    (repo / dest).parent.mkdir(parents=True, exist_ok=True)
+    _git(repo, "mv", src, dest)
+    _git(repo, "commit", "-qm", "move")
+
+
+@pytest.mark.parametrize("src", ["registry/probes/org/old-m-l1-v1.yaml", "tasks.yaml",
+                                 ".github/workflows/ci.yml", "probebench/cli.py"])
+def test_moving_a_file_into_the_artifact_folder_is_refused(
+        repo: Path, src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """git lists a rename under its destination only; confine sees both ends."""
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml")
+    _move(repo, src, "registry/artifacts/new/" + Path(src).name)
+    assert _run(repo) == 1
+    assert f"REFUSED  {src}: deleted (or moved away)" in capsys.readouterr().out
+
+
+def test_deleting_or_nesting_entries_is_refused(repo: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _git(repo, "rm", "-q", "registry/probes/org/old-m-l1-v1.yaml")
+    _git(repo, "commit", "-qm", "delete")
+    assert _run(repo) == 1
+    assert "deleted (or moved away)" in capsys.readouterr().out
+    problems = confinement_problems(["registry/probes/org/team/x-m-l1-v1.yaml"])
+    assert "one folder deep" in problems[0]
+    assert "exactly one entry" in problems[1]
+
+
+def test_confine_writes_the_submitted_entry(repo: Path, tmp_path: Path) -> None:
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml", "registry/artifacts/new/meta.yaml")
+    out = tmp_path / "entry"
+    assert main(["registry", "--repo", str(repo), "confine", "--base", "main",
+                 "--entry-file", str(out)]) == 0
+    assert out.read_text() == "org/new-m-l2-v1\n"
+
+
+def test_odd_file_names_cannot_hide(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml", 'tasks "x"\n.yaml')
+    assert _run(repo) == 1
+    assert 'tasks "x"\n.yaml: outside one entry' in capsys.readouterr().out
+
+
+def test_check_changed_from_the_repo_root_names_a_broken_entry(
+        repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exactly as the workflow runs it: in the repository root, default flags."""
+    (repo / "tasks.yaml").unlink()  # the fixture's placeholder; the packaged tasks serve
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml")  # "pr change": not an entry at all
+    monkeypatch.chdir(repo)
+    assert main(["registry", "check", "--changed", "--base", "main"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "registry/probes/org/new-m-l2-v1.yaml" in out
+    assert "0 of 1 entries pass" in out
+    monkeypatch.chdir(repo / "registry")  # and from below it
+    assert main(["registry", "check", "--changed", "--base", "main"]) == 1
+
+
 def test_two_entries_or_two_artifacts_are_refused() -> None:
     assert "exactly one entry" in " ".join(confinement_problems(
         ["registry/probes/a/x-m-l1-v1.yaml", "registry/probes/a/y-m-l1-v1.yaml"]))

@@ -31,9 +31,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 def test_pages_exist_and_link_relatively(site: tuple[Path, list[str]]) -> None:
     out, ids = site
     index = (out / "index.html").read_text()
+    archive = (out / "archive.html").read_text()
     for entry_id in ids:
         assert (out / page_name(entry_id)).is_file()
-        assert f'href="{page_name(entry_id)}"' in index
+        assert f'href="{page_name(entry_id)}"' in index + archive
     assert (out / "tasks" / "verb_grammar.html").is_file()
     assert (out / "methodology.html").is_file()
     assert "http://" not in index.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -43,6 +44,54 @@ def test_pages_exist_and_link_relatively(site: tuple[Path, list[str]]) -> None:
     assert "adversarial accuracy by category" in entry  # verb-task bars
     methodology = (out / "methodology.html").read_text()
     assert "0.2500" in methodology and "30%" in methodology and "0.01" in methodology
+
+
+def _live(out: Path, ids: list[str]) -> list[str]:
+    from probebench.registry.entry import read_entry
+
+    registry = out.parent / "registry"
+    return [i for i in ids if read_entry(registry / "probes" / (i + ".yaml")).status == "live"]
+
+
+def test_only_live_entries_are_ranked(site: tuple[Path, list[str]]) -> None:
+    """Pending entries are listed apart, deprecated ones archived with their notice."""
+    import re
+
+    from probebench.registry.entry import read_entry
+
+    out, ids = site
+    registry = out.parent / "registry"
+    status = {i: read_entry(registry / "probes" / (i + ".yaml")).status for i in ids}
+    assert set(status.values()) == {"live", "pending_review", "deprecated"}
+    index = (out / "index.html").read_text()
+    ranked_table = index.split('<table id="leaderboard"')[1].split("</table>")[0]
+    ranked = re.findall(r'href="(entries/[^"]+)"', ranked_table)
+    assert sorted(ranked) == sorted(page_name(i) for i, s in status.items() if s == "live")
+    ranks = [int(r) for r in re.findall(r'<td class="num" data-value="(\d+)">', ranked_table)]
+    assert sorted(set(ranks)) == ranks or ranks == sorted(ranks)
+    assert max(ranks) <= sum(s == "live" for s in status.values())
+    pending = index.split('id="pending"')[1]
+    archive = (out / "archive.html").read_text()
+    for entry_id, s in status.items():
+        page = (out / page_name(entry_id)).read_text()
+        if s == "pending_review":
+            assert page_name(entry_id) in pending and "Awaiting review, not ranked" in page
+        if s == "deprecated":
+            k = entry_id.split("probe")[1].split("-")[0]
+            notice = f"Deprecated by re-evaluation: probe {k} fell 12 points."
+            assert page_name(entry_id) in archive and notice in archive and notice in page
+            assert "not ranked (deprecated)" in page
+
+
+def test_entry_pages_show_provenance(tmp_path: Path) -> None:
+    ids = synthetic_registry(tmp_path / "registry", 1)
+    build_leaderboard(tmp_path / "registry", tmp_path / "site", catalog=TaskCatalog.default(),
+                      n_resamples=20)
+    page = (tmp_path / "site" / page_name(ids[0])).read_text()
+    assert "Evaluated 2026-11-02T10:00:00Z (UTC)" in page
+    for label in ("device / dtype", "hardware", "model weights", "artifact bundle"):
+        assert f"<th>{label}</th>" in page
+    assert "cpu / float32" in page and "commit " + "ab" * 20 in page
 
 
 def test_build_is_deterministic(tmp_path: Path) -> None:
@@ -63,7 +112,8 @@ def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Pat
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    out, ids = site
+    out, all_ids = site
+    ids = _live(out, all_ids)  # the ranked rows
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM or "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",

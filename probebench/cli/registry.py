@@ -37,17 +37,29 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_confine(args: argparse.Namespace) -> int:
-    from probebench.registry.confine import changed_paths, confinement_problems
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.confine import (
+        changes,
+        confinement_problems,
+        git_toplevel,
+        submitted_entry,
+    )
 
     ws = workspace(args, uses_tasks=False)  # plain git: reads nothing the PR could change
-    paths = changed_paths(ws.repo, args.base, args.head)
-    problems = confinement_problems(paths)
-    for path in paths:
-        print(f"  changed  {path}")
+    top = git_toplevel(ws.repo)
+    found = changes(top, args.base, args.head)
+    problems = confinement_problems(found)
+    for change in found:
+        print(f"  {change.status}  {change.path}")
     for problem in problems:
         print(f"  REFUSED  {problem}")
-    print("confined to one entry and its artifact" if not problems
-          else f"{len(problems)} problem(s): the submission is refused")
+    entry = submitted_entry(found)
+    if entry is not None:
+        print(f"confined to one entry and its artifact: {entry}")
+        if args.entry_file:
+            atomic_write_bytes(Path(args.entry_file), f"{entry}\n".encode())
+    else:
+        print(f"{len(problems)} problem(s): the submission is refused")
     return 1 if problems else 0
 
 
@@ -71,6 +83,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"{entry_id}: {len(done.changed)} result file(s) updated"
               + ("" if done.changed or args.no_store else " (same results as stored)"))
     return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.registry.guards import RegistryGuards
+    from probebench.registry.publish import publish_pending
+
+    ws = workspace(args, uses_registry=True)
+    guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
+    session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
+                                                device=args.device, guards=guards,
+                                                progress=not args.quiet))
+    report = publish_pending(ws.registry, ws.repo, session)
+    for entry_id in report.published:
+        print(f"  live     {entry_id}")
+    for entry_id, why in report.failed.items():
+        print(f"  FAILED   {entry_id}: {why} (stays pending_review)")
+    for path in report.changed:
+        print(f"  changed  {path.resolve().relative_to(ws.repo)}")
+    if not report.published and not report.failed:
+        print("no entry is pending review")
+    return 1 if report.failed else 0
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -151,10 +185,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     rconf = reg_sub.add_parser(
         "confine", help="refuse a PR that touches more than one entry and its artifact",
-        description="List the paths changed since the merge base of --base and --head and "
-                    "refuse anything outside one entry YAML and one artifact folder.")
+        description="List the paths changed since the merge base of --base and --head "
+                    "(renames as delete + add) and refuse anything but one added or "
+                    "modified entry registry/probes/<org>/<name>.yaml and files in at most "
+                    "one folder registry/artifacts/<folder>/. Plain git: nothing of the "
+                    "pull request is loaded. Exit 0 when confined.")
     rconf.add_argument("--base", default="origin/main", help="base branch or commit")
     rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
+    rconf.add_argument("--entry-file", default=None, metavar="FILE",
+                       help="write the submitted entry's id here when the PR is confined")
     add_workspace_options(rconf, registry=True)
     rconf.set_defaults(func=cmd_confine)
 
@@ -173,6 +212,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_quiet(reval)
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
+
+    rpub = reg_sub.add_parser(
+        "publish", help="after merge: evaluate pending entries, store results, make live",
+        description="Evaluate every entry whose status is pending_review (a merged pull "
+                    "request), append its results to registry/results and set its status "
+                    "to live (only that line of the YAML changes). An entry whose "
+                    "evaluation fails stays pending and the command exits 1. Run by the "
+                    "publish workflow on push to main, which opens a pull request with the "
+                    "changes.")
+    add_seed(rpub)
+    add_bootstrap(rpub)
+    add_device(rpub)
+    add_quiet(rpub)
+    add_workspace_options(rpub, registry=True)
+    rpub.set_defaults(func=cmd_publish)
 
     rrep = reg_sub.add_parser(
         "reproduce", help="run an entry's reproducer notebook in the sandbox",

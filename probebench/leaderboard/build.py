@@ -130,8 +130,14 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     breakdowns = {s.id: probescore(spec, s.values, closed_license=s.closed) for s in scored}
     # the mean AUROC by axis source (a spec may call its axis anything)
     mean_auroc = {s.id: s.values["auroc"].value for s in scored}
-    ranks = rank_intervals(scored, spec, n_resamples=n_resamples, seed=seed)
-    order = sorted(entries, key=lambda e: (ranks[e.id].rank, e.id))
+    # only live entries are ranked: pending ones await review, deprecated ones are archived
+    live = {e.id for e in entries if e.status == "live"}
+    ranks = rank_intervals([s for s in scored if s.id in live], spec,
+                           n_resamples=n_resamples, seed=seed)
+    order = sorted((e for e in entries if e.id in live), key=lambda e: (ranks[e.id].rank, e.id))
+    archived = [read_entry(p) for p in entry_files(registry)]
+    archived = sorted((e for e in archived if e.status == "deprecated"), key=lambda e: e.id)
+    pending = sorted((e for e in entries if e.status == "pending_review"), key=lambda e: e.id)
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]))
@@ -161,20 +167,24 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
             "auroc_high": r.auroc_high,
             "marks": [(t, rec.result.marks["auroc"].mark)
                       for t, rec in sorted(recs.items()) if "auroc" in rec.result.marks],
-            "status": e.status, "model": e.model, "category": e.category,
-            "tasks": sorted(recs)})
+            "model": e.model, "category": e.category, "tasks": sorted(recs)})
         ranking.append(RankedEntry(r.rank, e.id, b.total, mean_auroc[e.id], e.model, e.status))
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
-        statuses=sorted({e.status for e in entries}), models=sorted({e.model for e in entries}),
-        categories=sorted({e.category for e in entries}))
+        models=sorted({e.model for e in entries if e.id in live}),
+        categories=sorted({e.category for e in entries if e.id in live}),
+        pending=[(e, page_name(e.id)) for e in pending], n_archived=len(archived))
     (tmp / "index.html").write_text(index, encoding="utf-8")
+    (tmp / "archive.html").write_text(env.get_template("archive.html.j2").render(
+        **common, root="", title="Archive",
+        archived=[(e, page_name(e.id) if e.id in results else None) for e in archived]),
+        encoding="utf-8")
 
     entry_tpl = env.get_template("entry.html.j2")
     for e in entries:
         tasks = [_task_view(t, rec) for t, rec in sorted(results[e.id].items())]
         html = entry_tpl.render(**common, root="../", title=e.short_name, e=e,
-                                rank=ranks[e.id], score=breakdowns[e.id], tasks=tasks)
+                                rank=ranks.get(e.id), score=breakdowns[e.id], tasks=tasks)
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
     _task_pages(env, common, tmp, task_ids, entries, results, _sweeps(registry), catalog)
@@ -191,6 +201,29 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     return BuildSummary(out, len(entries), skipped, ranking)
 
 
+def _provenance(record: ResultRecord) -> list[tuple[str, str]]:
+    """Where and when a stored result was measured, as label/value rows."""
+    run = record.run
+    not_recorded = "not recorded (stored before provenance was kept)"
+    commit = (run.probebench_commit or "unknown (installed without git)") if run else None
+    return [
+        ("evaluated", f"{run.evaluated_at} (UTC)" if run else not_recorded),
+        ("probebench", f"{record.versions.get('probebench', 'unknown')}"
+                       + (f", commit {commit}" if commit else "")),
+        ("device / dtype", f"{record.device} / {record.dtype}"),
+        ("hardware", run.hardware if run else not_recorded),
+        ("libraries", ", ".join(f"{k} {record.versions[k]}" for k in
+                                ("torch", "transformers", "scikit-learn", "numpy")
+                                if k in record.versions)),
+        ("model weights", f"{record.model.get('name', '?')} "
+                          f"({record.model.get('revision') or 'no revision'}), sha256 "
+                          f"{record.model.get('weights_sha256', '?')}"),
+        ("test set", f"sha256 {record.result.test_sha256}"),
+        ("artifact bundle", f"sha256 {record.probe.bundle_sha256}"),
+        ("seed / resamples", f"{record.seed} / {record.bootstrap_resamples}"),
+    ]
+
+
 def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
     t = record.result
     pred = t.predictions
@@ -201,6 +234,7 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
         "latency": f"{record.latency_ms:.1f} ms" if record.latency_ms else "n/a",
         "distshift": _iv(t.distshift_auroc), "evalaware": _iv(t.evalaware_auroc),
         "marks": _marks(t),
+        "provenance": _provenance(record),
         "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}"),
         "reliability": reliability_svg(pred.labels, pred.probs,
                                        f"Reliability diagram, {task_id}"),

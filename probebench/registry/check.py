@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from probebench.artifact.checks import validate
 from probebench.errors import InputError, ProbebenchError
 from probebench.licenses import check_license
+from probebench.registry.confine import changes, git_toplevel
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
@@ -36,18 +36,19 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(probes.rglob("*.yaml"))
 
 
-def changed_entry_files(root: Path, base: str) -> list[Path]:
-    """Entry files added or modified since ``base`` (git), for pull requests."""
-    root = Path(root).resolve()  # git runs inside the registry: a relative path would miss
-    try:
-        out = subprocess.run(["git", "diff", "--name-only", "--diff-filter=AM", base, "--",
-                              str(root / "probes")], capture_output=True, text=True,
-                             check=True, cwd=root).stdout
-    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
-        raise ProbebenchError(f"cannot list changed entries against {base!r}: {exc}") from None
-    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
-                              text=True, check=True, cwd=root).stdout.strip())
-    return sorted(top / line for line in out.splitlines() if line.endswith(".yaml"))
+def changed_entry_files(root: Path, base: str, head: str | None = None) -> list[Path]:
+    """Entry files added or modified since the merge base of ``base`` (the same diff as
+    ``confine``; by default against the working tree, so uncommitted entries count), as
+    absolute paths. Git runs at the repository root that holds the registry ``root``,
+    whatever the working directory."""
+    root = Path(root).resolve()
+    top = git_toplevel(root)
+    prefix = root.relative_to(top).as_posix() + "/probes/"
+    if prefix.startswith("./"):
+        prefix = prefix[2:]
+    return sorted(top / c.path for c in changes(top, base, head)
+                  if c.status in ("A", "M") and c.path.startswith(prefix)
+                  and c.path.endswith(".yaml"))
 
 
 def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -> EntryCheck:

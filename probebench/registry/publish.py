@@ -1,0 +1,73 @@
+"""After merge: evaluate newly merged entries, store their results, and make them live.
+
+A pull request may not touch ``registry/results`` (confinement), so a merged entry
+arrives as ``status: pending_review`` with no stored results. The trusted workflow on
+``push`` to main (``.github/workflows/publish.yml``) runs ``probebench registry
+publish``: every pending entry is evaluated on its tasks with the base branch's code,
+its results are appended to ``registry/results``, and its status becomes ``live``. The
+workflow then opens a pull request from a bot branch with exactly those changes.
+Pending and deprecated entries are never ranked (``leaderboard build``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from probebench.errors import InputError, ProbebenchError
+from probebench.evaluation.submit import Session
+from probebench.hashing import atomic_write_bytes
+from probebench.registry.check import entry_files
+from probebench.registry.entry import Entry, read_entry
+from probebench.registry.evaluate import evaluate_entry
+
+_STATUS_LINE = re.compile(r"^status:[ \t]*[A-Za-z_\"']+[ \t]*$", re.MULTILINE)
+
+
+def set_status(path: Path, status: str) -> Entry:
+    """Change an entry file's ``status:`` line in place (comments and layout kept) and
+    return the entry read back."""
+    text = path.read_text("utf-8")
+    if len(_STATUS_LINE.findall(text)) != 1:
+        raise InputError(f"{path}: expected one top-level 'status:' line to change")
+    atomic_write_bytes(path, _STATUS_LINE.sub(f"status: {status}", text).encode("utf-8"))
+    entry = read_entry(path)
+    if entry.status != status:
+        raise InputError(f"{path}: status reads {entry.status!r} after the change")
+    return entry
+
+
+@dataclass
+class PublishReport:
+    published: list[str] = field(default_factory=list)
+    changed: list[Path] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def pending_entries(registry: Path) -> list[tuple[Path, Entry]]:
+    out = []
+    for path in entry_files(registry):
+        entry = read_entry(path)
+        if entry.status == "pending_review":
+            out.append((path, entry))
+    return out
+
+
+def publish_pending(registry: Path, repo: Path, session: Session) -> PublishReport:
+    """Evaluate each pending entry, store its results and flip it to ``live``. An entry
+    whose evaluation fails stays pending, with the reason in the report."""
+    report = PublishReport()
+    for path, entry in pending_entries(registry):
+        try:
+            done = evaluate_entry(entry.id, registry, repo, session)
+        except ProbebenchError as exc:
+            report.failed[entry.id] = str(exc)
+            continue
+        set_status(path, "live")
+        report.published.append(entry.id)
+        report.changed += [*done.changed, path]
+    return report
+
+
+__all__ = ["PublishReport", "pending_entries", "publish_pending", "set_status"]
