@@ -1,10 +1,15 @@
-"""A local run of the pull-request path: a git repository with a base registry and a PR
-branch, driven by the same commands (and the same shell) the workflow runs."""
+"""The pull-request lifecycle end to end, on a simulated GitHub: an upstream bare
+repository holding this working tree, a fork, pull requests, and the workflows' own
+``run:`` steps executed verbatim by ``tests/actions_sim.py``.
+
+A good PR goes confine -> sandboxed reproducer -> check, evaluate, review -> comment ->
+merge -> publish (evaluate, results, live, bot PR) -> leaderboard. Five bad PRs are each
+refused at the right step with a message that names the problem, and none changes
+upstream main."""
 
 from __future__ import annotations
 
-import os
-import pickle
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,105 +17,224 @@ from pathlib import Path
 import pytest
 import yaml
 
-from probebench.cli import main
-from tests.test_review import ENTRY_ID, _setup
+from probebench.artifact import manifest, scan
+from probebench.registry.entry import read_entry
+from probebench.registry.store import latest_results
+from probebench.train.notebooks import eval_notebook, write_notebook
+from tests.actions_sim import REPO, Simulator, git, install_lines, load_workflow
+from tests.artifacts import make_artifact
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
-                          cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _confine_script() -> str:
-    doc = yaml.safe_load((REPO / ".github/workflows/validate-pr.yml").read_text())
-    (step,) = [s for s in doc["jobs"]["confine"]["steps"] if "run" in s]
-    return str(step["run"])
-
-
-@pytest.fixture
-def pr(tmp_path: Path) -> tuple[Path, str]:
-    """Base: tasks and data; PR branch: one entry and its artifact."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _setup(repo)  # writes tasks.yaml, data/, the artifact and the entry
-    staged = repo / "registry"
-    held = tmp_path / "held"
-    shutil.move(str(staged), held)
-    (repo / "probebench").mkdir()
-    (repo / "probebench" / "__init__.py").write_text("# the package\n")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    base = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-qb", "pr")
-    shutil.move(str(held), staged)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "add an entry")
-    return repo, base
+ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
+ENTRY_FILE = "registry/probes/simorg/passive-smollm2-135m-l15-v1.yaml"
+ARTIFACT = "registry/artifacts/passive-smollm2-135m-l15-v1"
+TASK = "blimp_passive_1"
+PR_JOBS = ("confine", "reproduce", "evaluate")
+# the jobs' probebench processes share the module's activation cache (the sandbox has its own)
+pytestmark = pytest.mark.usefixtures("share_module_cache")
 
 
-def _run_confine(repo: Path, base: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-e", "-c", _confine_script()], cwd=repo,
-                          env={**os.environ, "BASE_SHA": base}, capture_output=True, text=True)
+def _tracked_files() -> list[str]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.fail("the simulation copies the repository's tracked files: run the tests "
+                    "from a git checkout")
+    return [p for p in out.split("\0") if p]
 
 
-def test_the_pr_path_produces_the_checklist(pr: tuple[Path, str],
-                                            capsys: pytest.CaptureFixture[str]) -> None:
-    repo, base = pr
-    assert _run_confine(repo, base).returncode == 0
-    assert main(["registry", "--repo", str(repo), "confine", "--base", base]) == 0
-    assert main(["registry", "--registry", str(repo / "registry"), "--repo", str(repo),
-                 "check", "--changed", "--base", base]) == 0
-    comment = repo / "out" / "comment.md"
-    assert main(["review", ENTRY_ID, "--registry", str(repo / "registry"), "--repo",
-                 str(repo), "--markdown", str(comment)]) == 0
-    text = comment.read_text()
-    assert text.count("- [x]") == 6 and "All checks pass." in text
+@pytest.fixture(scope="module")
+def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
+    """Upstream: this working tree's tracked files (uncommitted edits included)."""
+    root = tmp_path_factory.mktemp("github")
+    seed = root / "seed"
+    for rel in _tracked_files():
+        src = REPO / rel
+        if src.is_file() and not src.is_symlink():
+            (seed / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, seed / rel)
+    git(seed, "init", "-q")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "upstream main")
+    git(root, "clone", "-q", "--bare", str(seed), str(root / "upstream.git"))
+    return Simulator(root, root / "upstream.git")
 
 
-@pytest.mark.parametrize("extra", [".github/workflows/ci.yml", "probebench/__init__.py"])
-def test_a_pr_that_edits_more_is_refused(pr: tuple[Path, str], extra: str) -> None:
-    repo, base = pr
-    (repo / extra).parent.mkdir(parents=True, exist_ok=True)
-    (repo / extra).write_text("edited by the PR\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "sneaky")
-    result = _run_confine(repo, base)
-    assert result.returncode == 1
-    assert extra in result.stdout
-    assert main(["registry", "--repo", str(repo), "confine", "--base", base]) == 1
+def _fork(sim: Simulator, name: str) -> Path:
+    fork = sim.root / "forks" / name
+    git(sim.root, "clone", "-q", str(sim.upstream), str(fork))
+    git(fork, "checkout", "-q", "-b", name)
+    return fork
 
 
-class _Payload:
-    def __init__(self, canary: Path) -> None:
-        self.canary = canary
+def _add_submission(fork: Path, *, notebook_code: str | None = None,
+                    entry: dict[str, object] | None = None) -> None:
+    """One entry and its artifact, as a submitter writes them."""
+    folder = fork / ARTIFACT
+    make_artifact(folder, meta={"license": "CC-BY-4.0"})
+    if notebook_code is None:
+        write_notebook(eval_notebook(tasks=[TASK], seed=0, bootstrap=1000, artifact="."),
+                       folder / "eval.ipynb")
+    else:
+        nb = json.loads((folder / "train.ipynb").read_text())
+        nb["cells"][0]["source"] = [notebook_code]
+        nb["metadata"] = {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                         "language": "python"}}
+        (folder / "eval.ipynb").write_text(json.dumps(nb))
+    data = {
+        "id": ENTRY_ID, "name": "Passive voice probe", "short_name": "passive-sim",
+        "author": "Sim Ulated", "org": "simorg", "category": "grammar",
+        "probe_type": "linear", "model": "smollm2-135m", "layer": 15,
+        "position": "last_token", "artifact_url": ARTIFACT,
+        "artifact_sha256": manifest(scan(folder)).sha256, "reproducer_notebook": "eval.ipynb",
+        "license": "CC-BY-4.0", "release": "2026-11-20", "param_count": 577, "size_mb": 0.01,
+        "tagline": "passive voice, simulated", "description": "A simulated submission.",
+        "status": "pending_review", "tasks": [TASK],
+        "evalaware_imputation_acknowledged": True, **(entry or {})}
+    (fork / ENTRY_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (fork / ENTRY_FILE).write_text(yaml.safe_dump({k: v for k, v in data.items()
+                                                  if v is not None}, sort_keys=False))
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (os.system, (f"touch {self.canary}",))
+
+def _commit(fork: Path, message: str) -> None:
+    git(fork, "add", "-A")
+    git(fork, "commit", "-qm", message)
 
 
-def test_a_malicious_artifact_is_rejected_before_evaluation(
-        pr: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo, base = pr
+def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, object]:
+    """validate-pr's jobs in order (a job runs when the jobs it needs succeeded), then
+    comment.yml."""
+    sim.open_pr(number, fork, branch)
+    run = f"pr-{number}"
+    done: dict[str, object] = {}
+    wf = load_workflow("validate-pr.yml")
+    for job in PR_JOBS:
+        needs = wf["jobs"][job].get("needs", [])
+        needs = [needs] if isinstance(needs, str) else needs
+        if all(getattr(done.get(n), "ok", False) for n in needs):
+            done[job] = sim.run_job("validate-pr.yml", job, run_name=run, pull_request=number)
+    done["comment"] = sim.run_job("comment.yml", "comment", run_name=run)
+    return done
+
+
+def _refused(sim: Simulator, number: int, fork: Path, branch: str, failing_job: str,
+             message: str) -> str:
+    before = sim.main_sha()
+    done = _run_pr(sim, number, fork, branch)
+    job = done[failing_job]
+    assert not job.ok, job.output
+    for later in PR_JOBS[PR_JOBS.index(failing_job) + 1:]:
+        assert later not in done, f"{later} ran after {failing_job} failed"
+    comment = sim.comment(number)
+    assert message in comment, comment
+    assert done["comment"].ok, done["comment"].output
+    assert sim.main_sha() == before  # nothing reached upstream main
+    return comment
+
+
+def test_install_steps_only_install() -> None:
+    for name in ("validate-pr.yml", "publish.yml", "leaderboard.yml", "reeval.yml"):
+        for job in load_workflow(name)["jobs"].values():
+            for step in job.get("steps", []):
+                if str(step.get("name", "")).startswith("Install"):
+                    assert install_lines(step) == [], (name, step["name"])
+
+
+def test_a_pr_that_touches_a_workflow_is_refused_at_confine(github: Simulator) -> None:
+    fork = _fork(github, "touch-workflow")
+    _add_submission(fork)
+    with (fork / ".github/workflows/ci.yml").open("a") as fh:
+        fh.write("# harmless-looking edit\n")
+    _commit(fork, "entry and a workflow edit")
+    comment = _refused(github, 11, fork, "touch-workflow", "confine",
+                       ".github/workflows/ci.yml: outside one entry's YAML")
+    assert "submission refused" in comment
+
+
+def test_a_pr_that_touches_tasks_or_a_test_set_is_refused_at_confine(
+        github: Simulator) -> None:
+    fork = _fork(github, "touch-tasks")
+    _add_submission(fork)
+    data = fork / "probebench/catalog/data/blimp/passive_1.jsonl"
+    data.write_text(data.read_text().replace("was", "were", 1))
+    with (fork / "probebench/catalog/tasks.yaml").open("a") as fh:
+        fh.write("# edited\n")
+    _commit(fork, "entry and a friendlier test set")
+    comment = _refused(github, 12, fork, "touch-tasks", "confine",
+                       "probebench/catalog/data/blimp/passive_1.jsonl: outside one entry")
+    assert "probebench/catalog/tasks.yaml: outside" in comment
+
+
+def test_a_pr_that_breaks_the_entry_schema_is_refused_at_check(github: Simulator) -> None:
+    fork = _fork(github, "bad-schema")
+    _add_submission(fork, entry={"layer": "fifteen"})
+    _commit(fork, "entry with a bad layer")
+    comment = _refused(github, 13, fork, "bad-schema", "evaluate",
+                       "the entry check failed")
+    assert "field 'layer'" in comment and "0 of 1 entries pass" in comment
+
+
+def test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check(github: Simulator) -> None:
+    fork = _fork(github, "bad-hash")
+    _add_submission(fork, entry={"artifact_sha256": "ab" * 32})
+    _commit(fork, "entry with a wrong hash")
+    comment = _refused(github, 14, fork, "bad-hash", "evaluate", "the entry check failed")
+    assert "differs from the expected" in comment and ENTRY_ID in comment
+
+
+def test_a_pr_with_a_hostile_notebook_is_refused_at_review(github: Simulator,
+                                                            tmp_path: Path) -> None:
     canary = tmp_path / "CANARY"
-    folder = repo / "registry/artifacts/passive"
-    for name in ("probe.joblib", "scaler.joblib"):
-        (folder / name).write_bytes(pickle.dumps(_Payload(canary)))
-    from probebench.artifact import manifest, scan
-    entry = repo / "registry/probes/testorg/passive-smollm2-135m-l15-v1.yaml"
-    data = yaml.safe_load(entry.read_text())
-    data["artifact_sha256"] = manifest(scan(folder)).sha256
-    entry.write_text(yaml.safe_dump(data, sort_keys=False))
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "payload")
-    assert _run_confine(repo, base).returncode == 0  # confined: the payload is in the artifact
-    assert main(["registry", "--registry", str(repo / "registry"), "--repo", str(repo),
-                 "check", "--changed", "--base", base]) == 1
-    out = capsys.readouterr().out
-    assert "refused global 'posix.system'" in out
-    assert main(["submit", str(folder), "--tasks", "blimp_passive_1", "--quiet", "--out",
-                 str(tmp_path / "s.json")]) == 1
-    assert "invalid artifact, nothing was run" in capsys.readouterr().err
-    assert not canary.exists() and not (tmp_path / "s.json").exists()
+    fork = _fork(github, "hostile")
+    code = ("import os, socket, json\n"
+            f"open({str(canary)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
+            "socket.create_connection(('127.0.0.1', 22), timeout=3)\n")
+    _add_submission(fork, notebook_code=code)
+    _commit(fork, "entry with a notebook that phones home")
+    comment = _refused(github, 15, fork, "hostile", "evaluate", "1 check(s) fail.")
+    assert "- [ ] **reproducer notebook runs in the sandbox" in comment
+    assert "eval.ipynb failed: FileNotFoundError" in comment
+    assert not canary.exists()
+    assert "ghs_simulated_token_never_real" not in comment
+
+
+def test_a_good_pr_goes_live(github: Simulator) -> None:
+    fork = _fork(github, "good")
+    _add_submission(fork)
+    _commit(fork, "Add simorg/passive-smollm2-135m-l15-v1")
+    done = _run_pr(github, 1, fork, "good")
+    for job in (*PR_JOBS, "comment"):
+        assert done[job].ok, done[job].output
+    comment = github.comment(1)
+    assert "All checks pass." in comment and comment.count("- [x]") == 6
+    assert "agree with probebench's re-evaluation" in comment
+    reproduced = json.loads((github.artifacts / "pr-1/reproduced/reproduced.json").read_text())
+    assert reproduced["ran"] and reproduced["metrics"][TASK]["auroc"] is not None
+    # the PR may not bring results: they are made after the merge, by main's code
+    before = github.main_sha()
+    github.merge_pr(1)
+    assert github.main_sha() != before
+    publish = github.run_job("publish.yml", "publish", run_name="push-1", ref="main")
+    assert publish.ok, publish.output
+    assert f"live     {ENTRY_ID}" in publish.output
+    (bot_branch, body), = github.created_prs().items()
+    assert bot_branch.startswith("probebench-bot_publish-") and ENTRY_ID in body
+    github.merge_branch(bot_branch.replace("_", "/", 1))
+    main = github.root / "main-after"
+    git(github.root, "clone", "-q", str(github.upstream), str(main))
+    assert read_entry(main / ENTRY_FILE).status == "live"
+    record = latest_results(main / "registry", ENTRY_ID)[TASK]
+    assert record.run is not None and record.run.probebench_commit
+    assert record.result.test_sha256 and record.dtype == "float32"
+    # a second push finds nothing pending
+    again = github.run_job("publish.yml", "publish", run_name="push-2", ref="main")
+    assert again.ok and "no entry is pending review" in again.output
+    site = github.run_job("leaderboard.yml", "build", run_name="push-2-site", ref="main")
+    assert site.ok, site.output
+    assert site.workspace is not None
+    index = (site.workspace / "leaderboard/index.html").read_text()
+    ranked = index.split('<table id="leaderboard"')[1].split("</table>")[0]
+    assert "passive-sim" in ranked
+    page = (site.workspace / "leaderboard/entries/simorg__passive-smollm2-135m-l15-v1.html"
+            ).read_text()
+    assert f"Evaluated {record.run.evaluated_at} (UTC)" in page

@@ -108,14 +108,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.reproduce import reproduce_entry
+    from probebench.registry.reproduce import ReproducerRun, reproduce_entry
     from probebench.registry.sandbox import SandboxLimits
 
     ws = workspace(args, uses_registry=True, uses_tasks=False)
     limits = SandboxLimits(wall_seconds=args.wall_limit, memory_bytes=args.memory_limit * 2**30)
-    run = reproduce_entry(args.entry, ws.registry, ws.repo, timeout=args.timeout,
-                          limits=limits)
+    try:
+        run = reproduce_entry(args.entry, ws.registry, ws.repo, timeout=args.timeout,
+                              limits=limits)
+    except ProbebenchError as exc:  # still a report: the judge says why nothing ran
+        run = ReproducerRun(entry=args.entry, notebook="(not found)", ran=False,
+                            error=f"not run: {exc}", metrics={}, problems=[])
     atomic_write_bytes(Path(args.out), run.to_json().encode("utf-8"))
     state = "ran" if run.ran else f"failed: {run.error}"
     print(f"{args.entry}: {run.notebook} {state}; {sum(len(m) for m in run.metrics.values())} "
@@ -128,25 +133,34 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     from probebench.evaluation.results import read_submission
     from probebench.hashing import atomic_write_bytes
+    from probebench.registry.check import entry_files
+    from probebench.registry.entry import read_entry
     from probebench.registry.reproduce import read_reproducer_run
     from probebench.registry.review import review_entry
 
     ws = workspace(args, uses_registry=True)
+    if (args.entry is None) == (not args.live):
+        raise InputError("give one ENTRY_ID, or --live for every live entry")
+    if args.live and (args.reproduced or args.evaluation):
+        raise InputError("--reproduced and --evaluation belong to one entry, not --live")
+    ids = [args.entry] if args.entry else [
+        e.id for e in map(read_entry, entry_files(ws.registry)) if e.status == "live"]
     reproduced = read_reproducer_run(Path(args.reproduced)) if args.reproduced else None
     evaluation = read_submission(Path(args.evaluation)) if args.evaluation else None
-    review = review_entry(args.entry, ws.registry, ws.repo, catalog=ws.catalog,
-                          timeout=args.timeout, reproduced=reproduced, evaluation=evaluation)
-    text = review.markdown()
+    reviews = [review_entry(entry_id, ws.registry, ws.repo, catalog=ws.catalog,
+                            timeout=args.timeout, reproduced=reproduced,
+                            evaluation=evaluation) for entry_id in ids]
+    text = "\n".join(r.markdown() for r in reviews)
+    doc = reviews[0].to_json() if args.entry else [r.to_json() for r in reviews]
     if args.json:
-        print(json.dumps(review.to_json(), indent=2))
+        print(json.dumps(doc, indent=2))
     else:
         print(text, end="")
     if args.markdown:
         atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
     if args.json_out:
-        atomic_write_bytes(Path(args.json_out),
-                           (json.dumps(review.to_json(), indent=2) + "\n").encode("utf-8"))
-    return 0 if review.passed else 1
+        atomic_write_bytes(Path(args.json_out), (json.dumps(doc, indent=2) + "\n").encode())
+    return 0 if all(r.passed for r in reviews) else 1
 
 
 def cmd_reeval(args: argparse.Namespace) -> int:
@@ -256,7 +270,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "hashes; license; personal data in the test sets; eval-awareness "
                     "declaration. Prints a Markdown checklist (the PR comment body); exit 0 "
                     "when every item passes.")
-    rev.add_argument("entry", metavar="ENTRY_ID")
+    rev.add_argument("entry", metavar="ENTRY_ID", nargs="?")
+    rev.add_argument("--live", action="store_true",
+                     help="review every live entry (the scheduled re-run of reproducers)")
     rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     rev.add_argument("--markdown", default=None, help="also write the checklist here")
     rev.add_argument("--json-out", default=None, help="also write the JSON checklist here")
@@ -268,6 +284,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "evaluate --submission`) instead of re-evaluating here")
     rev.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
                      help="seconds per notebook cell (default: %(default)s)")
+    add_quiet(rev, "no workspace line on stderr")
     add_workspace_options(rev, registry=True)
     rev.set_defaults(func=cmd_review)
 

@@ -1,0 +1,278 @@
+"""A small GitHub Actions runner for the tests: it runs a workflow job's ``run:`` steps
+verbatim (bash -e, the step's ``env:`` with its ``${{ }}`` expressions filled from the
+simulated event), from a fresh checkout of the simulated repository.
+
+What it stands in for, and how:
+
+- ``actions/checkout``: a clone of the upstream bare repository at the event's ref; for a
+  pull request, GitHub's merge commit of the PR head into the base (``--no-ff``).
+- ``actions/upload-artifact`` / ``download-artifact``: a folder per artifact name.
+- ``actions/setup-python``: nothing (the test's Python is used).
+- Steps named ``Install ...``: package installation, which the test environment already
+  has (probebench from this working tree is the trusted code under test). They are not
+  skipped: they run with ``python -m pip``, ``sudo`` and ``apt-get`` replaced by shims that
+  only record the call (``pip wheel`` leaves a placeholder wheel). :func:`install_lines`
+  checks such a step holds nothing but installation commands, so no real command can hide
+  in one.
+- The GitHub CLI ``gh``: a shim that answers ``pr view --json headRefOid`` from the
+  simulated PR and records ``pr comment`` / ``pr create`` bodies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOWS = REPO / ".github" / "workflows"
+#: the only commands an ``Install ...`` step may run
+INSTALL_COMMANDS = re.compile(
+    r"^(python -m pip (install|wheel) .*|sudo apt-get install .*|"
+    r"sudo sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0|"
+    r'git worktree add --detach "\$RUNNER_TEMP/base" "\$BASE_SHA")$')
+_EXPR = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
+
+_PYTHON_SHIM = """#!/usr/bin/env bash
+# python shim: records pip calls, runs anything else with the real interpreter
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  echo "pip $*" >> "$SIM_LOG"
+  if [ "$3" = "wheel" ]; then
+    while [ $# -gt 0 ]; do
+      if [ "$1" = "--wheel-dir" ]; then mkdir -p "$2"; : > "$2/probebench-0-py3-none-any.whl"; fi
+      shift
+    done
+  fi
+  exit 0
+fi
+exec "$SIM_REAL_PYTHON" "$@"
+"""
+_SUDO_SHIM = """#!/usr/bin/env bash
+echo "sudo $*" >> "$SIM_LOG"
+"""
+_GH_SHIM = """#!/usr/bin/env bash
+# gh shim: the simulated GitHub API
+echo "gh $*" >> "$SIM_LOG"
+if [ "$1 $2" = "pr view" ]; then cat "$SIM_STATE/pr_head_$3"; exit 0; fi
+if [ "$1 $2" = "pr comment" ] || [ "$1 $2" = "pr create" ]; then
+  kind="$2"; shift 2
+  key=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --body-file) body="$2"; shift 2 ;;
+      --repo|--base|--title) shift 2 ;;
+      --head) key="$2"; shift 2 ;;
+      *) key="$1"; shift ;;
+    esac
+  done
+  mkdir -p "$SIM_STATE/$kind"
+  cp "$body" "$SIM_STATE/$kind/$(printf '%s' "$key" | tr '/' '_').md"
+  exit 0
+fi
+echo "gh shim: unsupported call: $*" >&2
+exit 1
+"""
+
+
+def load_workflow(name: str) -> dict[Any, Any]:
+    doc = yaml.safe_load((WORKFLOWS / name).read_text())
+    assert isinstance(doc, dict)
+    return doc
+
+
+def install_lines(step: dict[str, Any]) -> list[str]:
+    """The lines of an ``Install ...`` step that are not installation commands."""
+    return [line for line in str(step["run"]).splitlines()
+            if line.strip() and not INSTALL_COMMANDS.match(line.strip())]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=sim@example.org", "-c", "user.name=sim",
+                           "-c", "init.defaultBranch=main", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    output: str
+
+
+@dataclass
+class JobResult:
+    job: str
+    ok: bool
+    steps: list[StepResult] = field(default_factory=list)
+    workspace: Path | None = None
+
+    @property
+    def output(self) -> str:
+        return "\n".join(f"--- {s.name} ({'ok' if s.ok else 'FAILED'})\n{s.output}"
+                         for s in self.steps)
+
+
+@dataclass
+class Simulator:
+    """One simulated GitHub: an upstream bare repository and its Actions runner."""
+
+    root: Path
+    upstream: Path
+    context: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.bin = self.root / "shims"
+        self.state = self.root / "github"
+        self.artifacts = self.root / "artifacts"
+        self.log = self.root / "calls.log"
+        for folder in (self.bin, self.state, self.artifacts):
+            folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("python", _PYTHON_SHIM), ("sudo", _SUDO_SHIM), ("gh", _GH_SHIM)):
+            (self.bin / name).write_text(text)
+            (self.bin / name).chmod(0o755)
+        self.context.setdefault("github.repository", "upstream")
+        self.context.setdefault("github.server_url", self.upstream.parent.as_uri())
+        self.context.setdefault("github.token", "ghs_simulated_token_never_real")
+
+    # --- the simulated GitHub state -----------------------------------------------
+    def main_sha(self) -> str:
+        return git(self.upstream, "rev-parse", "main")
+
+    def comment(self, number: int) -> str:
+        path = self.state / "comment" / f"{number}.md"
+        return path.read_text() if path.is_file() else ""
+
+    def created_prs(self) -> dict[str, str]:
+        folder = self.state / "create"
+        return {p.stem: p.read_text() for p in sorted(folder.glob("*.md"))} \
+            if folder.is_dir() else {}
+
+    def open_pr(self, number: int, fork: Path, branch: str) -> None:
+        """Record a pull request from ``fork``'s ``branch`` into upstream main."""
+        head = git(fork, "rev-parse", branch)
+        base = self.main_sha()
+        (self.state / f"pr_head_{number}").write_text(head + "\n")
+        self.context.update({
+            "github.event.pull_request.base.sha": base,
+            "github.event.pull_request.head.sha": head,
+            "github.event.pull_request.number": str(number),
+            "github.event.workflow_run.head_sha": head,
+            "github.event.workflow_run.id": str(number),
+        })
+        git(self.upstream, "fetch", "-q", str(fork), f"+{branch}:refs/pull/{number}/head")
+
+    def merge_pr(self, number: int) -> None:
+        """Merge a pull request into upstream main as GitHub's merge button does."""
+        work = self.root / f"merge-{number}"
+        git(self.root, "clone", "-q", str(self.upstream), str(work))
+        git(work, "fetch", "-q", "origin", f"refs/pull/{number}/head")
+        git(work, "merge", "--no-ff", "-q", "-m", f"Merge pull request #{number}",
+            "FETCH_HEAD")
+        git(work, "push", "-q", "origin", "main")
+        self.context["github.sha"] = git(work, "rev-parse", "HEAD")
+
+    def merge_branch(self, branch: str) -> None:
+        work = self.root / f"merge-{branch.replace('/', '_')}"
+        git(self.root, "clone", "-q", str(self.upstream), str(work))
+        git(work, "merge", "--no-ff", "-q", "-m", f"Merge {branch}", f"origin/{branch}")
+        git(work, "push", "-q", "origin", "main")
+        self.context["github.sha"] = git(work, "rev-parse", "HEAD")
+
+    # --- running a job ----------------------------------------------------------
+    def _expand(self, value: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            key = m.group(1)
+            if key not in self.context:
+                raise KeyError(f"the simulator has no value for ${{{{ {key} }}}}")
+            return self.context[key]
+        return _EXPR.sub(sub, value)
+
+    def _checkout(self, dest: Path, *, pull_request: int | None, ref: str | None) -> None:
+        git(self.root, "clone", "-q", str(self.upstream), str(dest))
+        if pull_request is not None:  # refs/pull/N/merge
+            git(dest, "fetch", "-q", "origin", f"refs/pull/{pull_request}/head")
+            git(dest, "checkout", "-q", "--detach",
+                self.context["github.event.pull_request.base.sha"])
+            git(dest, "merge", "--no-ff", "-q", "-m", "merge", "FETCH_HEAD")
+        elif ref is not None:
+            git(dest, "checkout", "-q", ref)
+
+    def run_job(self, workflow: str, job: str, *, run_name: str,
+                pull_request: int | None = None, ref: str | None = None,
+                extra_env: dict[str, str] | None = None) -> JobResult:
+        """Run ``job`` of ``workflow``; artifacts are kept per ``run_name``."""
+        spec = load_workflow(workflow)["jobs"][job]
+        work = self.root / "runs" / run_name / job
+        workspace, temp = work / "workspace", work / "temp"
+        temp.mkdir(parents=True)
+        workspace.mkdir(parents=True)
+        store = self.artifacts / run_name
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GITHUB_", "PROBEBENCH_COMMIT"))}
+        env.update({
+            "PATH": f"{self.bin}:{Path(sys.executable).parent}:{env.get('PATH', '')}",
+            "SIM_REAL_PYTHON": sys.executable, "SIM_LOG": str(self.log),
+            "SIM_STATE": str(self.state), "RUNNER_TEMP": str(temp), "CI": "true",
+            "GITHUB_WORKSPACE": str(workspace), **(extra_env or {})})
+        result = JobResult(job, True, workspace=workspace)
+        for step in spec["steps"]:
+            name = step.get("name") or step.get("uses") or "step"
+            when = step.get("if")
+            if when == "failure()":
+                if result.ok:
+                    continue
+            elif not result.ok and when != "always()":
+                continue
+            uses = str(step.get("uses", "")).split("@")[0]
+            opts = step.get("with", {})
+            try:
+                if uses == "actions/checkout":
+                    shutil.rmtree(workspace)
+                    self._checkout(workspace, pull_request=pull_request, ref=ref)
+                    out, ok = "checked out", True
+                elif uses in ("actions/setup-python", "actions/configure-pages"):
+                    out, ok = "nothing to do in the simulation", True
+                elif uses == "actions/upload-pages-artifact":
+                    ok = (workspace / opts["path"] / "index.html").is_file()
+                    out = f"pages artifact {opts['path']}" + ("" if ok else " has no index")
+                elif uses == "actions/upload-artifact":
+                    src = workspace / opts["path"].rstrip("/")
+                    dest = store / opts["name"]
+                    shutil.rmtree(dest, ignore_errors=True)
+                    shutil.copytree(src, dest)
+                    out, ok = f"uploaded {opts['name']}", True
+                elif uses == "actions/download-artifact":
+                    import fnmatch
+
+                    names = [opts["name"]] if "name" in opts else sorted(
+                        p.name for p in store.glob("*") if fnmatch.fnmatch(p.name,
+                                                                          opts["pattern"]))
+                    assert "name" in opts or opts.get("merge-multiple") is True
+                    found = [store / n for n in names if (store / n).is_dir()]
+                    if not found:
+                        out, ok = f"no artifact {names or opts.get('pattern')}", False
+                    else:
+                        for src in found:
+                            shutil.copytree(src, workspace / opts["path"], dirs_exist_ok=True)
+                        out, ok = f"downloaded {', '.join(p.name for p in found)}", True
+                elif "run" in step:
+                    step_env = {**env, **{k: self._expand(str(v))
+                                          for k, v in step.get("env", {}).items()}}
+                    proc = subprocess.run(["bash", "-e", "-c", str(step["run"])],
+                                          cwd=workspace, env=step_env, capture_output=True,
+                                          text=True, timeout=1800)
+                    out, ok = proc.stdout + proc.stderr, proc.returncode == 0
+                else:
+                    raise AssertionError(f"the simulator does not know {uses!r}")
+            except subprocess.CalledProcessError as exc:
+                out, ok = f"{exc}\n{exc.stderr}", False
+            result.steps.append(StepResult(name, ok, out))
+            result.ok = result.ok and ok
+        return result
