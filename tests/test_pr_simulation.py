@@ -21,7 +21,7 @@ from probebench.artifact import manifest, scan
 from probebench.registry.entry import read_entry
 from probebench.registry.store import latest_results
 from probebench.train.notebooks import eval_notebook, write_notebook
-from tests.actions_sim import REPO, Simulator, git, install_lines, load_workflow
+from tests.actions_sim import REPO, JobResult, Simulator, git, install_lines, load_workflow
 from tests.artifacts import make_artifact
 
 ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
@@ -101,17 +101,17 @@ def _commit(fork: Path, message: str) -> None:
     git(fork, "commit", "-qm", message)
 
 
-def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, object]:
+def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, JobResult]:
     """validate-pr's jobs in order (a job runs when the jobs it needs succeeded), then
     comment.yml."""
     sim.open_pr(number, fork, branch)
     run = f"pr-{number}"
-    done: dict[str, object] = {}
+    done: dict[str, JobResult] = {}
     wf = load_workflow("validate-pr.yml")
     for job in PR_JOBS:
         needs = wf["jobs"][job].get("needs", [])
         needs = [needs] if isinstance(needs, str) else needs
-        if all(getattr(done.get(n), "ok", False) for n in needs):
+        if all(n in done and done[n].ok for n in needs):
             done[job] = sim.run_job("validate-pr.yml", job, run_name=run, pull_request=number)
     done["comment"] = sim.run_job("comment.yml", "comment", run_name=run)
     return done
