@@ -102,11 +102,9 @@ def python_roots() -> list[Path]:
     """The folders the running Python and probebench need, read-only: the interpreter's
     prefixes, its library folders and the probebench package (an editable install's
     source folder holds only the package, bound alone: never the repository)."""
-    import probebench
-
+    package = Path(__file__).resolve().parents[1]  # probebench/
     roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent,
-             Path(os.path.realpath(sys.executable)).parent,
-             Path(probebench.__file__).resolve().parent}
+             Path(os.path.realpath(sys.executable)).parent, package}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         roots.add(Path(sysconfig.get_paths()[key]))
     resolved = {Path(os.path.realpath(r)) for r in roots if r.exists()} | {
