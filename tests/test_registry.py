@@ -200,10 +200,10 @@ def test_results_are_read_through_their_schema(tmp_path: Path) -> None:
 def test_results_history_is_kept(tmp_path: Path) -> None:
     import numpy as np
 
-    from probebench.evaluation.results import ProbeInfo, Submission, Timing
+    from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, Timing
     from tests.registry_fixture import synthetic_result
 
-    def submission(strength: float) -> Submission:
+    def submission(strength: float, run: RunInfo | None = None) -> Submission:
         task = synthetic_result("blimp_passive_1", strength, np.random.default_rng(0))
         return Submission(spec_version="0.0.1", probebench_version="x",
                           probe=ProbeInfo(id="p", bundle_sha256="0" * 64, probe_type="linear",
@@ -212,7 +212,7 @@ def test_results_history_is_kept(tmp_path: Path) -> None:
                           model={}, device="cpu", seed=0, bootstrap_resamples=100,
                           versions={}, definitions={}, tasks=[task],
                           timing=Timing(latency_ms={"blimp_passive_1": 3.0 + strength},
-                                        latency_prompts=3, wall_seconds=1.0))
+                                        latency_prompts=3, wall_seconds=1.0), run=run)
 
     root = tmp_path / "registry"
     first = store_submission(root, ENTRY_ID, submission(0.3))
@@ -226,3 +226,14 @@ def test_results_history_is_kept(tmp_path: Path) -> None:
     assert latest_results(root, ENTRY_ID)["blimp_passive_1"] == history[-1]
     doc = json.loads(first[0].read_text())
     assert doc["entry"] == ENTRY_ID and doc["task"] == "blimp_passive_1"
+    # a record stored without provenance gains the run block of the first exact re-run,
+    # and only that: a later identical run changes nothing
+    run = RunInfo(evaluated_at="2026-11-23T05:00:00Z", probebench_commit="c" * 40,
+                  hardware="Test CPU (2 cores)", python="3.11.7")
+    assert store_submission(root, ENTRY_ID, submission(0.5, run)) == first
+    backfilled = read_history(first[0])
+    assert len(backfilled) == 2 and backfilled[-1].run == run
+    assert backfilled[-1].deterministic() == history[-1].deterministic()
+    later = run.model_copy(update={"evaluated_at": "2026-11-24T05:00:00Z"})
+    assert store_submission(root, ENTRY_ID, submission(0.5, later)) == []
+    assert read_history(first[0])[-1].run == run

@@ -220,30 +220,43 @@ def _reevaluated(task: TaskResult, name: str) -> float | None:
     return values[name]
 
 
-def judge_reproduction(entry: Entry, run: ReproducerRun,
-                       evaluation: Submission | None) -> tuple[bool, str]:
-    """Whether the notebook reproduced probebench's re-evaluation, and the detail
-    (``evaluation`` may be None only when the run failed or printed nothing usable)."""
-    if not run.ran:
-        return False, f"{run.notebook} failed: {run.error}"
+def contract_problems(entry: Entry, run: ReproducerRun) -> list[str]:
+    """Breaches of the ``PROBEBENCH_METRICS`` contract that need no re-evaluation to see:
+    malformed lines, no line, undeclared tasks, unknown metrics, a declared task without
+    its AUROC."""
     problems = list(run.problems)
     if not run.metrics and not problems:
         problems.append(f"prints no {METRICS_MARK} line")
-    ours = {t.id: t for t in evaluation.tasks} if evaluation is not None else {}
-    agreed = 0
     for task, metrics in sorted(run.metrics.items()):
         if task not in entry.tasks:
             problems.append(f"names task {task[:80]!r}, which the entry does not declare "
                             f"(it declares {', '.join(entry.tasks)})")
             continue
+        problems += [f"{task}.{name[:80]}: not a metric of the contract (one of "
+                     f"{', '.join(METRIC_NAMES)})" for name in sorted(metrics)
+                     if name not in METRIC_NAMES]
+    if run.metrics or not problems:
+        problems += [f"{task}.auroc: not printed (every declared task needs one)"
+                     for task in entry.tasks if run.metrics.get(task, {}).get("auroc") is None]
+    return problems
+
+
+def judge_reproduction(entry: Entry, run: ReproducerRun,
+                       evaluation: Submission | None) -> tuple[bool, str]:
+    """Whether the notebook reproduced probebench's re-evaluation, and the detail
+    (``evaluation`` may be None only when :func:`contract_problems` already fails it)."""
+    if not run.ran:
+        return False, f"{run.notebook} failed: {run.error}"
+    problems = contract_problems(entry, run)
+    if problems or evaluation is None:
+        return False, f"{run.notebook}: " + "; ".join(problems or ["no re-evaluation"])
+    ours = {t.id: t for t in evaluation.tasks}
+    agreed = 0
+    for task, metrics in sorted(run.metrics.items()):
         if task not in ours:
             problems.append(f"{task}: probebench did not re-evaluate it")
             continue
         for name, value in sorted(metrics.items()):
-            if name not in METRIC_NAMES:
-                problems.append(f"{task}.{name[:80]}: not a metric of the contract (one of "
-                                f"{', '.join(METRIC_NAMES)})")
-                continue
             expected = _reevaluated(ours[task], name)
             if value is None or expected is None:
                 continue
@@ -252,9 +265,6 @@ def judge_reproduction(entry: Entry, run: ReproducerRun,
             else:
                 problems.append(f"{task}.{name}: printed {value:.4f}, probebench re-evaluated "
                                 f"{expected:.4f} (tolerance {TOLERANCE})")
-    for task in entry.tasks:
-        if run.metrics.get(task, {}).get("auroc") is None:
-            problems.append(f"{task}.auroc: not printed (every declared task needs one)")
     if not agreed and not problems:
         problems.append("no printed metric could be compared")
     if problems:
@@ -263,7 +273,7 @@ def judge_reproduction(entry: Entry, run: ReproducerRun,
                   f"probebench's re-evaluation within {TOLERANCE}")
 
 
-__all__ = ["METRIC_NAMES", "NOTEBOOK_TIMEOUT", "TOLERANCE", "ReproducerRun",
+__all__ = ["METRIC_NAMES", "NOTEBOOK_TIMEOUT", "TOLERANCE", "ReproducerRun", "contract_problems",
            "judge_reproduction", "notebook_path", "parse_metrics_lines", "read_reproducer_run",
            "reproduce_entry"]
 

@@ -36,6 +36,7 @@ from probebench.registry.pii import scan_file
 from probebench.registry.reproduce import (
     NOTEBOOK_TIMEOUT,
     ReproducerRun,
+    contract_problems,
     judge_reproduction,
     reproduce_entry,
 )
@@ -110,9 +111,9 @@ def _notebook_item(entry: Entry, entry_id: str, registry: Path, repo: Path,
     if run.entry != entry_id:
         return CheckItem("notebook", NOTEBOOK_TITLE, False,
                          f"the reproducer report is for {run.entry!r}, not {entry_id!r}")
-    if not run.ran or not run.metrics or run.problems:  # fails without a re-evaluation
+    if not run.ran or contract_problems(entry, run):  # fails without a re-evaluation
         return CheckItem("notebook", NOTEBOOK_TITLE, False,
-                         judge_reproduction(entry, run, evaluation)[1])
+                         judge_reproduction(entry, run, None)[1])
     if evaluation is None:
         try:
             session = Session(catalog, SubmitOptions(progress=False))
