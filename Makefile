@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/leaderboard.py
 	$(BIN)/python benchmarks/training.py
 	$(BIN)/python benchmarks/shift.py
+	$(BIN)/python benchmarks/sandbox.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard

@@ -5,7 +5,9 @@ simulated event), from a fresh checkout of the simulated repository.
 What it stands in for, and how:
 
 - ``actions/checkout``: a clone of the upstream bare repository at the event's ref; for a
-  pull request, GitHub's merge commit of the PR head into the base (``--no-ff``).
+  pull request, GitHub's merge commit of the PR head into the base (``--no-ff``). The
+  workflow file itself is read from that same commit, as GitHub does: a PR that edits a
+  workflow runs its own edit.
 - ``actions/upload-artifact`` / ``download-artifact``: a folder per artifact name.
 - ``actions/setup-python``: nothing (the test's Python is used).
 - Steps named ``Install ...``: package installation, which the test environment already
@@ -35,13 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 #: the only commands an ``Install ...`` step may run
 INSTALL_COMMANDS = re.compile(
-    r"^(python -m pip (install|wheel) .*|sudo apt-get install .*|"
+    r"^(python -I -m pip (install|wheel) .*|sudo apt-get update -qq|sudo apt-get install .*|"
     r"sudo sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0|"
     r'git worktree add --detach "\$RUNNER_TEMP/base" "\$BASE_SHA")$')
 _EXPR = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
 _PYTHON_SHIM = """#!/usr/bin/env bash
 # python shim: records pip calls, runs anything else with the real interpreter
+if [ "$1" = "-I" ] && [ "$2" = "-m" ] && [ "$3" = "pip" ]; then shift; set -- "$@"; fi
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
   echo "pip $*" >> "$SIM_LOG"
   if [ "$3" = "wheel" ]; then
@@ -61,6 +64,12 @@ _GH_SHIM = """#!/usr/bin/env bash
 # gh shim: the simulated GitHub API
 echo "gh $*" >> "$SIM_LOG"
 if [ "$1 $2" = "pr view" ]; then cat "$SIM_STATE/pr_head_$3"; exit 0; fi
+if [ "$1" = "api" ]; then
+  for word in "$@"; do
+    case "$word" in repos/*/pulls/*/files) number=${word%/files}; number=${number##*/} ;; esac
+  done
+  cat "$SIM_STATE/pr_files_$number.tsv"; exit 0
+fi
 if [ "$1 $2" = "pr comment" ] || [ "$1 $2" = "pr create" ]; then
   kind="$2"; shift 2
   key=""
@@ -140,6 +149,7 @@ class Simulator:
         self.context.setdefault("github.repository", "upstream")
         self.context.setdefault("github.server_url", self.upstream.parent.as_uri())
         self.context.setdefault("github.token", "ghs_simulated_token_never_real")
+        self.context.setdefault("github.event.repository.default_branch", "main")
 
     # --- the simulated GitHub state -----------------------------------------------
     def main_sha(self) -> str:
@@ -159,6 +169,12 @@ class Simulator:
         head = git(fork, "rev-parse", branch)
         base = self.main_sha()
         (self.state / f"pr_head_{number}").write_text(head + "\n")
+        words = {"A": "added", "M": "modified", "D": "removed", "T": "changed"}
+        diff = git(fork, "diff", "--name-status", "--no-renames", "-z", f"{base}...{branch}")
+        fields = [f for f in diff.split("\0") if f]
+        (self.state / f"pr_files_{number}.tsv").write_text("".join(
+            f"{words[st[0]]}\t{path}\t\n" for st, path in zip(fields[0::2], fields[1::2],
+                                                             strict=True)))
         self.context.update({
             "github.event.pull_request.base.sha": base,
             "github.event.pull_request.head.sha": head,
@@ -207,9 +223,15 @@ class Simulator:
     def run_job(self, workflow: str, job: str, *, run_name: str,
                 pull_request: int | None = None, ref: str | None = None,
                 extra_env: dict[str, str] | None = None) -> JobResult:
-        """Run ``job`` of ``workflow``; artifacts are kept per ``run_name``."""
-        spec = load_workflow(workflow)["jobs"][job]
+        """Run ``job`` of ``workflow``; artifacts are kept per ``run_name``. As on GitHub,
+        a pull request's run reads the workflow file from the PR's merge commit (which the
+        PR may have edited); any other run reads it from ``ref`` (default: main)."""
         work = self.root / "runs" / run_name / job
+        defn = work / "definition"
+        self._checkout(defn, pull_request=pull_request, ref=None if pull_request else
+                       (ref or "main"))
+        doc = yaml.safe_load((defn / ".github" / "workflows" / workflow).read_text())
+        spec = doc["jobs"][job]
         workspace, temp = work / "workspace", work / "temp"
         temp.mkdir(parents=True)
         workspace.mkdir(parents=True)
@@ -234,8 +256,13 @@ class Simulator:
             opts = step.get("with", {})
             try:
                 if uses == "actions/checkout":
-                    shutil.rmtree(workspace)
-                    self._checkout(workspace, pull_request=pull_request, ref=ref)
+                    dest = workspace / opts["path"] if "path" in opts else workspace
+                    if dest == workspace:
+                        shutil.rmtree(workspace)
+                    if "ref" in opts:  # an explicit ref: that branch, never a PR merge
+                        self._checkout(dest, pull_request=None, ref=self._expand(opts["ref"]))
+                    else:
+                        self._checkout(dest, pull_request=pull_request, ref=ref)
                     out, ok = "checked out", True
                 elif uses in ("actions/setup-python", "actions/configure-pages"):
                     out, ok = "nothing to do in the simulation", True

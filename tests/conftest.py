@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,3 +65,28 @@ def minilm() -> Iterator[object]:
     from probebench.models import load_model
 
     yield load_model("minilm-l6", device="cpu", progress=False)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP server on the host's loopback that records every connection it accepts."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(addr)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()

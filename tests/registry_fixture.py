@@ -69,9 +69,9 @@ def synthetic_result(task: str, strength: float, rng: np.random.Generator,
 
 
 def synthetic_record(result: TaskResult, *, latency_ms: float | None = 10.0,
-                     license: str = "MIT") -> ResultRecord:
+                     license: str = "MIT", bundle_sha256: str = "cd" * 32) -> ResultRecord:
     """A stored record around ``result``, as ``registry evaluate`` writes one."""
-    probe = ProbeInfo(id="synthetic", bundle_sha256="cd" * 32, probe_type="linear",
+    probe = ProbeInfo(id="synthetic", bundle_sha256=bundle_sha256, probe_type="linear",
                       model="smollm2-135m", layer=1, position="last_token", license=license)
     run = RunInfo(evaluated_at="2026-11-02T10:00:00Z", probebench_commit="ab" * 20,
                   hardware="Synthetic CPU (2 cores)", python="3.11.7")
@@ -108,7 +108,8 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
         strength = float(rng.uniform(0.0, 0.6))
         for task in tasks:
             result = synthetic_result(task, strength, rng)
-            record = synthetic_record(result, latency_ms=float(rng.uniform(5, 50)))
+            record = synthetic_record(result, latency_ms=float(rng.uniform(5, 50)),
+                                      bundle_sha256=entry["artifact_sha256"])
             out = result_path(root, entry_id, task)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(ResultHistory(entry=entry_id, task=task,

@@ -96,7 +96,8 @@ def test_confine_writes_the_submitted_entry(repo: Path, tmp_path: Path) -> None:
 def test_odd_file_names_cannot_hide(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _add(repo, "registry/probes/org/new-m-l2-v1.yaml", 'tasks "x"\n.yaml')
     assert _run(repo) == 1
-    assert 'tasks "x"\n.yaml: outside one entry' in capsys.readouterr().out
+    # printed quoted (JSON escapes): the newline cannot start a line of its own
+    assert '"tasks \\"x\\"\\n.yaml": outside one entry' in capsys.readouterr().out
 
 
 def test_check_changed_from_the_repo_root_names_a_broken_entry(
@@ -111,6 +112,36 @@ def test_check_changed_from_the_repo_root_names_a_broken_entry(
     assert "0 of 1 entries pass" in out
     monkeypatch.chdir(repo / "registry")  # and from below it
     assert main(["registry", "check", "--changed", "--base", "main"]) == 1
+
+
+def test_links_submodules_and_type_changes_are_refused(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml")
+    link = repo / "registry/artifacts/new/secrets"
+    link.parent.mkdir(parents=True)
+    link.symlink_to("/etc")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "a link")
+    assert _run(repo) == 1
+    assert "registry/artifacts/new/secrets: a symbolic link" in capsys.readouterr().out
+
+
+def test_github_file_lists_use_the_same_rule(tmp_path: Path) -> None:
+    from probebench.registry.confine import read_changes_file
+
+    good = tmp_path / "good.tsv"
+    good.write_text("added\tregistry/probes/org/new-m-l2-v1.yaml\t\n"
+                    "added\tregistry/artifacts/new/meta.yaml\t\n")
+    assert confinement_problems(read_changes_file(good)) == []
+    moved = tmp_path / "moved.tsv"
+    moved.write_text("added\tregistry/probes/org/new-m-l2-v1.yaml\t\n"
+                     "renamed\tregistry/artifacts/new/tasks.yaml\tprobebench/catalog/tasks.yaml\n")
+    assert "probebench/catalog/tasks.yaml: deleted (or moved away)" in " ".join(
+        confinement_problems(read_changes_file(moved)))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("exploded\tx\t\n")
+    with pytest.raises(Exception, match=r"bad\.tsv:1: unknown status 'exploded'"):
+        read_changes_file(bad)
 
 
 def test_two_entries_or_two_artifacts_are_refused() -> None:

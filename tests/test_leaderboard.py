@@ -83,6 +83,23 @@ def test_only_live_entries_are_ranked(site: tuple[Path, list[str]]) -> None:
             assert "not ranked (deprecated)" in page
 
 
+def test_results_of_another_artifact_are_not_shown(tmp_path: Path) -> None:
+    """An entry whose artifact changed (pending a new publish) is not shown with the old
+    artifact's numbers."""
+    from probebench.registry.entry import entry_path
+
+    ids = synthetic_registry(tmp_path / "registry", 3)
+    path = entry_path(tmp_path / "registry", ids[1])
+    text = path.read_text()
+    path.write_text(text.replace(f"{1:064x}", "ef" * 32))
+    summary = build_leaderboard(tmp_path / "registry", tmp_path / "site",
+                                catalog=TaskCatalog.default(), n_resamples=20)
+    assert ids[1] not in [r.entry_id for r in summary.ranking]
+    assert ids[0] in [r.entry_id for r in summary.ranking]
+    assert any(s.startswith(f"{ids[1]}: stored results") and "not the entry's artifact" in s
+               for s in summary.skipped)
+
+
 def test_entry_pages_show_provenance(tmp_path: Path) -> None:
     ids = synthetic_registry(tmp_path / "registry", 1)
     build_leaderboard(tmp_path / "registry", tmp_path / "site", catalog=TaskCatalog.default(),

@@ -101,7 +101,8 @@ def _commit(fork: Path, message: str) -> None:
     git(fork, "commit", "-qm", message)
 
 
-def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, JobResult]:
+def _run_pr(sim: Simulator, number: int, fork: Path, branch: str,
+            extra_env: dict[str, str] | None = None) -> dict[str, JobResult]:
     """validate-pr's jobs in order (a job runs when the jobs it needs succeeded), then
     comment.yml."""
     sim.open_pr(number, fork, branch)
@@ -112,7 +113,8 @@ def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, J
         needs = wf["jobs"][job].get("needs", [])
         needs = [needs] if isinstance(needs, str) else needs
         if all(n in done and done[n].ok for n in needs):
-            done[job] = sim.run_job("validate-pr.yml", job, run_name=run, pull_request=number)
+            done[job] = sim.run_job("validate-pr.yml", job, run_name=run, pull_request=number,
+                                    extra_env=extra_env)
     done["comment"] = sim.run_job("comment.yml", "comment", run_name=run)
     return done
 
@@ -151,6 +153,30 @@ def test_a_pr_that_touches_a_workflow_is_refused_at_confine(github: Simulator) -
     assert "submission refused" in comment
 
 
+def test_a_pr_that_disables_the_gate_in_its_own_workflow_gets_no_pass(
+        github: Simulator) -> None:
+    """A pull_request run uses the PR's own copy of validate-pr.yml: this PR replaces the
+    confine command with `true`. Its jobs then pass, but comment.yml (main's code) checks
+    the PR's files again and posts the refusal, never the PR's checklist."""
+    fork = _fork(github, "skip-gate")
+    _add_submission(fork)
+    wf = fork / ".github/workflows/validate-pr.yml"
+    text = wf.read_text()
+    gate = ('probebench registry confine --base "$BASE_SHA" --entry-file submission/entry '
+            '--markdown refused/comment.md')
+    assert gate in text
+    wf.write_text(text.replace(gate, "true; echo org/x > submission/entry"))
+    _commit(fork, "entry, and a gate that always passes")
+    before = github.main_sha()
+    done = _run_pr(github, 16, fork, "skip-gate")
+    assert done["confine"].ok  # the PR's own gate let it through
+    comment = github.comment(16)
+    assert "submission refused" in comment
+    assert ".github/workflows/validate-pr.yml: outside one entry's YAML" in comment
+    assert "All checks pass" not in comment
+    assert github.main_sha() == before
+
+
 def test_a_pr_that_touches_tasks_or_a_test_set_is_refused_at_confine(
         github: Simulator) -> None:
     fork = _fork(github, "touch-tasks")
@@ -182,20 +208,46 @@ def test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check(github: Simulat
     assert "differs from the expected" in comment and ENTRY_ID in comment
 
 
-def test_a_pr_with_a_hostile_notebook_is_refused_at_review(github: Simulator,
-                                                            tmp_path: Path) -> None:
+def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
+        github: Simulator, tmp_path: Path, listener: tuple[int, list[object]]) -> None:
+    """The notebook tries the network, the environment and the disk, in that order, then
+    reports what it got as its error: every attempt fails, and review fails."""
+    port, accepted = listener
     canary = tmp_path / "CANARY"
     fork = _fork(github, "hostile")
     code = ("import os, socket, json\n"
-            f"open({str(canary)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
-            "socket.create_connection(('127.0.0.1', 22), timeout=3)\n")
+            "got = {}\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "    got['net'] = 'connected'\n"
+            "except OSError as exc:\n"
+            "    got['net'] = type(exc).__name__\n"
+            "got['token'] = os.environ.get('GH_TOKEN', 'absent')\n"
+            "got['secret'] = os.environ.get('SIM_SECRET', 'absent')\n"
+            "try:\n"
+            f"    open({str(canary)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
+            "    got['disk'] = 'written'\n"
+            "except OSError as exc:\n"
+            "    got['disk'] = type(exc).__name__\n"
+            "raise SystemExit('HOSTILE ' + json.dumps(got, sort_keys=True))\n")
     _add_submission(fork, notebook_code=code)
     _commit(fork, "entry with a notebook that phones home")
-    comment = _refused(github, 15, fork, "hostile", "evaluate", "1 check(s) fail.")
+    secret = "sim-secret-value-5d1e"
+    github.context["github.token"] = "ghs_simulated_token_never_real"
+    before = github.main_sha()
+    done = _run_pr(github, 15, fork, "hostile", extra_env={"SIM_SECRET": secret,
+                                                          "GH_TOKEN": "ghs_runner_token"})
+    assert not done["evaluate"].ok, done["evaluate"].output
+    comment = github.comment(15)
+    assert "1 check(s) fail." in comment
     assert "- [ ] **reproducer notebook runs in the sandbox" in comment
-    assert "eval.ipynb failed: FileNotFoundError" in comment
-    assert not canary.exists()
-    assert "ghs_simulated_token_never_real" not in comment
+    # the notebook's own account (Markdown-escaped in the comment), from the report
+    report = json.loads((github.artifacts / "pr-15/reproduced/reproduced.json").read_text())
+    assert 'HOSTILE {"disk": "FileNotFoundError", "net": "ConnectionRefusedError", ' \
+           '"secret": "absent", "token": "absent"}' in report["error"]
+    assert accepted == [] and not canary.exists()
+    assert secret not in comment and "ghs_runner_token" not in comment
+    assert github.main_sha() == before
 
 
 def test_a_good_pr_goes_live(github: Simulator) -> None:

@@ -140,8 +140,29 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "no entry changed since HEAD" in capsys.readouterr().out
     path = entry_path(repo / "registry", ENTRY_ID)
     path.write_text(path.read_text().replace("A test entry.", "Edited."))
+    # a changed entry goes back to review: a live one may not be edited in place
+    assert main(args) == 1
+    assert "status is 'live'; a submission sets status: pending_review" in \
+        capsys.readouterr().out
+    path.write_text(path.read_text().replace("status: live", "status: pending_review"))
     assert main(args) == 0
     assert "1 of 1 entries pass" in capsys.readouterr().out
+    # an artifact folder no changed entry points at is someone else's
+    other = repo / "registry/artifacts/someone-else/meta.yaml"
+    other.parent.mkdir(parents=True)
+    other.write_text("spec_version: 0.0.1\n")
+    assert main(args) == 1
+    assert ("registry/artifacts/someone-else: changed, but no changed entry's artifact_url "
+            "points at it") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("url", ["file:///etc", "../outside", "registry/artifacts/../../x",
+                                 "/abs/path", "registry/probes"])
+def test_registry_artifacts_live_in_the_registry_or_on_the_hub(repo: Path, url: str) -> None:
+    _write_entry(repo, {"artifact_url": url})
+    (result,) = check_registry(repo / "registry", repo, catalog=TaskCatalog.for_repo(repo))
+    assert any("a registry entry's artifact is a folder registry/artifacts/<folder> or "
+               "hf://" in p for p in result.problems), result.problems
 
 
 def test_changed_entries_from_the_repo_root_with_relative_paths(

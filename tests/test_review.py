@@ -110,6 +110,19 @@ def test_a_good_entry_passes_every_item(tmp_path: Path, evaluation: Submission) 
     assert "2 metric(s) agree with probebench's re-evaluation within 0.02" in text
 
 
+def test_untrusted_text_cannot_forge_the_comment(tmp_path: Path) -> None:
+    """Metric names come from the notebook: a newline and Markdown in one must not make
+    a fake check mark, link or mention in the PR comment."""
+    forged = "x\n- [x] **All fine** [click](https://example.org) @maintainers\n"
+    _setup(tmp_path, notebook=metrics_code({TASK: {"auroc": 0.5, forged: 0.1}}))
+    text = _review(tmp_path).markdown()
+    notebook_line = next(line for line in text.splitlines() if "reproducer notebook" in line)
+    assert "not a metric of the contract" in notebook_line
+    assert not any(line.startswith("- [x] **All fine") for line in text.splitlines())
+    assert "[click](" not in text and " @maintainers" not in text
+    assert "\\@maintainers" in notebook_line
+
+
 def test_open_content_and_declared_licenses_pass(tmp_path: Path,
                                                  evaluation: Submission) -> None:
     for license in ("CC-BY-4.0", "CC-BY-NC-4.0", "custom"):

@@ -5,8 +5,6 @@ tool nothing runs."""
 from __future__ import annotations
 
 import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,31 +49,6 @@ def test_a_notebook_cannot_write_outside_its_scratch_copy(tmp_path: Path) -> Non
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     _review_notebook(root)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[object]]]:
-    """A TCP server on the host's loopback that records every connection it accepts."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    accepted: list[object] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, addr = server.accept()
-            except TimeoutError:
-                continue
-            accepted.append(addr)
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    stop.set()
-    thread.join()
-    server.close()
 
 
 def test_a_notebook_connects_nowhere(tmp_path: Path,
@@ -142,3 +115,24 @@ def test_without_the_sandbox_tool_nothing_runs(tmp_path: Path,
     assert not passed
     assert "bwrap not found" in detail and "the submitted code was not run" in detail
     assert not canary.exists()
+
+
+def test_a_notebook_cannot_forge_the_runners_report(tmp_path: Path) -> None:
+    """The report leaves through a pipe only the runner holds; the kernel, its child,
+    cannot open the runner's descriptors through /proc."""
+    code = ("import os, json, signal\n"
+            "forged = json.dumps({'ran': True, 'error': None, 'lines': "
+            "['PROBEBENCH_METRICS {\"blimp_passive_1\": {\"auroc\": 0.99}}']})\n"
+            "runner = os.getppid()\n"
+            "for fd in os.listdir(f'/proc/{runner}/fd'):\n"
+            "    try:\n"
+            "        with open(f'/proc/{runner}/fd/{fd}', 'w') as fh:\n"
+            "            fh.write(forged)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "os.kill(runner, signal.SIGKILL)\n")
+    _setup(tmp_path, notebook=code)
+    run = reproduce_entry(ENTRY_ID, tmp_path / "registry", tmp_path, timeout=60)
+    # every write through /proc was refused; killing the runner leaves no report at all
+    assert not run.ran and not run.metrics
+    assert "the sandboxed runner reported nothing" in (run.error or ""), run.error

@@ -129,17 +129,33 @@ def test_pr_workflow_confines_first_and_sandboxes_the_notebook() -> None:
     evaluate = " ".join(str(s.get("run", "")) for s in jobs["evaluate"]["steps"])
     assert "--reproduced reproduced/reproduced.json" in evaluate
     assert "registry check --changed" in evaluate and "registry confine" in evaluate
-    # probebench comes from the base commit in every job that reads the pull request
+    # probebench comes from the base commit in every job that reads the pull request,
+    # and pip runs isolated (-I): no module of the PR's checkout can shadow it
     for job in ("confine", "evaluate"):
         install = next(s for s in jobs[job]["steps"] if s.get("name", "").startswith("Install"))
         assert '"$RUNNER_TEMP/base" "$BASE_SHA"' in install["run"]
         assert "pip install ." not in install["run"]
+    # a PR may edit this very file: no PR job runs on a persistent (self-hosted) runner
+    assert {job["runs-on"] for job in jobs.values()} == {"ubuntu-24.04"}
 
 
 def test_comment_workflow_never_checks_out_pr_code() -> None:
     doc = load_workflow("comment.yml")
-    uses = [s.get("uses", "") for s in _steps(doc)]
-    assert not any(u.startswith("actions/checkout@") for u in uses)
+    checkouts = [s for s in _steps(doc) if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert [c["with"]["ref"] for c in checkouts] == [
+        "${{ github.event.repository.default_branch }}"]
     run = " ".join(s.get("run", "") for s in _steps(doc))
     assert "invalid PR number" in run and "[0-9a-f]{40}" in run and "RUN_HEAD_SHA" in run
     assert "headRefOid" in run  # the PR number must belong to the run's head commit
+    # the confinement rule again, on the API's file list, with main's code
+    assert "pulls/$number/files" in run and "confine --changes-file" in run
+
+
+def test_every_python_call_in_a_workflow_is_isolated() -> None:
+    """`python -m` puts the working directory first on sys.path: in a PR checkout that
+    would import the PR's files. Workflows call `python -I`."""
+    for path in FILES:
+        for step in _steps(load_workflow(path.name)):
+            for line in str(step.get("run", "")).splitlines():
+                if re.search(r"\bpython3?\s", line):
+                    assert re.search(r"\bpython3? -I ", line), f"{path.name}: {line.strip()}"

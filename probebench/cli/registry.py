@@ -1,4 +1,5 @@
-"""``probebench registry check|confine|evaluate``, ``review`` and ``reeval``."""
+"""``probebench registry check|confine|evaluate|publish|reproduce``, ``review`` and
+``reeval``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ from probebench.errors import InputError
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from probebench.registry.check import changed_entry_files, check_registry
+    from probebench.registry.check import (
+        changed_entry_files,
+        check_registry,
+        pull_request_problems,
+    )
 
     ws = workspace(args, uses_registry=True)
     files = changed_entry_files(ws.registry, args.base) if args.changed else None
@@ -26,13 +31,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"no entry changed since {args.base}")
         return 0
     results = check_registry(ws.registry, ws.repo, catalog=ws.catalog, files=files)
+    if args.changed:
+        pull_request_problems(ws.registry, args.base, results)
     for r in results:
         mark = "ok  " if r.ok else "FAIL"
         print(f"  {mark}  {r.entry_id or r.path}  {'; '.join(r.notes)}")
         for problem in r.problems:
             print(f"        {problem}")
     bad = [r for r in results if not r.ok]
-    print(f"{len(results) - len(bad)} of {len(results)} entries pass")
+    summary = f"{len(results) - len(bad)} of {len(results)} entries pass"
+    print(summary)
+    if args.markdown and bad:
+        from probebench.hashing import atomic_write_bytes
+        from probebench.registry.comment import capped, code_block
+
+        lines = [f"{'ok  ' if r.ok else 'FAIL'}  {r.entry_id or r.path}" for r in results]
+        lines += [f"      {p}" for r in results for p in r.problems]
+        text = capped(f"## probebench: the entry check failed\n\n{code_block(lines)}\n\n"
+                      f"{summary}. Fix the entry and push again; `probebench registry check "
+                      "--changed --base origin/main` shows the same locally.\n")
+        atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
     return 1 if bad else 0
 
 
@@ -42,15 +60,19 @@ def cmd_confine(args: argparse.Namespace) -> int:
         changes,
         confinement_problems,
         git_toplevel,
+        read_changes_file,
+        shown,
         submitted_entry,
     )
 
     ws = workspace(args, uses_tasks=False)  # plain git: reads nothing the PR could change
-    top = git_toplevel(ws.repo)
-    found = changes(top, args.base, args.head)
+    if args.changes_file:
+        found = read_changes_file(Path(args.changes_file))
+    else:
+        found = changes(git_toplevel(ws.repo), args.base, args.head)
     problems = confinement_problems(found)
     for change in found:
-        print(f"  {change.status}  {change.path}")
+        print(f"  {change.status}  {shown(change.path)}")
     for problem in problems:
         print(f"  REFUSED  {problem}")
     entry = submitted_entry(found)
@@ -60,6 +82,15 @@ def cmd_confine(args: argparse.Namespace) -> int:
             atomic_write_bytes(Path(args.entry_file), f"{entry}\n".encode())
     else:
         print(f"{len(problems)} problem(s): the submission is refused")
+        if args.markdown:
+            from probebench.registry.comment import capped, code_block
+
+            text = capped(
+                "## probebench: submission refused\n\nA submission adds or updates one entry "
+                "`registry/probes/<org>/<name>.yaml` and regular files in one folder "
+                "`registry/artifacts/<folder>/`; it deletes, moves and touches nothing else."
+                f"\n\n{code_block(problems)}\n")
+            atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
     return 1 if problems else 0
 
 
@@ -107,6 +138,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _live_ids(registry: Path) -> list[str]:
+    from probebench.registry.check import entry_files
+    from probebench.registry.entry import read_entry
+
+    return [e.id for e in map(read_entry, entry_files(registry)) if e.status == "live"]
+
+
+def report_name(entry_id: str) -> str:
+    """The file of one entry's reproducer report in a ``--live`` folder."""
+    return entry_id.replace("/", "__") + ".json"
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
@@ -114,41 +157,51 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from probebench.registry.sandbox import SandboxLimits
 
     ws = workspace(args, uses_registry=True, uses_tasks=False)
+    if (args.entry is None) == (not args.live):
+        raise InputError("give one ENTRY_ID, or --live for every live entry")
     limits = SandboxLimits(wall_seconds=args.wall_limit, memory_bytes=args.memory_limit * 2**30)
-    try:
-        run = reproduce_entry(args.entry, ws.registry, ws.repo, timeout=args.timeout,
-                              limits=limits)
-    except ProbebenchError as exc:  # still a report: the judge says why nothing ran
-        run = ReproducerRun(entry=args.entry, notebook="(not found)", ran=False,
-                            error=f"not run: {exc}", metrics={}, problems=[])
-    atomic_write_bytes(Path(args.out), run.to_json().encode("utf-8"))
-    state = "ran" if run.ran else f"failed: {run.error}"
-    print(f"{args.entry}: {run.notebook} {state}; {sum(len(m) for m in run.metrics.values())} "
-          f"metric(s) printed; wrote {args.out}")
-    for problem in run.problems:
-        print(f"  problem  {problem}")
-    return 0 if run.ran and run.metrics and not run.problems else 1
+    ids = [args.entry] if args.entry else _live_ids(ws.registry)
+    ok = True
+    for entry_id in ids:
+        try:
+            run = reproduce_entry(entry_id, ws.registry, ws.repo, timeout=args.timeout,
+                                  limits=limits)
+        except ProbebenchError as exc:  # still a report: the judge says why nothing ran
+            run = ReproducerRun(entry=entry_id, notebook="(not found)", ran=False,
+                                error=f"not run: {exc}", metrics={}, problems=[])
+        out = Path(args.out) / report_name(entry_id) if args.live else Path(args.out)
+        atomic_write_bytes(out, run.to_json().encode("utf-8"))
+        state = "ran" if run.ran else f"failed: {run.error}"
+        print(f"{entry_id}: {run.notebook} {state}; "
+              f"{sum(len(m) for m in run.metrics.values())} metric(s) printed; wrote {out}")
+        for problem in run.problems:
+            print(f"  problem  {problem}")
+        ok = ok and run.ran and bool(run.metrics) and not run.problems
+    return 0 if ok else 1
 
 
 def cmd_review(args: argparse.Namespace) -> int:
     from probebench.evaluation.results import read_submission
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.check import entry_files
-    from probebench.registry.entry import read_entry
-    from probebench.registry.reproduce import read_reproducer_run
+    from probebench.registry.reproduce import ReproducerRun, read_reproducer_run
     from probebench.registry.review import review_entry
 
     ws = workspace(args, uses_registry=True)
     if (args.entry is None) == (not args.live):
         raise InputError("give one ENTRY_ID, or --live for every live entry")
-    if args.live and (args.reproduced or args.evaluation):
-        raise InputError("--reproduced and --evaluation belong to one entry, not --live")
-    ids = [args.entry] if args.entry else [
-        e.id for e in map(read_entry, entry_files(ws.registry)) if e.status == "live"]
-    reproduced = read_reproducer_run(Path(args.reproduced)) if args.reproduced else None
+    if args.live and args.evaluation:
+        raise InputError("--evaluation belongs to one entry, not --live")
+    ids = [args.entry] if args.entry else _live_ids(ws.registry)
+
+    def reproduced(entry_id: str) -> ReproducerRun | None:
+        if not args.reproduced:
+            return None
+        path = Path(args.reproduced)
+        return read_reproducer_run(path / report_name(entry_id) if args.live else path)
+
     evaluation = read_submission(Path(args.evaluation)) if args.evaluation else None
     reviews = [review_entry(entry_id, ws.registry, ws.repo, catalog=ws.catalog,
-                            timeout=args.timeout, reproduced=reproduced,
+                            timeout=args.timeout, reproduced=reproduced(entry_id),
                             evaluation=evaluation) for entry_id in ids]
     text = "\n".join(r.markdown() for r in reviews)
     doc = reviews[0].to_json() if args.entry else [r.to_json() for r in reviews]
@@ -182,7 +235,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     from probebench.registry.reproduce import NOTEBOOK_TIMEOUT
     from probebench.registry.sandbox import SandboxLimits
 
-    reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate")
+    reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "
+                              "publish, reproduce")
     add_workspace_options(reg, registry=True)
     reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
 
@@ -192,8 +246,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "tasks registered, artifact resolvable (path, file://, hf://REPO@REV) "
                     "and valid with a bundle hash equal to artifact_sha256.")
     rcheck.add_argument("--changed", action="store_true",
-                        help="only entries added or modified since --base (git)")
+                        help="only entries added or modified since --base (git), with the "
+                             "pull-request rules: status pending_review, and no artifact "
+                             "folder changed but the entry's own")
     rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
+    rcheck.add_argument("--markdown", default=None, metavar="FILE",
+                        help="when an entry fails, write the PR comment (escaped) here")
     add_workspace_options(rcheck, registry=True)
     rcheck.set_defaults(func=cmd_check)
 
@@ -208,6 +266,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
     rconf.add_argument("--entry-file", default=None, metavar="FILE",
                        help="write the submitted entry's id here when the PR is confined")
+    rconf.add_argument("--markdown", default=None, metavar="FILE",
+                       help="when refused, write the PR comment (escaped) here")
+    add_quiet(rconf, "no workspace line on stderr")
+    rconf.add_argument("--changes-file", default=None, metavar="FILE",
+                       help="judge these changes instead of git's: STATUS<TAB>PATH"
+                            "[<TAB>PREVIOUS] lines, STATUS a git letter or a GitHub API file "
+                            "status (comment.yml feeds it the PR's file list)")
     add_workspace_options(rconf, registry=True)
     rconf.set_defaults(func=cmd_confine)
 
@@ -250,7 +315,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "PROBEBENCH_METRICS lines as JSON: the only output, judged later by "
                     "`probebench review --reproduced FILE`. Refuses to run anything when "
                     "bwrap is missing. Exit 0 when the notebook ran and printed metrics.")
-    rrep.add_argument("entry", metavar="ENTRY_ID")
+    rrep.add_argument("entry", metavar="ENTRY_ID", nargs="?")
+    rrep.add_argument("--live", action="store_true",
+                      help="every live entry; --out is then a folder with one "
+                           "<org>__<name>.json per entry")
     rrep.add_argument("--out", default="reproduced.json",
                       help="where to write the report (default: %(default)s)")
     rrep.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
@@ -278,7 +346,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rev.add_argument("--json-out", default=None, help="also write the JSON checklist here")
     rev.add_argument("--reproduced", default=None, metavar="FILE",
                      help="judge this report of `probebench registry reproduce` instead of "
-                          "running the notebook here (in the sandbox)")
+                          "running the notebook here (in the sandbox); with --live, the "
+                          "folder of `registry reproduce --live`")
     rev.add_argument("--evaluation", default=None, metavar="FILE",
                      help="compare with this submission.json of the entry (`registry "
                           "evaluate --submission`) instead of re-evaluating here")

@@ -123,6 +123,13 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
         if not stored:
             skipped.append(f"{entry.id}: no stored results")
             continue
+        stale = sorted(t for t, r in stored.items()
+                       if r.probe.bundle_sha256 != entry.artifact_sha256)
+        if stale:  # results of another artifact: the entry changed and awaits publish
+            skipped.append(f"{entry.id}: stored results on {', '.join(stale)} are for "
+                           f"bundle {stored[stale[0]].probe.bundle_sha256[:12]}, not the "
+                           f"entry's artifact {entry.artifact_sha256[:12]}")
+            continue
         entries.append(entry)
         results[entry.id] = stored
     scored = [Scored(e.id, results[e.id], axis_values(results[e.id], e.license),

@@ -8,9 +8,14 @@ from pathlib import Path
 from probebench.artifact.checks import validate
 from probebench.errors import InputError, ProbebenchError
 from probebench.licenses import check_license
-from probebench.registry.confine import changes, git_toplevel
+from probebench.registry.confine import (
+    Change,
+    changed_artifact_folders,
+    changes,
+    git_toplevel,
+)
 from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
+from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 
 
@@ -41,14 +46,47 @@ def changed_entry_files(root: Path, base: str, head: str | None = None) -> list[
     ``confine``; by default against the working tree, so uncommitted entries count), as
     absolute paths. Git runs at the repository root that holds the registry ``root``,
     whatever the working directory."""
+    return [path for path, _ in _changed(root, base, head)[0]]
+
+
+def _changed(root: Path, base: str, head: str | None
+             ) -> tuple[list[tuple[Path, str]], list[Change], Path]:
     root = Path(root).resolve()
     top = git_toplevel(root)
     prefix = root.relative_to(top).as_posix() + "/probes/"
     if prefix.startswith("./"):
         prefix = prefix[2:]
-    return sorted(top / c.path for c in changes(top, base, head)
-                  if c.status in ("A", "M") and c.path.startswith(prefix)
-                  and c.path.endswith(".yaml"))
+    found = changes(top, base, head)
+    entries = [(top / c.path, c.path) for c in found
+               if c.status in ("A", "M") and c.path.startswith(prefix)
+               and c.path.endswith(".yaml")]
+    return sorted(entries), found, top
+
+
+def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
+                          head: str | None = None) -> None:
+    """The rules of a submission beyond one entry's own checks, added to ``results``: a
+    changed entry is ``pending_review`` (a live or deprecated entry becomes pending
+    again when changed), and every changed artifact folder is the one a changed entry
+    points at."""
+    _, found, _ = _changed(root, base, head)
+    wanted = set()
+    for r in results:
+        try:
+            entry = read_entry(r.path)
+        except ProbebenchError:
+            continue
+        if entry.status != "pending_review":
+            r.problems.append(f"{r.path}: status is {entry.status!r}; a submission sets "
+                              "status: pending_review (it becomes live after review and "
+                              "merge)")
+        wanted.add(entry.artifact_url.rstrip("/"))
+    for folder in sorted(changed_artifact_folders(found) - wanted):
+        target = results[0] if results else None
+        message = (f"{folder}: changed, but no changed entry's artifact_url points at it "
+                   "(a submission brings its own entry's artifact only)")
+        if target is not None:
+            target.problems.append(message)
 
 
 def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -> EntryCheck:
@@ -57,13 +95,18 @@ def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -
         entry: Entry = read_entry(path)
     except ProbebenchError as exc:
         return EntryCheck(path, None, [str(exc)], [])
-    problems, notes = [], []
+    problems: list[str] = []
+    notes: list[str] = []
     expected = entry_path(root, entry.id)
     if path.resolve() != expected.resolve():
         problems.append(f"{path}: id {entry.id!r} belongs in {expected.relative_to(root)}")
     reason = check_license(entry.license)
     if reason:
         problems.append(f"{path}: {reason}")
+    where = registry_artifact_problem(entry.artifact_url)
+    if where:
+        problems.append(f"{path}: {where}")
+        return EntryCheck(path, entry.id, problems, notes)
     unknown = [t for t in entry.tasks if t not in catalog.specs]
     if unknown:
         problems.append(f"{path}: tasks not registered in tasks.yaml: {', '.join(unknown)} "

@@ -4,8 +4,11 @@
 executes the notebook with nbclient and writes one JSON object to file descriptor FD:
 ``{"ran": bool, "error": str | null, "lines": [...]}`` with the ``PROBEBENCH_METRICS``
 lines of its stream output (at most :data:`MAX_LINES`, each cut at
-:data:`MAX_LINE_CHARS`). The kernel never inherits FD (``close_fds``), so the notebook
-cannot write this report itself; parsing and judging happen outside the sandbox.
+:data:`MAX_LINE_CHARS`). The kernel never inherits FD (``close_fds``), and the runner
+makes itself non-dumpable so the kernel cannot reach it through ``/proc/<pid>/fd``
+either; parsing and judging happen outside the sandbox. (A notebook can print any
+metrics it likes anyway: what it prints is compared with probebench's own
+re-evaluation.)
 """
 
 from __future__ import annotations
@@ -35,7 +38,18 @@ def metrics_lines(cells: Iterable[Mapping[str, Any]]) -> list[str]:
     return found
 
 
+def _not_dumpable() -> None:
+    """``prctl(PR_SET_DUMPABLE, 0)``: processes without CAP_SYS_PTRACE (every process in
+    the sandbox) can no longer open this one's ``/proc/<pid>/fd`` or ptrace it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _not_dumpable()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--timeout", type=int, required=True)

@@ -28,11 +28,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from probebench.artifact import manifest, scan
 from probebench.errors import InputError
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.notebook_runner import MAX_LINES, METRICS_MARK
-from probebench.registry.resolve import resolve_artifact
+from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
 from probebench.registry.sandbox import SCRATCH, SandboxLimits, run_sandboxed
 
 #: seconds a reproducer notebook's cell may run unless told otherwise
@@ -146,7 +147,14 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
     """Run ``entry_id``'s reproducer notebook in the sandbox on a scratch copy of its
     artifact folder (raises ``SandboxUnavailableError`` rather than run it unsandboxed)."""
     entry = read_entry(entry_path(registry, entry_id))
+    where = registry_artifact_problem(entry.artifact_url)
+    if where:
+        raise InputError(where)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
+    bundle = manifest(scan(folder)).sha256  # the limits of an artifact, before any copy
+    if bundle != entry.artifact_sha256:
+        raise InputError(f"the artifact's bundle hash {bundle} differs from the entry's "
+                         f"artifact_sha256 {entry.artifact_sha256}")
     notebook = notebook_path(entry, folder, repo)
     limits = limits or SandboxLimits(wall_seconds=timeout * 3 + 120)
     with tempfile.TemporaryDirectory(prefix="probebench-sandbox-") as tmp:
@@ -160,7 +168,7 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
         read_fd, write_fd = os.pipe()
         try:
             result = run_sandboxed(
-                [sys.executable, "-m", "probebench.registry.notebook_runner", inner,
+                [sys.executable, "-I", "-m", "probebench.registry.notebook_runner", inner,
                  "--timeout", str(timeout), "--result-fd", str(write_fd)],
                 scratch=scratch, cwd=str(Path(inner).parent), limits=limits,
                 pass_fds=[write_fd])

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from probebench.errors import InputError
 from probebench.paths import hub_offline
+
+#: where a registry entry's artifact may live: a folder of registry/artifacts/, or the hub
+REGISTRY_ARTIFACT = re.compile(r"^(registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?|"
+                               r"hf://[A-Za-z0-9][\w.\-]*/[\w.\-]+@[\w.\-]+(/[\w.\-]+)*)$")
+
+
+def registry_artifact_problem(url: str) -> str | None:
+    """Why ``url`` may not be a registry entry's ``artifact_url`` (None when it may)."""
+    if REGISTRY_ARTIFACT.match(url) and ".." not in url.split("/"):
+        return None
+    return (f"artifact_url {url!r}: a registry entry's artifact is a folder "
+            "registry/artifacts/<folder> or hf://ORG/REPO@REVISION[/SUBFOLDER] (file:// and "
+            "other paths are for local use only)")
 
 
 def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
@@ -20,8 +34,14 @@ def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
         raise InputError(f"artifact_url {url!r}: only repository paths, file:// and hf:// "
                          "are supported")
     else:
-        path = repo_root / url
+        rel = Path(url)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise InputError(f"artifact_url {url!r}: a repository path is relative and stays "
+                             "inside the repository")
+        path = repo_root / rel
         how = "repository path"
+        if path.exists() and not path.resolve().is_relative_to(Path(repo_root).resolve()):
+            raise InputError(f"artifact_url {url!r}: leads outside the repository")
     if not path.is_dir():
         raise InputError(f"artifact_url {url!r}: {path} is not a folder")
     return path, how
@@ -32,6 +52,8 @@ def _from_hub(url: str) -> tuple[Path, str]:
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     parts = url[len("hf://"):].split("/")
+    if ".." in parts:
+        raise InputError(f"artifact_url {url!r}: '..' is not allowed")
     repo_part, subfolder = "/".join(parts[:2]), "/".join(parts[2:])
     repo_id, at, revision = repo_part.partition("@")
     if not at or not revision:

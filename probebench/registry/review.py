@@ -30,6 +30,7 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.evaluation.results import Submission
 from probebench.evaluation.submit import Session, SubmitOptions
 from probebench.licenses import license_kind
+from probebench.registry.comment import capped, md_text
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.evaluate import evaluate_entry
 from probebench.registry.pii import scan_file
@@ -66,12 +67,15 @@ class Review:
         return all(i.passed for i in self.items)
 
     def markdown(self) -> str:
-        lines = [f"## probebench review: `{self.entry_id}`", ""]
+        """The checklist as a PR comment: every detail is escaped (``comment.md_text``),
+        since it quotes the submitter's files."""
+        lines = [f"## probebench review: {md_text(self.entry_id, 200)}", ""]
         for item in self.items:
-            lines.append(f"- [{'x' if item.passed else ' '}] **{item.title}**: {item.detail}")
+            lines.append(f"- [{'x' if item.passed else ' '}] **{item.title}**: "
+                         f"{md_text(item.detail)}")
         verdict = "All checks pass." if self.passed else (
             f"{sum(not i.passed for i in self.items)} check(s) fail.")
-        return "\n".join([*lines, "", verdict, ""])
+        return capped("\n".join([*lines, "", verdict, ""]))
 
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry_id, "passed": self.passed,

@@ -11,11 +11,13 @@ kernel-namespace sandbox, never a Python-level guard. Inside it the code sees:
   probebench package itself and the converted models; nothing else of the host's files,
   the repository included;
 - writable: a scratch *copy* of the submitted folder, and an empty ``/tmp``;
-- private PID, IPC, UTS and user namespaces, and no capabilities; the whole process tree
-  dies with the sandbox.
+- private PID, IPC, UTS and user namespaces (no nested user namespace), and no
+  capabilities; the whole process tree dies with the sandbox.
 
-Limits: a wall-clock limit (the process group is killed), an address-space limit
-(``RLIMIT_AS``) and a largest-file limit (``RLIMIT_FSIZE``). Where ``bwrap`` is missing
+Limits: a wall-clock limit (the process group is killed), an address-space limit per
+process (``RLIMIT_AS``), a largest-file limit (``RLIMIT_FSIZE``), a 2 GiB ``/tmp`` and, for
+a non-root user, a process count (``RLIMIT_NPROC``). Not covered: a memory cgroup over
+the whole tree (containers rarely allow one) and a seccomp filter. Where ``bwrap`` is missing
 or cannot create namespaces, :class:`SandboxUnavailableError` is raised: nothing is ever run
 without the sandbox.
 """
@@ -40,6 +42,10 @@ from probebench.paths import models_dir
 BWRAP = "bwrap"
 #: where the writable scratch copy appears inside the sandbox
 SCRATCH = "/scratch"
+#: the sandbox's /tmp is memory: this much at most
+TMP_BYTES = 2 * 1024**3
+#: processes (threads included) the sandbox's user may have, host-wide
+MAX_PROCESSES = 4096
 #: host files a Python process needs that are not secrets (no /etc/shadow, no ssh keys)
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives",
@@ -123,13 +129,14 @@ def bwrap_command(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
                   env: dict[str, str] | None = None,
                   readonly: Sequence[Path] = ()) -> list[str]:
     """The full ``bwrap`` command line that runs ``argv`` in the sandbox."""
-    cmd = [sandbox_tool(), "--unshare-all", "--die-with-parent", "--new-session",
-           "--hostname", "sandbox", "--cap-drop", "ALL", *_system_binds()]
+    cmd = [sandbox_tool(), "--unshare-all", "--unshare-user", "--disable-userns",
+           "--die-with-parent", "--new-session", "--hostname", "sandbox", "--cap-drop", "ALL",
+           *_system_binds()]
     for p in _ETC:
         cmd += ["--ro-bind-try", p, p]
     for root in [*python_roots(), *readonly]:
         cmd += ["--ro-bind", str(root), str(root)]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
             "--bind", str(scratch), SCRATCH]
     models = models_dir()
     inner_home = "/tmp/home"
@@ -169,6 +176,8 @@ def run_sandboxed(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if os.getuid() != 0:  # root is exempt from RLIMIT_NPROC: it would mean nothing
+            resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
 
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
