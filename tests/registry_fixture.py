@@ -109,7 +109,7 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
         for task in tasks:
             result = synthetic_result(task, strength, rng)
             record = synthetic_record(result, latency_ms=float(rng.uniform(5, 50)),
-                                      bundle_sha256=entry["artifact_sha256"])
+                                      bundle_sha256=f"{k:064x}")
             out = result_path(root, entry_id, task)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(ResultHistory(entry=entry_id, task=task,
