@@ -5,7 +5,7 @@ the library versions and a ``run`` block (UTC time, probebench commit, hardware)
 
 Each file is a ``ResultHistory``; a re-evaluation appends a ``ResultRecord`` when its
 deterministic part differs from the latest one and leaves the file untouched when it
-is the same: no result is ever overwritten. (A record stored before provenance was kept
+is the same: no number is ever overwritten. (A record stored before provenance was kept
 gains the ``run`` block, with that run's latency, of the first re-run that reproduces
 its deterministic part exactly.) Records are read back through the same
 pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
