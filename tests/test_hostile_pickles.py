@@ -90,7 +90,7 @@ CASES: list[tuple[str, Callable[[], bytes], str]] = [
      lambda: _as_probe(_reconstructed(_dtype("O8", OBJECT_CLEARED), b"\x41" * 16, (2,))),
      "refused dtype 'O8', an array of Python objects"),
     ("object-dtype-via-frombuffer",
-     lambda: _as_probe(_Reduce(numeric._frombuffer,
+     lambda: _as_probe(_Reduce(numeric._frombuffer,  # type: ignore[attr-defined]
                                (b"\x41" * 16, _dtype("O8", OBJECT_CLEARED), (2,), "C"))),
      "refused dtype 'O8', an array of Python objects"),
     ("object-dtype-via-joblib-wrapper",
@@ -133,10 +133,10 @@ def test_real_probe_files_still_load(tmp_path: Path) -> None:
     not) come back exactly."""
     import joblib
 
-    folder, probe, scaler, _ = make_artifact(tmp_path / "mlp", probe_type="mlp")
+    folder, probe, *_ = make_artifact(tmp_path / "mlp", probe_type="mlp")
     loaded = safe_load_pickle(folder / "probe.joblib")
     assert np.array_equal(loaded.attrs["coefs_"][0], probe.coefs_[0])
-    arrays = {"f": np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4)),
+    arrays: dict[str, Any] = {"f": np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4)),
               "u": np.array(["ab", "cde"]), "b": np.array([True, False]),
               "i": np.arange(5, dtype=np.int64)[::2], "s": np.float64(0.25)}
     for compress in (0, 3):
