@@ -71,9 +71,34 @@ _StrictLoader.add_multi_constructor("tag:", _refuse_tag)
 # constructor is consulted only for tags without an exact constructor.
 
 
+#: flow and block nesting a document may have (the parser and constructor recurse)
+MAX_YAML_DEPTH = 64
+
+
+def _nesting(text: str) -> int:
+    """An upper bound on the document's nesting: flow brackets and block indentation
+    (counted without parsing, so a hostile document cannot make the parser recurse)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    indents = {len(line) - len(line.lstrip(" -")) for line in text.splitlines()
+               if line.strip() and not line.lstrip().startswith("#")}
+    return max(deepest, len(indents))
+
+
 def loads_yaml(text: str, source: str = "<string>") -> Any:
     """Parse one YAML document of plain data; see the module docstring for what is refused."""
-    loader = _StrictLoader(text, source)
+    if _nesting(text) > MAX_YAML_DEPTH:
+        raise InputError(f"{source}: YAML nests deeper than {MAX_YAML_DEPTH} levels; refused "
+                         "(limit MAX_YAML_DEPTH)")
+    try:
+        loader = _StrictLoader(text, source)
+    except yaml.YAMLError as exc:  # the reader checks characters as it is built
+        raise InputError(f"{source}: malformed YAML: {exc}") from None
     try:
         if not loader.check_node():
             return None
@@ -87,8 +112,14 @@ def loads_yaml(text: str, source: str = "<string>") -> Any:
         raise loader._fail(mark, f"malformed YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: malformed YAML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: YAML nests too deeply; refused") from None
+    except ValueError as exc:  # a scalar its type cannot hold: 2026-02-30, 5,000 digits
+        raise InputError(f"{source}: a value YAML cannot represent ({str(exc)[:160]})") \
+            from None
     finally:
-        loader.dispose()
+        if "loader" in locals():
+            loader.dispose()
 
 
 def load_yaml(path: Path, *, max_bytes: int = MAX_YAML_BYTES) -> Any:

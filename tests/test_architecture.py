@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probebench"
 #: bottom floor first; a module may import from its own floor and every floor below
 LAYERS: list[tuple[str, set[str]]] = [
     ("vocabulary and utilities", {"version", "provenance", "errors", "paths", "yamlsafe",
-                                  "licenses", "hashing", "prompts", "sites"}),
+                                  "jsonsafe", "licenses", "hashing", "prompts", "sites"}),
     ("models", {"models"}),
     ("tasks", {"tasks"}),
     ("artifact", {"artifact"}),

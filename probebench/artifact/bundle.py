@@ -26,6 +26,9 @@ MANIFEST_NAME = "MANIFEST.sha256"
 MAX_FILES = 100
 MAX_FILE_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 256 << 20
+#: folders below the artifact's root, and characters in a relative path
+MAX_PATH_DEPTH = 8
+MAX_PATH_CHARS = 512
 #: files whose format may itself be a compressed stream or a zip
 _COMPRESSED_OK = (".joblib", ".pkl", ".pickle")
 _ZIP_OK = (".skops",)
@@ -87,6 +90,11 @@ def scan(root: Path) -> BundleScan:
                 result.problems.append(f"{rel}: is a symlink (to {target}); symlinks are "
                                        "refused")
             elif stat.S_ISDIR(info.st_mode):
+                if rel.count("/") + 1 > MAX_PATH_DEPTH or len(rel) > MAX_PATH_CHARS:
+                    result.problems.append(f"{rel[:80]}...: folders nest deeper than "
+                                           f"{MAX_PATH_DEPTH} levels or {MAX_PATH_CHARS} "
+                                           "characters; refused (limit MAX_PATH_DEPTH)")
+                    continue
                 stack.append(Path(entry.path))
             elif not stat.S_ISREG(info.st_mode):
                 result.problems.append(f"{rel}: not a regular file")

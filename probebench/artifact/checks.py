@@ -7,7 +7,6 @@ model or unpickles with plain ``pickle``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,8 @@ from probebench.artifact.meta import (
     read_meta,
 )
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import ProbebenchError
+from probebench.errors import InputError, ProbebenchError
+from probebench.jsonsafe import load_json
 from probebench.licenses import check_license
 from probebench.sites import POSITIONS
 from probebench.tasks.catalog import TaskCatalog
@@ -124,9 +124,10 @@ def _schema(ctx: _Context) -> str:
 def _notebooks(ctx: _Context) -> str:
     for name in ("train.ipynb", "eval.ipynb"):
         try:
-            nb = json.loads((ctx.root / name).read_text("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise CheckFailedError(f"{name}: not valid notebook JSON ({exc})") from None
+            nb = load_json(ctx.root / name)
+        except InputError as exc:
+            raise CheckFailedError(f"{name}: not valid notebook JSON "
+                                   f"({str(exc).split(': ', 1)[-1]})") from None
         if not isinstance(nb, dict) or nb.get("nbformat") != 4 or not isinstance(
                 nb.get("cells"), list):
             raise CheckFailedError(f"{name}: expected a Jupyter notebook (nbformat 4 with cells)")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from probebench.errors import InputError
+from probebench.jsonsafe import load_json
 
 if TYPE_CHECKING:
     import torch
@@ -166,6 +167,10 @@ class ProbeWeights:
         return [st, js]
 
 
+#: layers an MLP probe may have
+MAX_LAYERS = 16
+
+
 def _json_label(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
@@ -198,6 +203,9 @@ def from_sklearn_state(probe_kind: str, probe: dict[str, Any], scaler: dict[str,
         if coef.ndim != 2 or coef.shape[0] != 1:
             raise InputError(f"{source}: coef_ has shape {coef.shape}; a binary logistic "
                              f"regression has (1, n_features) (classes: {list(classes)})")
+        if intercept.size != 1:
+            raise InputError(f"{source}: intercept_ has {intercept.size} values; a binary "
+                             "logistic regression has 1")
         weights: tuple[np.ndarray, ...] = (coef.T.copy(),)
         biases: tuple[np.ndarray, ...] = (intercept.reshape(1),)
         activation, probe_type = "identity", "linear"
@@ -205,9 +213,20 @@ def from_sklearn_state(probe_kind: str, probe: dict[str, Any], scaler: dict[str,
         coefs, intercepts = probe.get("coefs_"), probe.get("intercepts_")
         if not isinstance(coefs, list) or not isinstance(intercepts, list):
             raise InputError(f"{source}: coefs_/intercepts_ missing: the MLP is not fitted")
+        if not coefs or len(coefs) != len(intercepts) or len(coefs) > MAX_LAYERS:
+            raise InputError(f"{source}: coefs_ and intercepts_ hold {len(coefs)} and "
+                             f"{len(intercepts)} layers; an MLP has 1 to {MAX_LAYERS}, the same "
+                             "number of each")
         weights = tuple(_as_f64(w, f"{source}: coefs_[{i}]") for i, w in enumerate(coefs))
         biases = tuple(_as_f64(b, f"{source}: intercepts_[{i}]")
                        for i, b in enumerate(intercepts))
+        width = None
+        for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
+            if w.ndim != 2 or b.ndim != 1 or b.shape[0] != w.shape[1] or \
+                    (width is not None and w.shape[0] != width):
+                raise InputError(f"{source}: layer {i} has coefs_ {w.shape} and intercepts_ "
+                                 f"{b.shape}; the layers do not chain")
+            width = w.shape[1]
         classes = _classes(probe.get("classes_"), source)
         out_act = probe.get("out_activation_")
         if out_act != "logistic":
@@ -236,10 +255,7 @@ def load_native(folder: Path) -> ProbeWeights:
     from safetensors.numpy import load
 
     st, js = folder / "probe.safetensors", folder / "probe.json"
-    try:
-        spec = json.loads(js.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{js}: not valid JSON ({exc})") from None
+    spec = load_json(js)
     if not isinstance(spec, dict) or spec.get("format") != NATIVE_FORMAT:
         raise InputError(f"{js}: expected an object with format {NATIVE_FORMAT!r}")
     if spec.get("version") != NATIVE_VERSION:

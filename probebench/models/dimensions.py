@@ -8,11 +8,11 @@ honouring ``HF_HUB_OFFLINE``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from probebench.errors import ModelError
+from probebench.errors import InputError, ModelError
+from probebench.jsonsafe import load_json
 from probebench.models.builtin import BUILTIN_MODELS
 from probebench.paths import hub_offline
 
@@ -61,7 +61,7 @@ def model_dimensions(name: str) -> tuple[int, int]:
         return KNOWN_DIMENSIONS[name]
     local = Path(name).expanduser()
     if (local / "config.json").is_file():
-        return _from_config(json.loads((local / "config.json").read_text("utf-8")), str(local))
+        return _from_config(_config(local / "config.json"), str(local))
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
@@ -73,4 +73,11 @@ def model_dimensions(name: str) -> tuple[int, int]:
         raise ModelError(f"cannot find the dimensions of model {name!r}: not a built-in alias "
                          f"({', '.join(BUILTIN_MODELS)}), not in probebench's table of known "
                          f"models, and its config.json is not in {where}") from None
-    return _from_config(json.loads(Path(path).read_text("utf-8")), name)
+    return _from_config(_config(Path(path)), name)
+
+
+def _config(path: Path) -> Any:
+    try:
+        return load_json(path)
+    except InputError as exc:
+        raise ModelError(f"cannot read the model config: {exc}") from None

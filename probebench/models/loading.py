@@ -7,14 +7,14 @@ the activation cache can answer without a model); ``load_model`` loads it.
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from probebench.errors import ModelError
+from probebench.errors import InputError, ModelError
 from probebench.hashing import sha256_files
+from probebench.jsonsafe import load_json
 from probebench.models._hf import quiet_transformers
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
@@ -191,9 +191,9 @@ def _from_hub(repo_id: str, revision: str | None) -> tuple[Path, str, str | None
 
 def _read_config(folder: Path) -> dict[str, Any]:
     try:
-        config = json.loads((folder / "config.json").read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{folder / 'config.json'}: cannot read the model config ({exc})") from exc
+        config = load_json(folder / "config.json")
+    except InputError as exc:
+        raise ModelError(f"cannot read the model config: {exc}") from None
     if not isinstance(config, dict):
         raise ModelError(f"{folder / 'config.json'}: expected a JSON object")
     return config

@@ -1,0 +1,118 @@
+"""Inputs that used to end in a traceback (a red-team run found 22) now fail one named
+check: malformed or deeply nested YAML and JSON, values YAML cannot represent, a model
+folder with a broken config, probe state of the wrong shape and folders nested past
+PATH_MAX. Each is validated in-process (the report names the check and the reason) and
+through the CLI in a fresh process (exit 1, no traceback)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+
+from probebench.artifact.checks import validate
+from tests.artifacts import make_artifact
+
+
+def _meta(folder: Path, old: str, new: str) -> None:
+    text = (folder / "meta.yaml").read_text()
+    assert old in text, text
+    (folder / "meta.yaml").write_text(text.replace(old, new))
+
+
+def _append_meta(extra: str) -> Callable[[Path], None]:
+    def mutate(folder: Path) -> None:
+        (folder / "meta.yaml").write_text((folder / "meta.yaml").read_text() + extra)
+    return mutate
+
+
+def _broken_model(folder: Path) -> None:
+    model = folder.parent / "broken-model"
+    model.mkdir()
+    (model / "config.json").write_text("{broken")
+    _meta(folder, "model: smollm2-135m", f"model: {model}")
+
+
+def _probe_attr(name: str, value: object) -> Callable[[Path], None]:
+    def mutate(folder: Path) -> None:
+        probe = joblib.load(folder / "probe.joblib")
+        setattr(probe, name, value)
+        joblib.dump(probe, folder / "probe.joblib")
+    return mutate
+
+
+def _empty_mlp(folder: Path) -> None:
+    from sklearn.neural_network import MLPClassifier
+
+    probe = MLPClassifier()
+    probe.coefs_, probe.intercepts_ = [], []
+    probe.classes_, probe.out_activation_ = np.array([0, 1]), "logistic"
+    joblib.dump(probe, folder / "probe.joblib")
+
+
+def _deep_folders(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        for _ in range(40):  # 40 x 200 characters: far past PATH_MAX (4096)
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open("x.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, b"x")
+        os.close(leaf)
+    finally:
+        os.close(fd)
+
+
+CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
+    ("yaml-nul-byte", _append_meta("\x00\n"), "meta_schema", "unacceptable character #x0000"),
+    ("yaml-deep-flow", _append_meta("x: " + "[" * 5000 + "]" * 5000 + "\n"), "meta_schema",
+     "YAML nests deeper than 64 levels"),
+    ("yaml-deep-block", _append_meta("x:\n" + "".join(" " * i + "- \n" for i in range(1, 200))),
+     "meta_schema", "YAML nests deeper than 64 levels"),
+    ("yaml-5000-digit-integer", lambda f: _meta(f, "layer: 15", "layer: " + "9" * 5000),
+     "meta_schema", "a value YAML cannot represent"),
+    ("yaml-february-30", lambda f: _meta(f, "created_at: '2026-11-01'",
+                                         "created_at: 2026-02-30"),
+     "meta_schema", "day is out of range for month"),
+    ("yaml-hour-25", lambda f: _meta(f, "created_at: '2026-11-01'",
+                                     "created_at: 2026-11-01 25:00:00"),
+     "meta_schema", "hour must be in 0..23"),
+    ("model-with-broken-config", _broken_model, "model_site", "config.json: not valid JSON"),
+    ("notebook-nested-json", lambda f: (f / "train.ipynb").write_text("[" * 100_000 +
+                                                                      "]" * 100_000),
+     "notebooks", "JSON nests too deeply"),
+    ("intercept-with-two-values", _probe_attr("intercept_", np.zeros(2)), "safe_load",
+     "intercept_ has 2 values"),
+    ("mlp-without-layers", _empty_mlp, "safe_load", "coefs_ and intercepts_ hold 0 and 0"),
+    ("mlp-layers-that-do-not-chain", _probe_attr("coefs_", [np.zeros((576, 8)),
+                                                            np.zeros((9, 1))]),
+     "safe_load", "the layers do not chain"),
+    ("folders-past-path-max", _deep_folders, "limits", "folders nest deeper than 8 levels"),
+]
+
+
+@pytest.mark.parametrize(("name", "mutate", "check", "reason"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_hostile_input_fails_one_named_check(tmp_path: Path, name: str,
+                                             mutate: Callable[[Path], None], check: str,
+                                             reason: str) -> None:
+    probe_type = "mlp" if "chain" in name else "linear"
+    folder, *_ = make_artifact(tmp_path / name, probe_type=probe_type)
+    mutate(folder)
+    report = validate(folder)
+    failed = {c.name: c.message for c in report.failed()}
+    assert not report.valid and check in failed, failed
+    assert reason in failed[check], failed[check]
+    proc = subprocess.run([sys.executable, "-m", "probebench", "validate", str(folder)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in output, output[-2000:]
+    assert len(output) < 4000
