@@ -32,6 +32,10 @@ def _append_meta(extra: str) -> Callable[[Path], None]:
     return mutate
 
 
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
 def _broken_model(folder: Path) -> None:
     model = folder.parent / "broken-model"
     model.mkdir()
@@ -86,8 +90,7 @@ CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
                                      "created_at: 2026-11-01 25:00:00"),
      "meta_schema", "hour must be in 0..23"),
     ("model-with-broken-config", _broken_model, "model_site", "config.json: not valid JSON"),
-    ("notebook-nested-json", lambda f: (f / "train.ipynb").write_text("[" * 100_000 +
-                                                                      "]" * 100_000),
+    ("notebook-nested-json", lambda f: _write(f / "train.ipynb", "[" * 100_000 + "]" * 100_000),
      "notebooks", "JSON nests too deeply"),
     ("intercept-with-two-values", _probe_attr("intercept_", np.zeros(2)), "safe_load",
      "intercept_ has 2 values"),
