@@ -119,3 +119,25 @@ def test_hostile_input_fails_one_named_check(tmp_path: Path, name: str,
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Traceback" not in output, output[-2000:]
     assert len(output) < 4000
+
+
+def test_an_artifact_cannot_supply_its_own_tasks(tmp_path: Path) -> None:
+    """Validated from inside, an artifact's own tasks.yaml (registering the hash its
+    reported metrics cite) is not read: the packaged tasks are."""
+    import yaml
+
+    from tests.catalogs import copy_catalog
+
+    folder, *_ = make_artifact(tmp_path / "own-tasks", meta={"reported_metrics": {
+        "verb_grammar": {"test_sha256": "e" * 64, "auroc": 0.99}}})
+    catalog = copy_catalog(folder)
+    doc = yaml.safe_load((folder / "tasks.yaml").read_text())
+    for task in doc["tasks"]:
+        if task["id"] == "verb_grammar":
+            task["test_sha256"] = "e" * 64
+    (folder / "tasks.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert catalog.path == folder / "tasks.yaml"
+    proc = subprocess.run([sys.executable, "-m", "probebench", "validate", "."], cwd=folder,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "tasks: the packaged tasks" in proc.stderr
+    assert "FAIL  reported_metrics" in proc.stdout

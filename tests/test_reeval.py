@@ -64,8 +64,9 @@ def _store(root: Path, entry_id: str, auroc: float) -> None:
 def test_drops_are_listed_and_large_drops_deprecate(repo: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     catalog = TaskCatalog.for_repo(repo)
-    first = reeval(repo / "registry", repo, repo / "out0", catalog=catalog, bootstrap=100)
-    first = [c for c in first if c.task == "verb_grammar"]
+    done = reeval(repo / "registry", repo, repo / "out0", catalog=catalog, bootstrap=100)
+    assert done.failures == {}
+    first = [c for c in done if c.task == "verb_grammar"]
     assert {c.action for c in first} == {"none"} and all(c.old_auroc is None for c in first)
     assert {c.version for c in first} == {2}  # the newest holdout, not the registered v1
     new = first[0].new_auroc
@@ -88,6 +89,23 @@ def test_drops_are_listed_and_large_drops_deprecate(repo: Path,
     assert falling.status == "deprecated" and falling.notice is not None
     assert "fell 15.0 points" in falling.notice
     assert read_entry(entry_path(repo / "registry", IDS[1])).status == "live"
+
+
+def test_one_broken_entry_does_not_stop_the_shard(repo: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    path = entry_path(repo / "registry", IDS[0])
+    data = yaml.safe_load(path.read_text())
+    data["artifact_sha256"] = "ab" * 32  # the artifact no longer matches its entry
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["reeval", "--registry", str(repo / "registry"), "--repo", str(repo),
+                 "--out", str(repo / "out"), "--bootstrap", "50", "--quiet"]) == 1
+    printed = capsys.readouterr().out
+    assert f"SKIPPED   {IDS[0]}: the artifact no longer validates" in printed
+    assert "org/slipping" in printed  # the others were re-evaluated
+    diff = (repo / "out" / "DIFF.md").read_text()
+    assert "## Entries not re-evaluated" in diff and IDS[0] in diff
 
 
 def test_a_task_without_holdout_gets_the_interval_submit_gives(repo: Path,

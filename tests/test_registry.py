@@ -157,12 +157,20 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 @pytest.mark.parametrize("url", ["file:///etc", "../outside", "registry/artifacts/../../x",
-                                 "/abs/path", "registry/probes"])
+                                 "/abs/path", "registry/probes", "hf://org/probes@main/verb",
+                                 "hf://org/probes@v1.0"])
 def test_registry_artifacts_live_in_the_registry_or_on_the_hub(repo: Path, url: str) -> None:
     _write_entry(repo, {"artifact_url": url})
     (result,) = check_registry(repo / "registry", repo, catalog=TaskCatalog.for_repo(repo))
     assert any("a registry entry's artifact is a folder registry/artifacts/<folder> or "
                "hf://" in p for p in result.problems), result.problems
+
+
+def test_a_pinned_hub_artifact_passes_the_registry_rule() -> None:
+    from probebench.registry.resolve import registry_artifact_problem
+
+    assert registry_artifact_problem("hf://org/probes@" + "0123abcd" * 5 + "/verb") is None
+    assert registry_artifact_problem("registry/artifacts/verb-tense") is None
 
 
 def test_changed_entries_from_the_repo_root_with_relative_paths(

@@ -67,8 +67,9 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
                             "(default: the enclosing git checkout, else the current folder)")
     group.add_argument("--tasks-file", type=Path, default=argparse.SUPPRESS,
                        metavar="TASKS_YAML",
-                       help="registered tasks (default: REPO/tasks.yaml if it exists, else "
-                            "the tasks shipped with probebench)")
+                       help="registered tasks (default: REPO/tasks.yaml if REPO is a git "
+                            "checkout or given with --repo and has one, else the tasks "
+                            "shipped with probebench)")
     if registry:
         group.add_argument("--registry", type=Path, default=argparse.SUPPRESS,
                            help="registry folder with probes/ and results/ "
@@ -78,12 +79,17 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
 def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
               uses_tasks: bool = True) -> Workspace:
     """Resolve --repo, --tasks-file and --registry once, and say which were used."""
-    repo = Path(getattr(args, "repo", None) or enclosing_repo()).resolve()
+    given_repo = getattr(args, "repo", None)
+    repo = Path(given_repo or enclosing_repo()).resolve()
     tasks_file = getattr(args, "tasks_file", None)
     catalog = None
     if uses_tasks:
-        catalog = (TaskCatalog.from_file(Path(tasks_file)) if tasks_file is not None
-                   else TaskCatalog.for_repo(repo))
+        if tasks_file is not None:
+            catalog = TaskCatalog.from_file(Path(tasks_file))
+        elif given_repo is not None or (repo / ".git").exists():
+            catalog = TaskCatalog.for_repo(repo)
+        else:  # a folder that is no checkout (an artifact, say) never supplies the tasks
+            catalog = TaskCatalog.default()
     given = getattr(args, "registry", None)
     registry = Path(given or repo / "registry")
     if uses_registry and given is not None and not (registry / "probes").is_dir():

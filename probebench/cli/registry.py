@@ -227,8 +227,10 @@ def cmd_reeval(args: argparse.Namespace) -> int:
         old = "n/a" if c.old_auroc is None else f"{c.old_auroc:.3f}"
         print(f"  {c.action:<9} {c.entry} {c.task} v{c.version}: {old} -> {c.new_auroc:.3f} "
               f"({c.drop_points:+.1f} points dropped)")
+    for entry_id, why in sorted(changes.failures.items()):
+        print(f"  SKIPPED   {entry_id}: {why}")
     print(f"wrote {Path(args.out) / 'DIFF.md'}")
-    return 0
+    return 1 if changes.failures else 0
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

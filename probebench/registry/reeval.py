@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from probebench.artifact.checks import validate
-from probebench.errors import InputError
+from probebench.errors import InputError, ProbebenchError
 from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.submit import Session, SubmitOptions
@@ -68,12 +68,23 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, total
 
 
+class ReevalChanges(list[Change]):
+    """The changes of a re-evaluation, and the entries it could not re-evaluate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: entry id -> why it was skipped (its artifact no longer resolves or validates)
+        self.failures: dict[str, str] = {}
+
+
 def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
            shard: tuple[int, int] = (1, 1), seed: int = 0, bootstrap: int = N_RESAMPLES,
-           progress: bool = False) -> list[Change]:
+           progress: bool = False) -> ReevalChanges:
     """Score every live entry on the newest holdout of each of its tasks and write the
     diffs. The AUROC and its CI come from the same code and seeds as ``submit``'s, so a
-    task without a holdout reproduces the stored interval exactly."""
+    task without a holdout reproduces the stored interval exactly. An entry whose
+    artifact no longer resolves or validates is reported (``failures`` and DIFF.md) and
+    skipped: one bad entry never stops the shard."""
     live = [(p, read_entry(p)) for p in entry_files(registry)]
     live = [(p, e) for p, e in live if e.status == "live"]
     pairs = sorted({(e.model, t) for _, e in live for t in e.tasks if t in catalog.specs})
@@ -82,16 +93,22 @@ def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
     session = Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap,
                                              progress=progress))
     sets: dict[str, ReevalSet] = {}
-    changes: list[Change] = []
+    changes = ReevalChanges()
     for path, entry in live:
         tasks = [t for t in entry.tasks if (entry.model, t) in mine]
         if not tasks:
             continue
         # validate once per entry, not once per task
-        folder, _ = resolve_artifact(entry.artifact_url, repo)
+        try:
+            folder, _ = resolve_artifact(entry.artifact_url, repo)
+        except ProbebenchError as exc:
+            changes.failures[entry.id] = str(exc)
+            continue
         report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
         if not report.valid or report.weights is None or report.meta is None:
-            raise InputError(f"{entry.id}: the artifact no longer validates")
+            changes.failures[entry.id] = "the artifact no longer validates: " + "; ".join(
+                f"{c.name}: {c.message}" for c in report.failed())
+            continue
         site = Site(report.meta.layer, report.meta.position)
         for task in tasks:
             if task not in sets:
@@ -134,7 +151,7 @@ def _deprecate(path: Path, change: Change) -> None:
                                             allow_unicode=True).encode("utf-8"))
 
 
-def _write_public(out: Path, changes: list[Change], shard: tuple[int, int]) -> None:
+def _write_public(out: Path, changes: ReevalChanges, shard: tuple[int, int]) -> None:
     flagged = [c for c in changes if c.action != "none"]
     lines = [f"# Re-evaluation diff (shard {shard[0]}/{shard[1]})", "",
              f"{len(changes)} (entry, task) pairs re-evaluated; drops over {LIST_DROP:.0f} "
@@ -148,6 +165,9 @@ def _write_public(out: Path, changes: list[Change], shard: tuple[int, int]) -> N
                          f"{c.drop_points:.1f} | {c.action} |")
     else:
         lines.append("No entry dropped by more than the listing threshold.")
+    if changes.failures:
+        lines += ["", "## Entries not re-evaluated", ""]
+        lines += [f"- {entry}: {why}" for entry, why in sorted(changes.failures.items())]
     atomic_write_bytes(out / "DIFF.md", ("\n".join(lines) + "\n").encode("utf-8"))
     summary = [{"entry": c.entry, "task": c.task, "drop_points": round(c.drop_points, 4),
                 "action": c.action} for c in changes]

@@ -10,7 +10,7 @@ from probebench.paths import hub_offline
 
 #: where a registry entry's artifact may live: a folder of registry/artifacts/, or the hub
 REGISTRY_ARTIFACT = re.compile(r"^(registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?|"
-                               r"hf://[A-Za-z0-9][\w.\-]*/[\w.\-]+@[\w.\-]+(/[\w.\-]+)*)$")
+                               r"hf://[A-Za-z0-9][\w.\-]*/[\w.\-]+@[0-9a-f]{40}(/[\w.\-]+)*)$")
 
 
 def registry_artifact_problem(url: str) -> str | None:
@@ -18,8 +18,9 @@ def registry_artifact_problem(url: str) -> str | None:
     if REGISTRY_ARTIFACT.match(url) and ".." not in url.split("/"):
         return None
     return (f"artifact_url {url!r}: a registry entry's artifact is a folder "
-            "registry/artifacts/<folder> or hf://ORG/REPO@REVISION[/SUBFOLDER] (file:// and "
-            "other paths are for local use only)")
+            "registry/artifacts/<folder> or hf://ORG/REPO@COMMIT[/SUBFOLDER] with COMMIT the "
+            "40-hex revision (a branch or tag can move); file:// and other paths are for "
+            "local use only")
 
 
 def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
