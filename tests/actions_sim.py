@@ -179,6 +179,7 @@ class Simulator:
             "github.event.pull_request.base.sha": base,
             "github.event.pull_request.head.sha": head,
             "github.event.pull_request.number": str(number),
+            "github.event.pull_request.user.login": self.context.get("sim.author", "sim-author"),
             "github.event.workflow_run.head_sha": head,
             "github.event.workflow_run.id": str(number),
         })

@@ -250,6 +250,62 @@ def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
     assert github.main_sha() == before
 
 
+def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -> None:
+    fork = _fork(github, "impersonate")
+    _add_submission(fork)
+    entry = fork / ENTRY_FILE
+    text = entry.read_text().replace("simorg/", "probebench/").replace("org: simorg",
+                                                                     "org: probebench")
+    (fork / "registry/probes/probebench/passive-smollm2-135m-l15-v1.yaml").write_text(text)
+    entry.unlink()
+    _commit(fork, "an entry under the maintainers' org")
+    comment = _refused(github, 17, fork, "impersonate", "evaluate", "the entry check failed")
+    assert "org 'probebench' is reserved" in comment
+
+
+def test_taking_over_a_reference_id_is_refused_at_check(github: Simulator) -> None:
+    """A stranger's file claiming a reference entry's id: the id must match the path."""
+    fork = _fork(github, "takeover")
+    _add_submission(fork, entry={"id": "probebench/verb-grammar-smollm2-135m-l15-v1"})
+    _commit(fork, "an entry with someone else's id")
+    comment = _refused(github, 18, fork, "takeover", "evaluate", "the entry check failed")
+    assert "belongs in probes/probebench/verb-grammar-smollm2-135m-l15-v1.yaml" in comment
+
+
+def test_moving_a_competitors_results_into_the_artifact_is_refused(github: Simulator) -> None:
+    fork = _fork(github, "rename")
+    _add_submission(fork)
+    victim = "registry/results/probebench/verb-grammar-smollm2-135m-l15-v1/verb_grammar.json"
+    git(fork, "mv", victim, f"{ARTIFACT}/verb_grammar.json")
+    _commit(fork, "entry, and a competitor's results moved away")
+    comment = _refused(github, 19, fork, "rename", "confine",
+                       f"{victim}: deleted (or moved away)")
+    assert "submission refused" in comment
+
+
+def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
+    """A run's uploaded files name PR 32 (say, a rival's): the comment job checks that
+    PR 32's head is the run's head commit, and posts nothing."""
+    rival = _fork(github, "rival")
+    _add_submission(rival)
+    _commit(rival, "a rival's entry")
+    github.open_pr(32, rival, "rival")
+    fork = _fork(github, "forger")
+    _add_submission(fork)
+    (fork / "README.md").write_text("edited\n")  # refused at confine: a quick run
+    _commit(fork, "entry and a forged comment")
+    github.open_pr(31, fork, "forger")
+    for job in ("confine",):
+        github.run_job("validate-pr.yml", job, run_name="pr-31", pull_request=31)
+    uploaded = github.artifacts / "pr-31" / "pr-refused"
+    (uploaded / "pr_number").write_text("32\n")
+    (uploaded / "comment.md").write_text("## probebench review\n\nAll checks pass.\n")
+    done = github.run_job("comment.yml", "comment", run_name="pr-31")
+    assert not done.ok
+    assert "PR 32's head is not the run's head commit" in done.output
+    assert github.comment(32) == "" and github.comment(31) == ""
+
+
 def test_a_good_pr_goes_live(github: Simulator) -> None:
     fork = _fork(github, "good")
     _add_submission(fork)

@@ -266,3 +266,30 @@ def test_results_history_is_kept(tmp_path: Path) -> None:
     later = run.model_copy(update={"evaluated_at": "2026-11-24T05:00:00Z"})
     assert store_submission(root, ENTRY_ID, submission(0.5, later)) == []
     assert read_history(first[0])[-1].run == run
+
+
+def test_owners_decide_who_changes_an_org(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
+                       check=True, capture_output=True)
+
+    (repo / "registry/owners.yaml").write_text(
+        "reserved: [probebench]\norgs:\n  testorg: [ada]\n")
+    git("init", "-q")
+    git("add", "registry")
+    git("commit", "-qm", "base")
+    path = entry_path(repo / "registry", ENTRY_ID)
+    path.write_text(path.read_text().replace("status: live", "status: pending_review"))
+    args = ["registry", "--registry", str(repo / "registry"), "--repo", str(repo), "check",
+            "--changed", "--base", "HEAD"]
+    assert main([*args, "--author", "Ada"]) == 0  # logins compare case-insensitively
+    capsys.readouterr()
+    assert main([*args, "--author", "mallory"]) == 1
+    assert "org 'testorg' belongs to ada (registry/owners.yaml); mallory may not" in \
+        capsys.readouterr().out
+    (repo / "registry/owners.yaml").write_text("reserved: [probebench, testorg]\n")
+    assert main([*args, "--author", "ada"]) == 1
+    assert "org 'testorg' is reserved" in capsys.readouterr().out
+    (repo / "registry/owners.yaml").write_text("reserved: []\norgs: {}\n")
+    assert main([*args, "--author", "ada"]) == 1  # an existing entry of an unowned org
+    assert "has no owners in registry/owners.yaml" in capsys.readouterr().out

@@ -32,7 +32,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 0
     results = check_registry(ws.registry, ws.repo, catalog=ws.catalog, files=files)
     if args.changed:
-        pull_request_problems(ws.registry, args.base, results)
+        pull_request_problems(ws.registry, args.base, results, author=args.author)
     for r in results:
         mark = "ok  " if r.ok else "FAIL"
         print(f"  {mark}  {r.entry_id or r.path}  {'; '.join(r.notes)}")
@@ -252,6 +252,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                              "pull-request rules: status pending_review, and no artifact "
                              "folder changed but the entry's own")
     rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
+    rcheck.add_argument("--author", default=None, metavar="LOGIN",
+                        help="with --changed: the PR author's GitHub login, checked against "
+                             "registry/owners.yaml (reserved orgs, each org's owners)")
     rcheck.add_argument("--markdown", default=None, metavar="FILE",
                         help="when an entry fails, write the PR comment (escaped) here")
     add_workspace_options(rcheck, registry=True)

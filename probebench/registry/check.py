@@ -17,6 +17,7 @@ from probebench.registry.confine import (
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
+from probebench.yamlsafe import load_yaml
 
 
 @dataclass
@@ -63,13 +64,41 @@ def _changed(root: Path, base: str, head: str | None
     return sorted(entries), found, top
 
 
+OWNERS_FILE = "owners.yaml"
+
+
+def read_owners(root: Path) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """``registry/owners.yaml`` (a maintainers' file): the reserved orgs, and for each
+    org the GitHub logins that may add or change its entries."""
+    path = root / OWNERS_FILE
+    if not path.is_file():
+        return frozenset(), {}
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected 'reserved' and 'orgs'")
+    reserved = data.get("reserved") or []
+    orgs = data.get("orgs") or {}
+    if not isinstance(reserved, list) or not isinstance(orgs, dict) or not all(
+            isinstance(v, list) for v in orgs.values()):
+        raise InputError(f"{path}: 'reserved' is a list of orgs and 'orgs' maps each org to "
+                         "a list of GitHub logins")
+    return (frozenset(map(str, reserved)),
+            {str(k): frozenset(str(x).lower() for x in v) for k, v in orgs.items()})
+
+
 def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
-                          head: str | None = None) -> None:
-    """The rules of a submission beyond one entry's own checks, added to ``results``: a
-    changed entry is ``pending_review`` (a live or deprecated entry becomes pending
-    again when changed), and every changed artifact folder is the one a changed entry
-    points at."""
-    _, found, _ = _changed(root, base, head)
+                          head: str | None = None, *, author: str | None = None) -> None:
+    """The rules of a submission beyond one entry's own checks, added to ``results``:
+
+    - a changed entry is ``pending_review`` (a live or deprecated entry becomes pending
+      again when changed: a PR never sets a status);
+    - every changed artifact folder is the one a changed entry points at;
+    - with ``author`` (the PR's GitHub login): the entry's org is not reserved
+      (``owners.yaml``), an org listed there is changed only by its owners, and an entry
+      that exists on the base branch is changed only by its org's owners.
+    """
+    _, found, top = _changed(root, base, head)
+    reserved, owners = read_owners(Path(root))
     wanted = set()
     for r in results:
         try:
@@ -81,6 +110,25 @@ def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
                               "status: pending_review (it becomes live after review and "
                               "merge)")
         wanted.add(entry.artifact_url.rstrip("/"))
+        if author is None:
+            continue
+        org = entry.id.split("/", 1)[0]
+        login = author.lower()
+        rel = r.path.resolve().relative_to(top).as_posix()
+        existed = any(c.path == rel and c.status == "M" for c in found)
+        if org in reserved:
+            r.problems.append(f"{r.path}: org {org!r} is reserved (registry/{OWNERS_FILE}); "
+                              "submit under your own org")
+        elif org in owners and login not in owners[org]:
+            r.problems.append(f"{r.path}: org {org!r} belongs to "
+                              f"{', '.join(sorted(owners[org]))} (registry/{OWNERS_FILE}); "
+                              f"{author} may not add or change its entries")
+        elif existed and org not in owners:
+            r.problems.append(f"{r.path}: changes an existing entry of org {org!r}, which "
+                              f"has no owners in registry/{OWNERS_FILE}; ask the maintainers "
+                              "to add you")
+        if entry.org != org:
+            r.problems.append(f"{r.path}: org is {entry.org!r} but the id's org is {org!r}")
     for folder in sorted(changed_artifact_folders(found) - wanted):
         target = results[0] if results else None
         message = (f"{folder}: changed, but no changed entry's artifact_url points at it "
@@ -149,4 +197,17 @@ def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
                     r.problems.append(f"{r.path}: id {eid!r} is also used by "
                                       f"{(seen[eid] if r.path == p else p)}")
         seen.setdefault(eid, p)
+    # one artifact, one entry: re-registering someone's artifact under a new id is refused
+    by_sha: dict[str, Path] = {}
+    for p in all_files:
+        try:
+            sha = read_entry(p).artifact_sha256
+        except ProbebenchError:
+            continue
+        if sha in by_sha:
+            for r in results:
+                if r.path in (p, by_sha[sha]):
+                    r.problems.append(f"{r.path}: artifact {sha[:12]} is already registered "
+                                      f"by {by_sha[sha] if r.path == p else p}")
+        by_sha.setdefault(sha, p)
     return results
