@@ -42,3 +42,24 @@ def test_registered_test_sets_hold_no_personal_data() -> None:
                     if role in get_format(t.format).test_roles})
     findings = [f for path in files for f in scan_file(path)]
     assert findings == [], [str(f) for f in findings[:10]]
+
+
+def _corpus() -> list[tuple[str, str]]:
+    path = REPO / "tests" / "data" / "pii_corpus.tsv"
+    rows = [line.split("\t") for line in path.read_text("utf-8").splitlines()
+            if line and not line.startswith("#")]
+    return [(kind, text) for kind, text in rows]
+
+
+def test_recall_on_the_corpus_is_at_least_90_percent(tmp_path: Path) -> None:
+    """Realistic EN/ES (and UK, DE, FR phone) personal data, including obfuscated
+    e-mails, spaced ids and street abbreviations; and look-alike ordinary sentences."""
+    corpus = _corpus()
+    positives = [(k, t) for k, t in corpus if k != "none"]
+    negatives = [t for k, t in corpus if k == "none"]
+    assert len(positives) >= 35 and len(negatives) >= 20
+    missed = [(k, t) for k, t in positives
+              if k not in {f.kind for f in scan_lines(tmp_path / "c", [t])}]
+    assert len(missed) <= 0.1 * len(positives), missed
+    false = {t: [f.kind for f in scan_lines(tmp_path / "c", [t])] for t in negatives}
+    assert not any(false.values()), {t: k for t, k in false.items() if k}
