@@ -75,6 +75,52 @@ def _deep_folders(folder: Path) -> None:
         os.close(fd)
 
 
+def _native_form(folder: Path) -> None:
+    """Replace the joblib files by the native form (safetensors + probe.json)."""
+    from probebench.artifact.forms import load_probe
+
+    load_probe(folder).save_native(folder)
+    for name in ("probe.joblib", "scaler.joblib"):
+        (folder / name).unlink()
+
+
+def _bf16(folder: Path) -> None:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    _native_form(folder)
+    tensors = load_file(folder / "probe.safetensors")
+    save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()},
+              folder / "probe.safetensors")
+
+
+def _native_layers(value: object) -> Callable[[Path], None]:
+    def mutate(folder: Path) -> None:
+        import json
+
+        _native_form(folder)
+        spec = json.loads((folder / "probe.json").read_text())
+        spec["layers"] = value
+        (folder / "probe.json").write_text(json.dumps(spec))
+    return mutate
+
+
+def _sparse_manifest(folder: Path) -> None:
+    with (folder / "MANIFEST.sha256").open("wb") as handle:
+        handle.truncate(4 << 30)  # 4 GiB of holes: nothing on disk, everything if read
+
+
+def _skops_bomb(folder: Path) -> None:
+    import zipfile
+
+    for name in ("probe.joblib", "scaler.joblib"):
+        (folder / name).unlink()
+    for name in ("probe.skops", "scaler.skops"):
+        with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            z.writestr("schema.json", "{}")
+            z.writestr("big.npy", b"\0" * (300 << 20))
+
+
 CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("yaml-nul-byte", _append_meta("\x00\n"), "meta_schema", "unacceptable character #x0000"),
     ("yaml-deep-flow", _append_meta("x: " + "[" * 5000 + "]" * 5000 + "\n"), "meta_schema",
@@ -99,6 +145,12 @@ CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
                                                             np.zeros((9, 1))]),
      "safe_load", "the layers do not chain"),
     ("folders-past-path-max", _deep_folders, "limits", "folders nest deeper than 8 levels"),
+    ("bf16-safetensors", _bf16, "safe_load", "has dtype 'BF16'; the native form holds"),
+    ("probe-json-layers-576", _native_layers([576]), "safe_load",
+     "'layers' must be a non-empty list"),
+    ("sparse-4gib-manifest", _sparse_manifest, "bundle_hash",
+     "4294967296 bytes; a manifest of at most 100 files"),
+    ("skops-zip-bomb", _skops_bomb, "safe_load", "decompresses to 300 MiB; at most 256 MiB"),
 ]
 
 
@@ -141,3 +193,40 @@ def test_an_artifact_cannot_supply_its_own_tasks(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert "tasks: the packaged tasks" in proc.stderr
     assert "FAIL  reported_metrics" in proc.stdout
+
+
+#: a small helper process that runs the CLI and reports its own peak memory: VmHWM
+#: (ru_maxrss would carry the forking test process's peak across exec)
+_PEAK = ("import sys\n"
+         "from probebench.cli import main\n"
+         "code = main(sys.argv[1:])\n"
+         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+         "print('PEAK_KB', hwm.split()[1])\n"
+         "sys.exit(code)\n")
+RESOURCE_CASES = ["sparse-4gib-manifest", "skops-zip-bomb", "folders-past-path-max",
+                  "notebook-nested-json", "yaml-deep-flow"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RESOURCE_CASES)
+def test_resource_cases_stay_under_512_mb(tmp_path: Path, name: str) -> None:
+    from tests.test_hostile_pickles import CASES as PICKLES
+
+    (mutate,) = [m for n, m, _, _ in CASES if n == name]
+    folder, *_ = make_artifact(tmp_path / name)
+    mutate(folder)
+    _peak_under(folder, 512)
+    for pickle_name, make, _ in PICKLES:
+        if pickle_name in ("memoize-bomb", "ndarray-called-with-a-huge-shape",
+                           "array-bytes-shorter-than-its-shape"):
+            other, *_ = make_artifact(tmp_path / pickle_name)
+            (other / "probe.joblib").write_bytes(make())
+            _peak_under(other, 512)
+
+
+def _peak_under(folder: Path, megabytes: int) -> None:
+    proc = subprocess.run([sys.executable, "-c", _PEAK, "validate", str(folder), "--quiet"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 1, proc.stdout[-1000:] + proc.stderr[-1000:]
+    peak_kb = int(proc.stdout.rsplit("PEAK_KB", 1)[1].split()[0])
+    assert peak_kb < megabytes * 1024, f"{folder.name}: {peak_kb / 1024:.0f} MB"

@@ -26,6 +26,8 @@ MANIFEST_NAME = "MANIFEST.sha256"
 MAX_FILES = 100
 MAX_FILE_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 256 << 20
+#: MANIFEST.sha256: MAX_FILES lines of a hash, two spaces and a path
+MAX_MANIFEST_BYTES = 128 << 10
 #: folders below the artifact's root, and characters in a relative path
 MAX_PATH_DEPTH = 8
 MAX_PATH_CHARS = 512
@@ -137,9 +139,18 @@ def manifest(bundle: BundleScan) -> Manifest:
 
 
 def read_manifest_file(path: Path) -> dict[str, str]:
-    """Parse a ``MANIFEST.sha256`` file (``sha256sum`` lines)."""
+    """Parse a ``MANIFEST.sha256`` file (``sha256sum`` lines) of at most
+    MAX_MANIFEST_BYTES (a line per file of at most MAX_FILES)."""
+    size = path.stat().st_size
+    if size > MAX_MANIFEST_BYTES:
+        raise ValueError(f"{path}: {size} bytes; a manifest of at most {MAX_FILES} files is "
+                         f"under {MAX_MANIFEST_BYTES} (limit MAX_MANIFEST_BYTES)")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     entries = {}
-    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         sha, sep, rel = line.partition("  ")
         if not sep or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             raise ValueError(f"{path}:{number}: expected '<sha256>  <path>'")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probebench.artifact.unpickle import Recorded, safe_load_pickle
+from probebench.artifact.unpickle import MAX_DECOMPRESSED_BYTES, Recorded, safe_load_pickle
 from probebench.artifact.weights import ProbeWeights, from_sklearn_state, load_native
 from probebench.errors import InputError
 
@@ -64,6 +64,31 @@ def _load_joblib(folder: Path) -> ProbeWeights:
                               str(folder / "probe.joblib"))
 
 
+#: a .skops zip: members, and their declared uncompressed bytes in all
+MAX_ZIP_MEMBERS = 256
+MAX_ZIP_BYTES = MAX_DECOMPRESSED_BYTES
+
+
+def check_zip_budget(path: Path) -> None:
+    """Refuse a zip whose members would decompress past MAX_ZIP_BYTES (skops itself has no
+    cap), before skops reads it. Sizes are the central directory's, and each member's
+    real output is bounded by zipfile's own check against its declared size."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a valid zip ({str(exc)[:120]})") from None
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise InputError(f"{path}: {len(infos)} zip members; at most {MAX_ZIP_MEMBERS} "
+                         "(limit MAX_ZIP_MEMBERS)")
+    total = sum(i.file_size for i in infos)
+    if total > MAX_ZIP_BYTES:
+        raise InputError(f"{path}: decompresses to {total >> 20} MiB; at most "
+                         f"{MAX_ZIP_BYTES >> 20} MiB (limit MAX_ZIP_BYTES)")
+
+
 def _load_skops(folder: Path) -> ProbeWeights:
     import skops.io as sio
     from sklearn.linear_model import LogisticRegression
@@ -71,6 +96,7 @@ def _load_skops(folder: Path) -> ProbeWeights:
     from sklearn.preprocessing import StandardScaler
 
     def read(path: Path) -> Any:
+        check_zip_budget(path)
         try:
             return sio.load(path, trusted=SKOPS_TRUSTED)
         except Exception as exc:  # skops raises its own types and zip/JSON errors

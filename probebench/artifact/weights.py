@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from probebench.errors import InputError
-from probebench.jsonsafe import load_json
+from probebench.jsonsafe import load_json, loads_json
 
 if TYPE_CHECKING:
     import torch
@@ -169,6 +169,8 @@ class ProbeWeights:
 
 #: layers an MLP probe may have
 MAX_LAYERS = 16
+#: tensor dtypes the native form may hold (safetensors names)
+NATIVE_DTYPES = ("F64", "F32", "F16")
 
 
 def _json_label(value: Any) -> Any:
@@ -269,12 +271,26 @@ def load_native(folder: Path) -> ProbeWeights:
         raise InputError(f"{st}: safetensors header claims {header} bytes "
                          f"(file has {len(raw)}, limit {MAX_NATIVE_HEADER})")
     try:
+        meta = loads_json(raw[8:8 + header], str(st))
+    except InputError:
+        raise InputError(f"{st}: malformed safetensors header") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{st}: malformed safetensors header")
+    for name, info in meta.items():
+        dtype = info.get("dtype") if isinstance(info, dict) else None
+        if name != "__metadata__" and dtype not in NATIVE_DTYPES:
+            raise InputError(f"{st}: tensor {str(name)[:80]!r} has dtype {str(dtype)[:20]!r}; "
+                             f"the native form holds {', '.join(NATIVE_DTYPES)}")
+    try:
         tensors = load(raw)
-    except (SafetensorError, ValueError) as exc:
-        raise InputError(f"{st}: malformed safetensors ({exc})") from None
+    except (SafetensorError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{st}: malformed safetensors ({str(exc)[:160]})") from None
     layers = spec.get("layers")
-    if not isinstance(layers, list) or not layers:
-        raise InputError(f"{js}: 'layers' must be a non-empty list of [in, out]")
+    if not isinstance(layers, list) or not layers or len(layers) > MAX_LAYERS or not all(
+            isinstance(x, list) and len(x) == 2 and all(type(n) is int for n in x)
+            for x in layers):
+        raise InputError(f"{js}: 'layers' must be a non-empty list of at most {MAX_LAYERS} "
+                         "[in, out] pairs of integers")
     try:
         weights = tuple(tensors[f"layers.{i}.weight"].astype(np.float64)
                         for i in range(len(layers)))
