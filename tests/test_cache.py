@@ -70,6 +70,34 @@ def test_corrupt_entry_is_detected_and_rebuilt(minilm: Any, tmp_path: Path, dama
     assert third.cached == {SITES[0]}
 
 
+def test_a_planted_entry_is_refused(minilm: Any, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    caplog: pytest.LogCaptureFixture) -> None:
+    """Planted under the real key with a correct SHA-256 (the old in-file checksum), but
+    written by another installation (another key): refused, rebuilt from the model."""
+    from safetensors.numpy import save
+
+    from probebench.hashing import sha256_bytes
+
+    monkeypatch.setenv("PROBEBENCH_HOME", str(tmp_path / "home"))
+    cache = ActivationCache(tmp_path / "cache")
+    good = extract(minilm, PROMPTS, SITES[:1], cache=cache, progress=False)[SITES[0]]
+    (entry,) = _entries(tmp_path / "cache")
+    key = entry.stem
+    planted = np.full_like(good, 0.5)
+    entry.write_bytes(save({"activations": planted},
+                           metadata={"key": key, "sha256": sha256_bytes(planted.tobytes())}))
+    again = extract(minilm, PROMPTS, SITES[:1], cache=ActivationCache(tmp_path / "cache"),
+                    progress=False)
+    assert again.cached == set() and "not signed by this installation" in caplog.text
+    np.testing.assert_array_equal(again[SITES[0]], good)
+    # another installation (another secret) cannot read this one's entries either
+    other = ActivationCache(tmp_path / "cache")
+    other._secret = b"x" * 32
+    assert other.get(key, good.shape) is None
+    assert (tmp_path / "home" / "activation-cache.key").stat().st_mode & 0o777 == 0o600
+
+
 def test_no_cache_writes_nothing(minilm: Any, tmp_path: Path,
                                  _private_activation_cache: Path) -> None:
     extract(minilm, PROMPTS, SITES, cache=False, progress=False)

@@ -11,17 +11,22 @@ is the SHA-256 of a canonical JSON record of everything that decides the numbers
 
 Batch sizes are not part of the key: they change results only by float rounding.
 
-Entries are safetensors files written atomically (temporary file, fsync, rename). The
-SHA-256 of the array bytes is stored in the file's metadata and checked on every
-read; an entry that fails the check (truncated, edited, bit-flipped) is reported,
-deleted and rebuilt, never used.
+Entries are safetensors files written atomically (temporary file, fsync, rename). Each
+carries an HMAC-SHA256 of its key and array bytes under a per-installation secret
+(``$PROBEBENCH_HOME/activation-cache.key``, 32 random bytes, mode 0600, kept outside
+the cache folder), checked on every read. An entry that fails the check (truncated,
+edited, bit-flipped, or planted by anyone without the secret, such as a cache restored
+from another machine or another CI job) is reported, deleted and rebuilt, never used.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import logging
+import os
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -39,6 +44,44 @@ from probebench.sites import Site
 
 FORMAT_VERSION = 1
 _TENSOR = "activations"
+KEY_FILE = "activation-cache.key"
+
+
+def installation_key(home: Path | None = None) -> bytes:
+    """This installation's cache secret, created on first use (0600, atomically)."""
+    path = (home or paths.home()) / KEY_FILE
+    try:
+        data = path.read_bytes()
+        if len(data) == 32:
+            return data
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise CacheError(f"cannot read the activation cache key {path} ({exc.strerror})") \
+            from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, secrets.token_bytes(32))
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)  # the first writer wins; everyone then reads the same key
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    data = path.read_bytes()
+    if len(data) != 32:
+        raise CacheError(f"{path}: not an activation cache key (expected 32 bytes)")
+    return data
+
+
+def _mac(secret: bytes, key: str, array: np.ndarray) -> str:
+    digest = hmac.new(secret, key.encode("ascii"), "sha256")
+    digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 log = logging.getLogger(__name__)
 
 
@@ -73,6 +116,13 @@ class ActivationCache:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else paths.activation_cache_dir()
         self.stats = CacheStats()
+        self._secret: bytes | None = None
+
+    @property
+    def secret(self) -> bytes:
+        if self._secret is None:
+            self._secret = installation_key()
+        return self._secret
 
     def key(self, identity: ModelIdentity, device: str, prompts_hash: str, site: Site) -> str:
         record = {
@@ -94,7 +144,7 @@ class ActivationCache:
         if not path.is_file():
             self.stats.misses += 1
             return None
-        problem = self._check(path, key, shape)
+        problem = self._check(path, key, shape, self.secret)
         if isinstance(problem, np.ndarray):
             self.stats.hits += 1
             return problem
@@ -106,7 +156,8 @@ class ActivationCache:
         return None
 
     @staticmethod
-    def _check(path: Path, key: str, shape: tuple[int, int]) -> np.ndarray | str:
+    def _check(path: Path, key: str, shape: tuple[int, int],
+               secret: bytes) -> np.ndarray | str:
         from safetensors import SafetensorError
         from safetensors.numpy import load
 
@@ -125,13 +176,16 @@ class ActivationCache:
             return f"shape {array.shape} {array.dtype}, expected {shape} float32"
         if sha256_bytes(np.ascontiguousarray(array).tobytes()) != meta.get("sha256"):
             return "checksum mismatch"
+        if not hmac.compare_digest(_mac(secret, key, array), str(meta.get("mac", ""))):
+            return "not signed by this installation's cache key"
         return array
 
     def put(self, key: str, array: np.ndarray, info: dict[str, str] | None = None) -> Path:
         from safetensors.numpy import save
 
         array = np.ascontiguousarray(array, dtype=np.float32)
-        meta = {"key": key, "sha256": sha256_bytes(array.tobytes()), **(info or {})}
+        meta = {**(info or {}), "key": key, "sha256": sha256_bytes(array.tobytes()),
+                "mac": _mac(self.secret, key, array)}
         path = self.path(key)
         try:
             with atomic_writer(path) as handle:
