@@ -230,3 +230,51 @@ def _peak_under(folder: Path, megabytes: int) -> None:
     assert proc.returncode == 1, proc.stdout[-1000:] + proc.stderr[-1000:]
     peak_kb = int(proc.stdout.rsplit("PEAK_KB", 1)[1].split()[0])
     assert peak_kb < megabytes * 1024, f"{folder.name}: {peak_kb / 1024:.0f} MB"
+
+
+def test_what_is_hashed_is_what_is_loaded_during_a_swap(tmp_path: Path) -> None:
+    """Another process swaps probe.joblib between two probes while validate runs: every
+    report's bundle hash belongs to the weights it loaded."""
+    import shutil
+    import threading
+
+    from probebench.artifact import manifest, scan
+
+    a, *_ = make_artifact(tmp_path / "a")
+    b, *_ = make_artifact(tmp_path / "b", meta=None)
+    probe_b = joblib.load(b / "probe.joblib")
+    probe_b.coef_ = probe_b.coef_ * -1.0
+    joblib.dump(probe_b, b / "probe.joblib")
+    hashes = {manifest(scan(a)).sha256: "a", manifest(scan(b)).sha256: "b"}
+    signs = {"a": float(np.sign(validate(a).weights.weights[0][0, 0])),  # type: ignore[union-attr]
+             "b": float(np.sign(validate(b).weights.weights[0][0, 0]))}  # type: ignore[union-attr]
+    assert len(hashes) == 2 and signs["a"] == -signs["b"]
+    work = tmp_path / "work"
+    shutil.copytree(a, work)
+    copies = {k: (tmp_path / f"{k}.joblib") for k in "ab"}
+    shutil.copy(a / "probe.joblib", copies["a"])
+    shutil.copy(b / "probe.joblib", copies["b"])
+    stop = threading.Event()
+
+    def swap() -> None:
+        turn = 0
+        while not stop.is_set():
+            staged = tmp_path / f".swap{turn % 2}"  # staged beside, renamed in
+            shutil.copy(copies["ab"[turn % 2]], staged)
+            os.replace(staged, work / "probe.joblib")
+            turn += 1
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    try:
+        reports = [validate(work) for _ in range(40)]
+    finally:
+        stop.set()
+        thread.join()
+    checked = 0
+    for report in reports:
+        if report.bundle_sha256 in hashes and report.weights is not None:
+            which = hashes[report.bundle_sha256]
+            assert float(np.sign(report.weights.weights[0][0, 0])) == signs[which]
+            checked += 1
+    assert checked >= 5, checked

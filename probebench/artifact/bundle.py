@@ -86,7 +86,12 @@ def scan(root: Path) -> BundleScan:
             except UnicodeEncodeError:
                 result.problems.append(f"{rel!r}: file name is not valid UTF-8")
                 continue
-            info = entry.stat(follow_symlinks=False)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:  # removed or renamed while being listed
+                result.problems.append(f"{rel}: changed while being listed "
+                                       f"({exc.strerror}); validate again")
+                continue
             if stat.S_ISLNK(info.st_mode):
                 target = Path(entry.path).readlink()
                 result.problems.append(f"{rel}: is a symlink (to {target}); symlinks are "

@@ -7,6 +7,7 @@ model or unpickles with plain ``pickle``.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,12 +71,14 @@ class ValidationReport:
 
 @dataclass
 class _Context:
-    root: Path
+    root: Path            #: the folder the checks read: the private snapshot after limits
+    original: Path        #: the artifact folder as given
     catalog: TaskCatalog | None
     expected_sha256: str | None
     scan: bundle.BundleScan | None = None
     report: ValidationReport | None = None
     dims: tuple[int, int] | None = None
+    snapshots: list[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,34 @@ def _limits(ctx: _Context) -> str:
     if ctx.scan.problems:
         raise CheckFailedError("; ".join(ctx.scan.problems))
     size = sum(ctx.scan.files.values())
+    _snapshot(ctx)
     return f"{len(ctx.scan.files)} files, {size / 1024:.0f} KiB, no links or archives"
+
+
+def _snapshot(ctx: _Context) -> None:
+    """Read every file once into a private folder; every later check (the hash, the
+    loads) reads that copy, so what is hashed is what is loaded even if the artifact
+    changes meanwhile."""
+    import tempfile
+
+    assert ctx.scan is not None
+    snap = Path(tempfile.mkdtemp(prefix="probebench-validate-"))
+    ctx.snapshots.append(snap)
+    for rel, size in ctx.scan.files.items():
+        src = ctx.root / rel
+        try:
+            with src.open("rb") as handle:
+                data = handle.read(size + 1)
+        except OSError as exc:
+            raise CheckFailedError(f"{rel}: cannot read ({exc.strerror})") from None
+        if len(data) != size:
+            raise CheckFailedError(f"{rel}: changed while it was being read ({size} bytes "
+                                   f"listed, {len(data)} read); validate again")
+        dest = snap / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    ctx.scan = bundle.BundleScan(root=snap, files=dict(ctx.scan.files))
+    ctx.root = snap
 
 
 def _required(ctx: _Context) -> str:
@@ -139,7 +169,7 @@ def _hash(ctx: _Context) -> str:
     man = bundle.manifest(ctx.scan)
     ctx.report.bundle_sha256 = man.sha256
     notes = []
-    recorded_path = ctx.root / bundle.MANIFEST_NAME
+    recorded_path = ctx.original / bundle.MANIFEST_NAME
     if recorded_path.is_file():
         try:
             recorded = bundle.read_manifest_file(recorded_path)
@@ -282,8 +312,17 @@ def validate(artifact: Path, *, catalog: TaskCatalog | None = None,
     tasks)."""
     root = Path(artifact)
     report = ValidationReport(artifact=root)
-    ctx = _Context(root=root, catalog=catalog,
+    ctx = _Context(root=root, original=root, catalog=catalog,
                    expected_sha256=expected_sha256, report=report)
+    try:
+        _run_checks(ctx, report)
+    finally:
+        for snap in ctx.snapshots:
+            shutil.rmtree(snap, ignore_errors=True)
+    return report
+
+
+def _run_checks(ctx: _Context, report: ValidationReport) -> None:
     status: dict[str, str] = {}
     for check in CHECKS:
         blocked = [n for n in check.needs if status.get(n) != PASS]
@@ -297,4 +336,3 @@ def validate(artifact: Path, *, catalog: TaskCatalog | None = None,
                 result = CheckResult(check.name, FAIL, str(exc), check.description)
         status[check.name] = result.status
         report.checks.append(result)
-    return report
