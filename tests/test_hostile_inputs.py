@@ -261,7 +261,7 @@ def test_what_is_hashed_is_what_is_loaded_during_a_swap(tmp_path: Path) -> None:
         while not stop.is_set():
             staged = tmp_path / f".swap{turn % 2}"  # staged beside, renamed in
             shutil.copy(copies["ab"[turn % 2]], staged)
-            os.replace(staged, work / "probe.joblib")
+            staged.replace(work / "probe.joblib")
             turn += 1
 
     thread = threading.Thread(target=swap, daemon=True)
