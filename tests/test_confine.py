@@ -151,3 +151,9 @@ def test_two_entries_or_two_artifacts_are_refused() -> None:
         ["registry/probes/a/x-m-l1-v1.yaml", "registry/artifacts/x/a",
          "registry/artifacts/y/b"]))
     assert confinement_problems(["registry/probes/a/x-m-l1-v1.yaml"]) == []
+
+
+def test_non_ascii_file_names_are_fine(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _add(repo, "registry/probes/org/new-m-l2-v1.yaml", "registry/artifacts/new/café.md")
+    assert _run(repo) == 0
+    assert '"registry/artifacts/new/caf\\u00e9.md"' in capsys.readouterr().out

@@ -293,3 +293,13 @@ def test_owners_decide_who_changes_an_org(repo: Path, capsys: pytest.CaptureFixt
     (repo / "registry/owners.yaml").write_text("reserved: []\norgs: {}\n")
     assert main([*args, "--author", "ada"]) == 1  # an existing entry of an unowned org
     assert "has no owners in registry/owners.yaml" in capsys.readouterr().out
+
+
+def test_one_artifact_backs_one_entry(repo: Path) -> None:
+    """Re-registering someone's artifact under a new id is refused."""
+    sha = read_entry(entry_path(repo / "registry", ENTRY_ID)).artifact_sha256
+    copy = _write_entry(repo, {"id": "thief/verb-tense-smollm2-135m-l15-v1", "org": "thief",
+                               "artifact_sha256": sha})
+    results = check_registry(repo / "registry", repo, catalog=TaskCatalog.for_repo(repo))
+    (thief,) = [r for r in results if r.path == copy]
+    assert any(f"artifact {sha[:12]} is already registered by" in p for p in thief.problems)
