@@ -64,6 +64,13 @@ _GH_SHIM = """#!/usr/bin/env bash
 # gh shim: the simulated GitHub API
 echo "gh $*" >> "$SIM_LOG"
 if [ "$1 $2" = "pr view" ]; then cat "$SIM_STATE/pr_head_$3"; exit 0; fi
+if [ "$1 $2" = "pr list" ]; then
+  while [ $# -gt 0 ]; do [ "$1" = "--search" ] && sha="$2"; shift; done
+  for f in "$SIM_STATE"/pr_head_*; do
+    if [ "$(cat "$f")" = "$sha" ]; then echo "${f##*pr_head_}"; fi
+  done
+  exit 0
+fi
 if [ "$1" = "api" ]; then
   for word in "$@"; do
     case "$word" in repos/*/pulls/*/files) number=${word%/files}; number=${number##*/} ;; esac

@@ -105,6 +105,11 @@ def _native_layers(value: object) -> Callable[[Path], None]:
     return mutate
 
 
+def _nested_probe_json(folder: Path) -> None:
+    _native_form(folder)
+    _write(folder / "probe.json", "[" * 100_000 + "]" * 100_000)
+
+
 def _sparse_manifest(folder: Path) -> None:
     with (folder / "MANIFEST.sha256").open("wb") as handle:
         handle.truncate(4 << 30)  # 4 GiB of holes: nothing on disk, everything if read
@@ -148,6 +153,7 @@ CASES: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("bf16-safetensors", _bf16, "safe_load", "has dtype 'BF16'; the native form holds"),
     ("probe-json-layers-576", _native_layers([576]), "safe_load",
      "'layers' must be a non-empty list"),
+    ("probe-json-nested", _nested_probe_json, "safe_load", "JSON nests too deeply"),
     ("sparse-4gib-manifest", _sparse_manifest, "bundle_hash",
      "4294967296 bytes; a manifest of at most 100 files"),
     ("skops-zip-bomb", _skops_bomb, "safe_load", "decompresses to 300 MiB; at most 256 MiB"),

@@ -111,6 +111,9 @@ CASES: list[tuple[str, Callable[[], bytes], str]] = [
     ("memoize-bomb", _memo_bomb, "more than 100000 memoised objects"),
     ("marks-nested-100k", lambda: _marks(100_000), "pickle marks nest deeper than 256"),
     ("tuples-nested-200", lambda: _marks(200), "objects nest deeper than 64"),
+    # EMPTY_LIST x N then APPEND x N-1: a list nested 100,000 deep with no mark or memo
+    ("list-nested-100k", lambda: b"\x80\x04" + b"]" * 100_000 + b"a" * 99_999 + b".",
+     "objects nest deeper than 64"),
 ]
 
 
@@ -163,3 +166,18 @@ def test_a_pickle_cannot_smuggle_a_dtype_into_numpy(tmp_path: Path) -> None:
     pickle.dump(np.dtype("<f8"), buffer, protocol=2)
     path.write_bytes(buffer.getvalue())
     assert safe_load_pickle(path) == np.dtype("<f8")
+
+
+def test_the_decompression_budget_is_shared_by_the_artifacts_files(tmp_path: Path) -> None:
+    """Each file under the 256 MiB cap, together over it: refused by name."""
+    import joblib
+
+    from probebench.artifact.checks import validate
+
+    folder, probe, scaler, _ = make_artifact(tmp_path / "two-halves")
+    probe.pad_ = b"\0" * (150 << 20)
+    scaler.pad_ = b"\0" * (150 << 20)
+    joblib.dump(probe, folder / "probe.joblib", compress=3)
+    joblib.dump(scaler, folder / "scaler.joblib", compress=3)
+    failed = {c.name: c.message for c in validate(folder).failed()}
+    assert "decompress to more than 256 MiB together" in failed.get("safe_load", ""), failed

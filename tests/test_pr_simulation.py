@@ -284,8 +284,9 @@ def test_moving_a_competitors_results_into_the_artifact_is_refused(github: Simul
 
 
 def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
-    """A run's uploaded files name PR 32 (say, a rival's): the comment job checks that
-    PR 32's head is the run's head commit, and posts nothing."""
+    """A run's uploaded files name PR 32 (a rival's) and carry a forged pass: the comment
+    job ignores the number, finds the run's own PR from its head commit, checks that PR's
+    files again and posts the refusal there; PR 32 gets nothing."""
     rival = _fork(github, "rival")
     _add_submission(rival)
     _commit(rival, "a rival's entry")
@@ -295,15 +296,15 @@ def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
     (fork / "README.md").write_text("edited\n")  # refused at confine: a quick run
     _commit(fork, "entry and a forged comment")
     github.open_pr(31, fork, "forger")
-    for job in ("confine",):
-        github.run_job("validate-pr.yml", job, run_name="pr-31", pull_request=31)
+    github.run_job("validate-pr.yml", "confine", run_name="pr-31", pull_request=31)
     uploaded = github.artifacts / "pr-31" / "pr-refused"
     (uploaded / "pr_number").write_text("32\n")
     (uploaded / "comment.md").write_text("## probebench review\n\nAll checks pass.\n")
     done = github.run_job("comment.yml", "comment", run_name="pr-31")
-    assert not done.ok
-    assert "PR 32's head is not the run's head commit" in done.output
-    assert github.comment(32) == "" and github.comment(31) == ""
+    assert done.ok, done.output
+    assert github.comment(32) == ""
+    assert "submission refused" in github.comment(31)
+    assert "README.md: outside one entry" in github.comment(31)
 
 
 def test_a_good_pr_goes_live(github: Simulator) -> None:

@@ -145,8 +145,9 @@ def test_comment_workflow_never_checks_out_pr_code() -> None:
     assert [c["with"]["ref"] for c in checkouts] == [
         "${{ github.event.repository.default_branch }}"]
     run = " ".join(s.get("run", "") for s in _steps(doc))
-    assert "invalid PR number" in run and "[0-9a-f]{40}" in run and "RUN_HEAD_SHA" in run
-    assert "headRefOid" in run  # the PR number must belong to the run's head commit
+    assert "[0-9a-f]{40}" in run and "RUN_HEAD_SHA" in run
+    # the PR is looked up from the run's head commit, never read from the uploaded files
+    assert "gh pr list" in run and "headRefOid" in run and "pr/pr_number" not in run
     # the confinement rule again, on the API's file list, with main's code
     assert "pulls/$number/files" in run and "confine --changes-file" in run
 

@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probebench.artifact.unpickle import MAX_DECOMPRESSED_BYTES, Recorded, safe_load_pickle
+from probebench.artifact.unpickle import (
+    MAX_BUNDLE_DECOMPRESSED_BYTES,
+    DecompressionBudget,
+    Recorded,
+    safe_load_pickle,
+)
 from probebench.artifact.weights import ProbeWeights, from_sklearn_state, load_native
 from probebench.errors import InputError
 
@@ -50,8 +55,9 @@ class ProbeForm:
 
 
 def _load_joblib(folder: Path) -> ProbeWeights:
-    probe = safe_load_pickle(folder / "probe.joblib")
-    scaler = safe_load_pickle(folder / "scaler.joblib")
+    budget = DecompressionBudget()
+    probe = safe_load_pickle(folder / "probe.joblib", budget)
+    scaler = safe_load_pickle(folder / "scaler.joblib", budget)
     if not isinstance(probe, Recorded) or probe.global_name not in PROBE_CLASSES:
         found = probe.global_name if isinstance(probe, Recorded) else type(probe).__name__
         raise InputError(f"{folder / 'probe.joblib'}: holds {found}; expected a "
@@ -66,10 +72,10 @@ def _load_joblib(folder: Path) -> ProbeWeights:
 
 #: a .skops zip: members, and their declared uncompressed bytes in all
 MAX_ZIP_MEMBERS = 256
-MAX_ZIP_BYTES = MAX_DECOMPRESSED_BYTES
+MAX_ZIP_BYTES = MAX_BUNDLE_DECOMPRESSED_BYTES
 
 
-def check_zip_budget(path: Path) -> None:
+def check_zip_budget(path: Path, budget: DecompressionBudget | None = None) -> None:
     """Refuse a zip whose members would decompress past MAX_ZIP_BYTES (skops itself has no
     cap), before skops reads it. Sizes are the central directory's, and each member's
     real output is bounded by zipfile's own check against its declared size."""
@@ -87,6 +93,8 @@ def check_zip_budget(path: Path) -> None:
     if total > MAX_ZIP_BYTES:
         raise InputError(f"{path}: decompresses to {total >> 20} MiB; at most "
                          f"{MAX_ZIP_BYTES >> 20} MiB (limit MAX_ZIP_BYTES)")
+    if budget is not None:
+        budget.spend(total, str(path))
 
 
 def _load_skops(folder: Path) -> ProbeWeights:
@@ -95,8 +103,10 @@ def _load_skops(folder: Path) -> ProbeWeights:
     from sklearn.neural_network import MLPClassifier
     from sklearn.preprocessing import StandardScaler
 
+    budget = DecompressionBudget()
+
     def read(path: Path) -> Any:
-        check_zip_budget(path)
+        check_zip_budget(path, budget)
         try:
             return sio.load(path, trusted=SKOPS_TRUSTED)
         except Exception as exc:  # skops raises its own types and zip/JSON errors

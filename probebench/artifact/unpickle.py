@@ -41,6 +41,8 @@ import numpy as np
 from probebench.errors import ProbebenchError
 
 MAX_DECOMPRESSED_BYTES = 256 << 20
+#: all the pickle files of one artifact together
+MAX_BUNDLE_DECOMPRESSED_BYTES = 256 << 20
 #: array kinds a probe file may hold: booleans, integers, floats, fixed-width text
 ARRAY_KINDS = "biufU"
 #: the widest array item (fixed-width text of 256 characters)
@@ -406,11 +408,28 @@ def _decompress(data: bytes, source: str) -> bytes:
     return bytes(out)
 
 
-def safe_load_pickle(path: Path) -> Any:
-    """Load a pickle or joblib file through the allow-list; never runs foreign code."""
+class DecompressionBudget:
+    """Decompressed bytes left for one artifact (all its pickle files together)."""
+
+    def __init__(self, total: int = MAX_BUNDLE_DECOMPRESSED_BYTES) -> None:
+        self.left = total
+
+    def spend(self, nbytes: int, source: str) -> None:
+        self.left -= nbytes
+        if self.left < 0:
+            raise UnsafePickleError(f"{source}: the artifact's pickle files decompress to more "
+                                    f"than {MAX_BUNDLE_DECOMPRESSED_BYTES >> 20} MiB together; "
+                                    "refused (limit MAX_BUNDLE_DECOMPRESSED_BYTES)")
+
+
+def safe_load_pickle(path: Path, budget: DecompressionBudget | None = None) -> Any:
+    """Load a pickle or joblib file through the allow-list; never runs foreign code.
+    ``budget`` is shared by the files of one artifact."""
     path = Path(path)
     source = str(path)
     data = _decompress(path.read_bytes(), source)
+    if budget is not None:
+        budget.spend(len(data), source)
     if not data.startswith(b"\x80"):
         raise UnsafePickleError(f"{source}: not a pickle/joblib file (no pickle protocol "
                                 "header)")
