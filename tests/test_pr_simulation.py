@@ -26,6 +26,8 @@ from tests.artifacts import make_artifact
 
 ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
 ENTRY_FILE = "registry/probes/simorg/passive-smollm2-135m-l15-v1.yaml"
+#: a reproducer for PRs refused before review: the sandbox runs it in a second
+QUICK = "print('PROBEBENCH_METRICS {}')"
 ARTIFACT = "registry/artifacts/passive-smollm2-135m-l15-v1"
 TASK = "blimp_passive_1"
 PR_JOBS = ("confine", "reproduce", "evaluate")
@@ -193,7 +195,7 @@ def test_a_pr_that_touches_tasks_or_a_test_set_is_refused_at_confine(
 
 def test_a_pr_that_breaks_the_entry_schema_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "bad-schema")
-    _add_submission(fork, entry={"layer": "fifteen"})
+    _add_submission(fork, notebook_code=QUICK, entry={"layer": "fifteen"})
     _commit(fork, "entry with a bad layer")
     comment = _refused(github, 13, fork, "bad-schema", "evaluate",
                        "the entry check failed")
@@ -202,7 +204,7 @@ def test_a_pr_that_breaks_the_entry_schema_is_refused_at_check(github: Simulator
 
 def test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "bad-hash")
-    _add_submission(fork, entry={"artifact_sha256": "ab" * 32})
+    _add_submission(fork, notebook_code=QUICK, entry={"artifact_sha256": "ab" * 32})
     _commit(fork, "entry with a wrong hash")
     comment = _refused(github, 14, fork, "bad-hash", "evaluate", "the entry check failed")
     assert "differs from the expected" in comment and ENTRY_ID in comment
@@ -252,7 +254,7 @@ def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
 
 def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "impersonate")
-    _add_submission(fork)
+    _add_submission(fork, notebook_code=QUICK)
     entry = fork / ENTRY_FILE
     text = entry.read_text().replace("simorg/", "probebench/").replace("org: simorg",
                                                                      "org: probebench")
@@ -266,7 +268,8 @@ def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -
 def test_taking_over_a_reference_id_is_refused_at_check(github: Simulator) -> None:
     """A stranger's file claiming a reference entry's id: the id must match the path."""
     fork = _fork(github, "takeover")
-    _add_submission(fork, entry={"id": "probebench/verb-grammar-smollm2-135m-l15-v1"})
+    _add_submission(fork, notebook_code=QUICK,
+                    entry={"id": "probebench/verb-grammar-smollm2-135m-l15-v1"})
     _commit(fork, "an entry with someone else's id")
     comment = _refused(github, 18, fork, "takeover", "evaluate", "the entry check failed")
     assert "belongs in probes/probebench/verb-grammar-smollm2-135m-l15-v1.yaml" in comment

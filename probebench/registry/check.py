@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,34 +181,31 @@ def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -
     return EntryCheck(path, entry.id, problems, notes)
 
 
+def _unique(files: list[Path], results: list[EntryCheck], key: Callable[[Entry], str],
+            message: Callable[[EntryCheck, str, Path], str]) -> None:
+    """A problem on each checked entry that shares ``key`` with another entry file."""
+    seen: dict[str, Path] = {}
+    for p in files:
+        try:
+            value = key(read_entry(p))
+        except ProbebenchError:
+            continue
+        if value in seen:
+            for r in results:
+                if r.path in (p, seen[value]):
+                    r.problems.append(message(r, value, seen[value] if r.path == p else p))
+        seen.setdefault(value, p)
+
+
 def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
                    files: list[Path] | None = None) -> list[EntryCheck]:
     all_files = entry_files(root)
     results = [check_entry(p, root, repo_root, catalog) for p in (files or all_files)]
-    # ids are unique across the whole registry, not just the checked files
-    seen: dict[str, Path] = {}
-    for p in all_files:
-        try:
-            eid = read_entry(p).id
-        except ProbebenchError:
-            continue
-        if eid in seen:
-            for r in results:
-                if r.path in (p, seen[eid]):
-                    r.problems.append(f"{r.path}: id {eid!r} is also used by "
-                                      f"{(seen[eid] if r.path == p else p)}")
-        seen.setdefault(eid, p)
-    # one artifact, one entry: re-registering someone's artifact under a new id is refused
-    by_sha: dict[str, Path] = {}
-    for p in all_files:
-        try:
-            sha = read_entry(p).artifact_sha256
-        except ProbebenchError:
-            continue
-        if sha in by_sha:
-            for r in results:
-                if r.path in (p, by_sha[sha]):
-                    r.problems.append(f"{r.path}: artifact {sha[:12]} is already registered "
-                                      f"by {by_sha[sha] if r.path == p else p}")
-        by_sha.setdefault(sha, p)
+    # ids are unique across the whole registry, not just the checked files; and one
+    # artifact backs one entry (re-registering someone's artifact under a new id)
+    _unique(all_files, results, lambda e: e.id,
+            lambda r, key, other: f"{r.path}: id {key!r} is also used by {other}")
+    _unique(all_files, results, lambda e: e.artifact_sha256,
+            lambda r, key, other: f"{r.path}: artifact {key[:12]} is already registered "
+                                  f"by {other}")
     return results
