@@ -28,3 +28,11 @@ class SiteError(ProbebenchError):
 
 class CacheError(ProbebenchError):
     """The activation cache cannot be used (for example, its folder is not writable)."""
+
+
+def field_problem(exc: Exception, top: str = "(top level)") -> str:
+    """``field 'a.b': message`` for the first error of a pydantic ``ValidationError``
+    (``top`` names the location when the error is about the whole object)."""
+    first = exc.errors()[0]  # type: ignore[attr-defined]
+    where = ".".join(str(p) for p in first["loc"]) or top
+    return f"field {where!r}: {first['msg']}"

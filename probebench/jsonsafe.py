@@ -28,17 +28,21 @@ def loads_json(text: str | bytes, source: str) -> Any:
         raise InputError(f"{source}: not valid JSON ({str(exc)[:160]})") from None
 
 
-def load_json(path: Path, *, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """Parse a JSON file of at most ``max_bytes``."""
-    path = Path(path)
+def read_capped(path: Path, max_bytes: int, kind: str) -> bytes:
+    """A file's bytes, refused (``InputError``) above ``max_bytes`` before reading."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise InputError(f"{path}: {size} bytes; JSON files are limited to {max_bytes}")
-        raw = path.read_bytes()
+            raise InputError(f"{path}: {size} bytes; {kind} files are limited to {max_bytes}")
+        return path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    return loads_json(raw, str(path))
 
 
-__all__ = ["MAX_JSON_BYTES", "load_json", "loads_json"]
+def load_json(path: Path, *, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Parse a JSON file of at most ``max_bytes``."""
+    path = Path(path)
+    return loads_json(read_capped(path, max_bytes, "JSON"), str(path))
+
+
+__all__ = ["MAX_JSON_BYTES", "load_json", "loads_json", "read_capped"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 
 #: Span names that positions read (``question``, ``think``, ``answer``); others are kept.
 SPAN_NAMES = ("question", "think", "answer")
@@ -89,12 +89,6 @@ class _PromptLine(BaseModel):
         return value
 
 
-def _describe(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(line)"
-    return f"field {where!r}: {first['msg']}"
-
-
 def read_prompts_jsonl(path: Path) -> list[Prompt]:
     """Read prompts from a JSONL file: one object per line with ``text``, ``id``, ``spans``.
 
@@ -121,7 +115,7 @@ def read_prompts_jsonl(path: Path) -> list[Prompt]:
             try:
                 line = _PromptLine.model_validate(obj)
             except ValidationError as exc:
-                raise InputError(f"{where}: {_describe(exc)}") from None
+                raise InputError(f"{where}: {field_problem(exc, '(line)')}") from None
             if line.id is not None:
                 if line.id in seen:
                     raise InputError(f"{where}: field 'id': {line.id!r} already used on line "

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from probebench.errors import InputError
+from probebench.jsonsafe import read_capped
 
 MAX_YAML_BYTES = 1 << 20
 
@@ -124,13 +125,7 @@ def loads_yaml(text: str, source: str = "<string>") -> Any:
 
 def load_yaml(path: Path, *, max_bytes: int = MAX_YAML_BYTES) -> Any:
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{path}: {size} bytes; YAML files are limited to {max_bytes}")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    raw = read_capped(path, max_bytes, "YAML")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

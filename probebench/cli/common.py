@@ -101,6 +101,15 @@ def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
     return ws
 
 
+def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    """--seed, --bootstrap, --device and --quiet: the options of every command that
+    re-evaluates registry entries."""
+    add_seed(parser)
+    add_bootstrap(parser)
+    add_device(parser)
+    add_quiet(parser)
+
+
 def add_quiet(parser: argparse.ArgumentParser, what: str = "no progress output") -> None:
     parser.add_argument("--quiet", action="store_true", help=what)
 

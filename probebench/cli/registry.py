@@ -9,7 +9,7 @@ from pathlib import Path
 
 from probebench.cli.common import (
     add_bootstrap,
-    add_device,
+    add_evaluation_options,
     add_quiet,
     add_seed,
     add_workspace_options,
@@ -139,10 +139,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _live_ids(registry: Path) -> list[str]:
-    from probebench.registry.check import entry_files
-    from probebench.registry.entry import read_entry
+    from probebench.registry.check import entries_with_status
 
-    return [e.id for e in map(read_entry, entry_files(registry)) if e.status == "live"]
+    return [entry.id for _, entry in entries_with_status(registry, "live")]
 
 
 def report_name(entry_id: str) -> str:
@@ -290,10 +289,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="also write the submission.json of the (one) entry here")
     reval.add_argument("--no-store", action="store_true",
                        help="evaluate only; leave registry/results as it is")
-    add_seed(reval)
-    add_bootstrap(reval)
-    add_device(reval)
-    add_quiet(reval)
+    add_evaluation_options(reval)
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
 
@@ -305,10 +301,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "evaluation fails stays pending and the command exits 1. Run by the "
                     "publish workflow on push to main, which opens a pull request with the "
                     "changes.")
-    add_seed(rpub)
-    add_bootstrap(rpub)
-    add_device(rpub)
-    add_quiet(rpub)
+    add_evaluation_options(rpub)
     add_workspace_options(rpub, registry=True)
     rpub.set_defaults(func=cmd_publish)
 

@@ -143,14 +143,12 @@ def read_submission(path: Path) -> Submission:
     """A ``submission.json`` written by ``probebench submit`` or ``registry evaluate``."""
     from pydantic import ValidationError
 
-    from probebench.errors import InputError
+    from probebench.errors import InputError, field_problem
 
     try:
         return Submission.model_validate_json(path.read_bytes())
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a submission.json of "
-                         "this probebench version)") from None
+        raise InputError(f"{path}: {field_problem(exc)} (not a submission.json of this "
+                         "probebench version)") from None

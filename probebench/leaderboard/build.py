@@ -47,14 +47,13 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class RankedEntry:
-    """One line of the ranking, best first."""
+    """One line of the ranking (live entries only), best first."""
 
     rank: int
     entry_id: str
     probescore: float
     auroc: float
     model: str
-    status: str
 
 
 @dataclass
@@ -67,9 +66,8 @@ class BuildSummary:
     def top_table(self, n: int = 5) -> str:
         lines = [f"{'rank':>4}  {'ProbeScore':>10}  {'AUROC':>5}  {'model':<13} entry"]
         for r in self.ranking[:n]:
-            flag = "" if r.status == "live" else f" ({r.status})"
             lines.append(f"{r.rank:>4}  {r.probescore:>10.3f}  {r.auroc:>5.3f}  "
-                         f"{r.model:<13} {r.entry_id}{flag}")
+                         f"{r.model:<13} {r.entry_id}")
         return "\n".join(lines)
 
 
@@ -116,8 +114,8 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     entries: list[Entry] = []
     results: dict[str, dict[str, ResultRecord]] = {}
     skipped = []
-    for path in entry_files(registry):
-        entry = read_entry(path)
+    every = [read_entry(path) for path in entry_files(registry)]
+    for entry in every:
         stored = {t: r for t, r in latest_results(registry, entry.id).items()
                   if t in entry.tasks}
         if not stored:
@@ -142,8 +140,7 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     ranks = rank_intervals([s for s in scored if s.id in live], spec,
                            n_resamples=n_resamples, seed=seed)
     order = sorted((e for e in entries if e.id in live), key=lambda e: (ranks[e.id].rank, e.id))
-    archived = [read_entry(p) for p in entry_files(registry)]
-    archived = sorted((e for e in archived if e.status == "deprecated"), key=lambda e: e.id)
+    archived = sorted((e for e in every if e.status == "deprecated"), key=lambda e: e.id)
     pending = sorted((e for e in entries if e.status == "pending_review"), key=lambda e: e.id)
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
@@ -175,7 +172,7 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
             "marks": [(t, rec.result.marks["auroc"].mark)
                       for t, rec in sorted(recs.items()) if "auroc" in rec.result.marks],
             "model": e.model, "category": e.category, "tasks": sorted(recs)})
-        ranking.append(RankedEntry(r.rank, e.id, b.total, mean_auroc[e.id], e.model, e.status))
+        ranking.append(RankedEntry(r.rank, e.id, b.total, mean_auroc[e.id], e.model))
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
         models=sorted({e.model for e in entries if e.id in live}),

@@ -43,6 +43,12 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(probes.rglob("*.yaml"))
 
 
+def entries_with_status(root: Path, status: str) -> list[tuple[Path, Entry]]:
+    """(file, entry) of every entry of the registry with ``status``."""
+    found = [(path, read_entry(path)) for path in entry_files(root)]
+    return [(path, entry) for path, entry in found if entry.status == status]
+
+
 def changed_entry_files(root: Path, base: str, head: str | None = None) -> list[Path]:
     """Entry files added or modified since the merge base of ``base`` (the same diff as
     ``confine``; by default against the working tree, so uncommitted entries count), as

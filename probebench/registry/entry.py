@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from probebench.artifact.meta import ProbeType
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.sites import Position
 from probebench.yamlsafe import load_yaml
@@ -94,6 +94,4 @@ def read_entry(path: Path) -> Entry:
     try:
         return Entry.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field {loc!r}: {err['msg']}") from None
+        raise InputError(f"{path}: {field_problem(exc)}") from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from probebench.errors import InputError, ProbebenchError
 from probebench.evaluation.submit import Session
 from probebench.hashing import atomic_write_bytes
-from probebench.registry.check import entry_files
+from probebench.registry.check import entries_with_status
 from probebench.registry.entry import Entry, read_entry
 from probebench.registry.evaluate import evaluate_entry
 
@@ -45,20 +45,11 @@ class PublishReport:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def pending_entries(registry: Path) -> list[tuple[Path, Entry]]:
-    out = []
-    for path in entry_files(registry):
-        entry = read_entry(path)
-        if entry.status == "pending_review":
-            out.append((path, entry))
-    return out
-
-
 def publish_pending(registry: Path, repo: Path, session: Session) -> PublishReport:
     """Evaluate each pending entry, store its results and flip it to ``live``. An entry
     whose evaluation fails stays pending, with the reason in the report."""
     report = PublishReport()
-    for path, entry in pending_entries(registry):
+    for path, entry in entries_with_status(registry, "pending_review"):
         try:
             done = evaluate_entry(entry.id, registry, repo, session)
         except ProbebenchError as exc:
@@ -70,4 +61,4 @@ def publish_pending(registry: Path, repo: Path, session: Session) -> PublishRepo
     return report
 
 
-__all__ = ["PublishReport", "pending_entries", "publish_pending", "set_status"]
+__all__ = ["PublishReport", "publish_pending", "set_status"]

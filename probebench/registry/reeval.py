@@ -23,8 +23,7 @@ from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.submit import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes
-from probebench.registry.check import entry_files
-from probebench.registry.entry import read_entry
+from probebench.registry.check import entries_with_status
 from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import latest_results
 from probebench.sites import Site
@@ -85,8 +84,7 @@ def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
     task without a holdout reproduces the stored interval exactly. An entry whose
     artifact no longer resolves or validates is reported (``failures`` and DIFF.md) and
     skipped: one bad entry never stops the shard."""
-    live = [(p, read_entry(p)) for p in entry_files(registry)]
-    live = [(p, e) for p, e in live if e.status == "live"]
+    live = entries_with_status(registry, "live")
     pairs = sorted({(e.model, t) for _, e in live for t in e.tasks if t in catalog.specs})
     index, total = shard
     mine = set(pairs[index - 1::total])

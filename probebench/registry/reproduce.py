@@ -29,7 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.artifact import manifest, scan
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.notebook_runner import MAX_LINES, METRICS_MARK
@@ -77,10 +77,7 @@ def read_reproducer_run(path: Path) -> ReproducerRun:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a reproducer report)") \
-            from None
+        raise InputError(f"{path}: {field_problem(exc)} (not a reproducer report)") from None
 
 
 def parse_metrics_lines(lines: list[str]) -> tuple[dict[str, dict[str, float | None]],

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
 
@@ -90,9 +90,7 @@ def read_history(path: Path) -> list[ResultRecord]:
     try:
         return ResultHistory.model_validate(data).history
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field {loc!r}: {err['msg']} (not a results file of this "
+        raise InputError(f"{path}: {field_problem(exc)} (not a results file of this "
                          "probebench version)") from None
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 from probebench.yamlsafe import load_yaml
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -80,9 +80,7 @@ def read_tasks_file(path: Path) -> TasksFile:
     try:
         parsed = TasksFile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{path}: field {loc!r}: {err['msg']}") from None
+        raise InputError(f"{path}: {field_problem(exc, '')}") from None
     seen: set[str] = set()
     for task in parsed.tasks:
         if task.id in seen:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from probebench.errors import InputError
+from probebench.errors import InputError, field_problem
 from probebench.tasks.jsonl import jsonl_objects
 
 LANGUAGES = ("en", "es")
@@ -85,9 +85,7 @@ def read_verb_file(path: Path) -> list[Line]:
         try:
             item = VerbItem.model_validate(obj)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "(line)"
-            raise InputError(f"{path}:{number}: field {where!r}: {err['msg']}") from None
+            raise InputError(f"{path}:{number}: {field_problem(exc, '(line)')}") from None
         out.append(Line(path, number, item))
     return out
 
