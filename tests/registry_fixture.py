@@ -28,7 +28,8 @@ from probebench.evaluation.results import (
 from probebench.registry.entry import entry_path
 from probebench.registry.store import ResultHistory, ResultRecord, result_path
 
-TASKS = {"verb_grammar": "verbs", "blimp_passive_1": "blimp"}
+TASKS = {"verb_grammar": "verbs", "blimp_passive_1": "blimp",
+         "blimp_determiner_noun_agreement_1": "blimp"}
 VERB_SLICES = {"language": ["en", "es"], "tense": ["past_simple", "future"],
                "reason_code": ["none", "wrong_person", "over_regularisation"]}
 

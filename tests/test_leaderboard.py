@@ -53,8 +53,17 @@ def _live(out: Path, ids: list[str]) -> list[str]:
     return [i for i in ids if read_entry(registry / "probes" / (i + ".yaml")).status == "live"]
 
 
+def _ranked_tables(html: str) -> list[str]:
+    """The bodies of the ranked group tables of a page."""
+    import re
+
+    return re.findall(r'<table class="sortable ranked leaderboard"[^>]*>(.*?)</table>', html,
+                      re.DOTALL)
+
+
 def test_only_live_entries_are_ranked(site: tuple[Path, list[str]]) -> None:
-    """Pending entries are listed apart, deprecated ones archived with their notice."""
+    """Pending entries are listed apart, deprecated ones archived with their notice; live
+    ones are ranked in groups of one task set, ranks 1..n within each group."""
     import re
 
     from probebench.registry.entry import read_entry
@@ -64,12 +73,14 @@ def test_only_live_entries_are_ranked(site: tuple[Path, list[str]]) -> None:
     status = {i: read_entry(registry / "probes" / (i + ".yaml")).status for i in ids}
     assert set(status.values()) == {"live", "pending_review", "deprecated"}
     index = (out / "index.html").read_text()
-    ranked_table = index.split('<table id="leaderboard"')[1].split("</table>")[0]
-    ranked = re.findall(r'href="(entries/[^"]+)"', ranked_table)
+    tables = _ranked_tables(index)
+    assert len(tables) == 2  # {blimp_passive_1} and {blimp_passive_1, verb_grammar}
+    ranked = [href for t in tables for href in re.findall(r'href="(entries/[^"]+)"', t)]
     assert sorted(ranked) == sorted(page_name(i) for i, s in status.items() if s == "live")
-    ranks = [int(r) for r in re.findall(r'<td class="num" data-value="(\d+)">', ranked_table)]
-    assert sorted(set(ranks)) == ranks or ranks == sorted(ranks)
-    assert max(ranks) <= sum(s == "live" for s in status.values())
+    for table in tables:
+        ranks = [int(r) for r in re.findall(r'<td class="num" data-value="(\d+)">', table)]
+        assert ranks == sorted(ranks) and ranks[0] == 1
+        assert max(ranks) <= len(re.findall(r'href="entries/', table))
     pending = index.split('id="pending"')[1]
     archive = (out / "archive.html").read_text()
     for entry_id, s in status.items():
@@ -94,8 +105,8 @@ def test_results_of_another_artifact_are_not_shown(tmp_path: Path) -> None:
     path.write_text(text.replace(f"{1:064x}", "ef" * 32))
     summary = build_leaderboard(tmp_path / "registry", tmp_path / "site",
                                 catalog=TaskCatalog.default(), n_resamples=20)
-    assert ids[1] not in [r.entry_id for r in summary.ranking]
-    assert ids[0] in [r.entry_id for r in summary.ranking]
+    assert ids[1] not in summary.ranked_ids()
+    assert ids[0] in summary.ranked_ids()
     assert any(s.startswith(f"{ids[1]}: stored results") and "not the entry's artifact" in s
                for s in summary.skipped)
 
@@ -142,17 +153,20 @@ def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Pat
                               options=options)
     try:
         driver.get((out / "index.html").as_uri())
-        rows = driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        rows = driver.find_elements(By.CSS_SELECTOR, "table.leaderboard tbody tr")
         assert len(rows) == len(ids)
         names = {r.find_element(By.CSS_SELECTOR, "td:nth-child(2) .note").text for r in rows}
         assert names == set(ids)
-        # sort by ProbeScore: ascending, then descending
-        header = driver.find_element(By.XPATH, "//th[normalize-space()='ProbeScore']")
+        # sort the largest group by ProbeScore: ascending, then descending
+        group = max(driver.find_elements(By.CSS_SELECTOR, "table.leaderboard"),
+                    key=lambda t: len(t.find_elements(By.CSS_SELECTOR, "tbody tr")))
+        header = group.find_element(By.XPATH, ".//th[normalize-space()='ProbeScore']")
 
         def scores() -> list[float]:
-            cells = driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody td:nth-child(3)")
+            cells = group.find_elements(By.CSS_SELECTOR, "tbody td:nth-child(3)")
             return [float(c.get_attribute("data-value") or "nan") for c in cells]
 
+        assert len(scores()) > 2
         header.click()
         assert scores() == sorted(scores())
         header.click()
@@ -160,18 +174,19 @@ def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Pat
         # the filter hides rows that do not match
         box = driver.find_element(By.ID, "filter-text")
         box.send_keys("probe-1")
-        visible = [r for r in driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        visible = [r for r in driver.find_elements(By.CSS_SELECTOR, "table.leaderboard tbody tr")
                    if r.is_displayed()]
         assert 0 < len(visible) < len(ids)
         box.send_keys(Keys.CONTROL, "a")
         box.send_keys(Keys.BACKSPACE)  # an input event, as a user deleting the text
-        shown = [r for r in driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        shown = [r for r in driver.find_elements(By.CSS_SELECTOR, "table.leaderboard tbody tr")
                  if r.is_displayed()]
         assert len(shown) == len(ids)
         driver.save_screenshot(str(tmp_path / "index.png"))
         assert (tmp_path / "index.png").stat().st_size > 10_000
         # follow a link to an entry page, then to a task page
-        first = driver.find_element(By.CSS_SELECTOR, "#leaderboard tbody tr td:nth-child(2) a")
+        first = driver.find_element(By.CSS_SELECTOR,
+                                    "table.leaderboard tbody tr td:nth-child(2) a")
         name = first.text
         first.click()
         assert driver.find_element(By.TAG_NAME, "h1").text

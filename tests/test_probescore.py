@@ -15,6 +15,7 @@ from probebench.leaderboard.probescore import (
     available_specs,
     axis_values,
     ece_axis,
+    cost_axis,
     efficiency_axis,
     license_score,
     load_probescore_spec,
@@ -26,7 +27,11 @@ from tests.registry_fixture import synthetic_record, synthetic_result
 
 
 def test_specs_load_and_normalise() -> None:
-    assert available_specs() == ["0.0.1", "0.0.2"]
+    assert available_specs() == ["0.0.1", "0.0.2", "0.1.0"]
+    assert load_probescore_spec().version == "0.1.0"
+    v3 = load_probescore_spec("0.1.0")
+    assert {a.name: a.source for a in v3.axes}["inference_efficiency"] == "flops"
+    assert "latency_ms" not in {a.source for a in v3.axes}
     v1, v2 = load_probescore_spec("0.0.1"), load_probescore_spec("0.0.2")
     assert v1.weight_sum == pytest.approx(0.90) and v2.weight_sum == pytest.approx(1.0)
     assert v1.normalised()["auroc"] == pytest.approx(0.25 / 0.90)
@@ -49,6 +54,8 @@ def test_axis_maps_by_hand() -> None:
     assert efficiency_axis(100.0) == pytest.approx(0.5)
     assert efficiency_axis(20000.0) == 0.0
     assert efficiency_axis(0.5) == 1.0  # clamped
+    assert cost_axis(1e6) == 1.0 and cost_axis(1e9) == pytest.approx(0.5)
+    assert cost_axis(1e12) == 0.0 and cost_axis(1e15) == 0.0 and cost_axis(10.0) == 1.0
     assert [license_score(x) for x in ("Apache-2.0", "MIT", "BSD-3-Clause", "CC-BY-4.0",
                                        "custom", "closed")] == [1.0, 0.95, 0.9, 0.85, 0.5, 0.2]
     # non-commercial and no-derivatives terms never score like the open CC-BY

@@ -268,8 +268,9 @@ def write_docs(registry: Path) -> None:
             "Trained by `python tools/build_reference.py` with `probebench train`, "
             "registered under `registry/probes/probebench/`, artifacts in "
             "`registry/artifacts/`, results (from `probebench submit` on the embedded "
-            "models, CPU, seed 0, 1,000 resamples) in `registry/results/`. Baselines are "
-            "computed on the same test split (see METHODOLOGY.md). \"beats all\" means "
+            "models, CPU, seed 0, 1,000 resamples) in `registry/results/`. Baselines belong "
+            "to the task and model (`registry/baselines/`), computed on the same test "
+            "split (see METHODOLOGY.md). \"beats all\" means "
             "the probe's AUROC interval lies above every baseline's interval.", "",
             "| entry | task | site | probe type | AUROC [95% CI] | best baseline (AUROC) | "
             "beats all |", "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -284,6 +285,21 @@ def write_docs(registry: Path) -> None:
         rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | "
                     f"{ref.probe_type} | {_iv(t.auroc)} | {best} {_iv(bases[best])} | "
                     f"{'yes' if beats else '**no**'} |")
+    rows += ["", "## Selectivity against a control task", "",
+             "Each entry's architecture re-trained with `probebench train`'s protocol on its "
+             "task and on a control task with the same inputs and labels a fixed random "
+             "function of word types (Hewitt and Liang, 2019; METHODOLOGY.md, \"Control-task "
+             "selectivity\"). Prompt accuracy at P >= 0.5 on the test prompts, 95% paired "
+             "item bootstrap.", "",
+             "| entry | task | accuracy | control accuracy | selectivity |",
+             "| --- | --- | --- | --- | --- |"]
+    for ref in REFERENCES:
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None or stored.result.selectivity is None:
+            continue
+        sel = stored.result.selectivity
+        rows.append(f"| `{ref.name}` | {ref.task} | {_iv(sel.accuracy)} | "
+                    f"{_iv(sel.control_accuracy)} | {_iv(sel.selectivity)} |")
     rows += ["", "## Verb grammar against every baseline", ""]
     for ref in REFERENCES:
         if ref.task != "verb_grammar":

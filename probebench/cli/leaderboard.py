@@ -14,14 +14,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     ws = workspace(args, uses_registry=True)
     start = time.perf_counter()
     summary = build_leaderboard(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
-                         n_resamples=args.resamples, seed=args.seed)
+                                n_resamples=args.resamples, seed=args.seed)
     for note in summary.skipped:
         print(f"  skipped {note}")
     print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s")
     if args.top and summary.ranking:
-        print(f"top {min(args.top, len(summary.ranking))} of {summary.entries} "
-              f"(ProbeScore spec {args.spec}):")
+        print(f"top {args.top} of each task-set group (ProbeScore spec {args.spec}; an entry "
+              "is ranked only against entries evaluated on exactly the same tasks):")
         print(summary.top_table(args.top))
+    if summary.guards:
+        print(f"guards (never ranked): {', '.join(summary.guards)}")
     print(f"open {summary.out.resolve() / 'index.html'}")
     return 0
 
@@ -38,8 +40,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     build = board_sub.add_parser(
         "build", help="write plain HTML/CSS/JS (works from file://)",
         description="Score every entry of the registry that has stored results with a "
-                    "ProbeScore spec, compute rank intervals and write the static website; "
-                    "prints the top entries and the page to open.")
+                    "ProbeScore spec and write the static website. Entries are ranked only "
+                    "against entries evaluated on exactly the same task set: one ranking "
+                    "per task (from that task's result alone) and, per benchmark family "
+                    "(verb grammar, BLiMP, SyntaxGym, or a task format of its own), one "
+                    "ranking per task set, each with rank intervals from a paired item "
+                    "bootstrap; there is no overall ranking. Guards (registry/guards.yaml, "
+                    "and entries evaluated on guard tasks only) are listed apart, never "
+                    "ranked. Prints the best entries of each task-set group and the page "
+                    "to open.")
     build.add_argument("--out", type=Path, default=Path("leaderboard"),
                        help="output folder, replaced (default: %(default)s)")
     build.add_argument("--spec", default=DEFAULT_SPEC,
@@ -48,6 +57,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="bootstrap resamples for rank intervals (default: %(default)s)")
     add_seed(build, "seed of the rank bootstrap")
     build.add_argument("--top", type=int, default=5,
-                       help="print the N best entries (default: %(default)s; 0: none)")
+                       help="print the N best entries of each family/task-set group, one "
+                            "small table per group (default: %(default)s; 0: none)")
     add_workspace_options(build, registry=True)
     build.set_defaults(func=cmd_build)

@@ -55,13 +55,27 @@ def metric_definitions() -> dict[str, str]:
                       "timing block).",
         "distshift_auroc": f"AUROC of the same test prompts read after {SHIFT_CONTEXT}; "
                            "positions read the prompt's own tokens.",
-        "evalaware_auroc": f"AUROC on the {_share()} of items a registered eval-awareness "
-                           "guard for the model rates least evaluation-like (both classes "
-                           "kept); "
+        "evalaware_auroc": f"AUROC on the {_share()} of each class's items (items grouped by "
+                           "the labels they hold: the spec's stratified bottom-quartile "
+                           "split) that a registered eval-awareness guard for the model "
+                           "rates least evaluation-like; "
                            f"without a guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
         "transfer": "Pearson correlation of the probe's logits on the declared target "
                     "model's activations and on its own, over the test prompts; undeclared: "
                     f"{TRANSFER_IMPUTE}, flagged imputed.",
+        "cost": "FLOPs per test prompt of the model blocks up to the probe's layer, "
+                "pooling, scaler and classifier, from the model's config and the "
+                "tokenizer (probebench.models.cost); the same on every machine.",
+        "selectivity": "Hewitt and Liang (2019): the entry's architecture re-trained with "
+                       "train's protocol on the task and on a control task (labels a fixed "
+                       "random function of word types, equal label balance); prompt "
+                       "accuracy, control accuracy and their difference, paired item "
+                       "bootstrap.",
+        "baselines": "per (task, model), the same for every entry: majority, length, "
+                     "random_features (a linear probe on a random projection of the mean "
+                     "input embedding) and, for minimal pairs on causal models, the model's "
+                     "own answer (BLiMP, verbs: total surprisal after BOS; SyntaxGym: its "
+                     "region predictions).",
         "accuracy": accuracy_definition(),
         "marks": "A-D per metric from marks.yaml; the mark is the worst range the 95% CI "
                  "reaches.",

@@ -1,17 +1,26 @@
 """``submission.json``: the result of re-evaluating one probe artifact.
 
 Everything outside ``timing`` and ``run`` is a deterministic function of the artifact, the tasks,
-the model, the seed and the library versions: two runs write identical bytes there.
+the model, the seed and the library versions: two runs on the same machine write identical bytes
+there, and other machines agree within the reproducibility contract
+(``probebench.evaluation.reproducibility``; continuous numbers are stored rounded to its
+decimals).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from probebench.evaluation.reproducibility import rounded
 
 SCHEMA_VERSION = "1"
+
+#: a continuous number as stored: rounded to the reproducibility contract's decimals
+#: (``probebench.evaluation.reproducibility``), so float noise never reaches the file
+Number = Annotated[float, AfterValidator(rounded)]
 
 
 class _Model(BaseModel):
@@ -19,17 +28,17 @@ class _Model(BaseModel):
 
 
 class IntervalOut(_Model):
-    value: float | None = Field(description="Point estimate on the full test set.")
-    ci_low: float | None = Field(description="2.5th percentile of the item bootstrap.")
-    ci_high: float | None = Field(description="97.5th percentile of the item bootstrap.")
+    value: Number | None = Field(description="Point estimate on the full test set.")
+    ci_low: Number | None = Field(description="2.5th percentile of the item bootstrap.")
+    ci_high: Number | None = Field(description="97.5th percentile of the item bootstrap.")
     resamples: int = Field(description="Bootstrap resamples used.")
     dropped: int = Field(description="Resamples dropped because a class was absent.")
 
 
 class FlaggedOut(_Model):
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    value: Number | None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
     imputed: bool = Field(description="True when the value is a stated default, not measured.")
     note: str = Field(description="How the value was obtained, or why it was imputed.")
 
@@ -45,6 +54,31 @@ class BaselineOut(_Model):
     note: str
 
 
+class CostOut(_Model):
+    """The probe's analytical inference cost (``probebench.models.cost``): the same on
+    every machine, unlike the measured latency."""
+
+    flops_per_prompt: float = Field(description="Mean FLOPs per test prompt: the blocks up "
+                                    "to the probe's layer, pooling, scaler and classifier.")
+    tokens_per_prompt: Number = Field(description="Mean tokens per test prompt.")
+    blocks: int = Field(description="Transformer blocks that must run.")
+
+
+class SelectivityOut(_Model):
+    """Hewitt and Liang (2019): the entry's architecture re-trained with ``train``'s
+    protocol on the task and on a control task (same inputs, labels a fixed random
+    function of word type); selectivity = accuracy - control accuracy."""
+
+    accuracy: IntervalOut = Field(description="Prompt accuracy (P >= 0.5) of the re-trained "
+                                  "probe on the task's test prompts.")
+    control_accuracy: IntervalOut = Field(description="The same on the control labels.")
+    selectivity: IntervalOut = Field(description="accuracy - control accuracy, paired item "
+                                     "bootstrap.")
+    control_positive_rate: Number = Field(description="Share of train prompts the control "
+                                          "task labels 1 (matched to the task's).")
+    note: str
+
+
 class MarkOut(_Model):
     mark: str
     straddles: list[str] = Field(default_factory=list)
@@ -56,7 +90,7 @@ class PromptScores(_Model):
     prompt_ids: list[str]
     items: list[int] = Field(description="Item index of each prompt (0-based, test order).")
     labels: list[int]
-    probs: list[float]
+    probs: list[Number]
 
 
 class TaskResult(_Model):
@@ -70,9 +104,9 @@ class TaskResult(_Model):
     accuracy_name: str = Field(description="What 'accuracy' means for this format.")
     auroc: IntervalOut
     accuracy: IntervalOut
-    ece: float
-    brier: float
-    fpr_at_99tpr: float
+    ece: Number
+    brier: Number
+    fpr_at_99tpr: Number
     distshift_auroc: FlaggedOut
     evalaware_auroc: FlaggedOut
     transfer: dict[str, FlaggedOut]
@@ -80,6 +114,11 @@ class TaskResult(_Model):
     baselines: dict[str, BaselineOut]
     marks: dict[str, MarkOut]
     predictions: PromptScores
+    cost: CostOut | None = Field(default=None, description="Analytical inference cost (None "
+                                 "on results stored before ProbeScore 0.1.0).")
+    selectivity: SelectivityOut | None = Field(default=None, description="Control-task "
+                                               "selectivity (None when the task has no train "
+                                               "split, and on older results).")
 
 
 class ProbeInfo(_Model):

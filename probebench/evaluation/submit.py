@@ -25,7 +25,7 @@ from probebench.artifact.checks import validate
 from probebench.artifact.forms import load_probe
 from probebench.artifact.meta import SPEC_VERSION, ProbeMeta, read_meta
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import ProbebenchError, SiteError
+from probebench.errors import InputError, ProbebenchError, SiteError
 from probebench.evaluation import baselines as bl
 from probebench.evaluation.definitions import (
     EVALAWARE_IMPUTE,
@@ -46,20 +46,26 @@ from probebench.evaluation.headline import (
 )
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.metrics import N_RESAMPLES, MetricError, auroc_score
+from probebench.evaluation.protocol import DEFAULT_HIDDEN, labelled_prompts, train_val_items
 from probebench.evaluation.results import (
     BaselineOut,
+    CostOut,
     FlaggedOut,
     IntervalOut,
     MarkOut,
     ProbeInfo,
     PromptScores,
     RunInfo,
+    SelectivityOut,
     SliceOut,
     Submission,
     TaskResult,
     Timing,
 )
-from probebench.models.activations import extract, run_extraction
+from probebench.evaluation.selectivity import ControlData, selectivity
+from probebench.jsonsafe import load_json
+from probebench.models.activations import BATCH_TOKENS, extract, run_extraction, tokenize
+from probebench.models.cost import BlockShape, forward_flops, probe_flops
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
 from probebench.models.surprisal import token_surprisals
 from probebench.prompts import Prompt
@@ -92,6 +98,9 @@ class SubmitOptions:
     cache: bool = True
     progress: bool = True
     latency_prompts: int = LATENCY_PROMPTS
+    #: padded tokens per extraction batch; another budget changes results only within
+    #: the reproducibility contract
+    batch_tokens: int = BATCH_TOKENS
 
 
 def _versions() -> dict[str, str]:
@@ -112,20 +121,11 @@ class _ActsKey:
     shifted: bool
 
 
-@dataclass(frozen=True)
-class _RandomKey:
-    model: str
-    task: str
-    position: str
-    hidden_sizes: tuple[int, ...]
-    activation: str
-
-
 @dataclass
 class Session:
     """What several submissions share: the task catalog, loaded models and tasks, and
-    work that does not depend on the probe (activations, surprisals, random-feature
-    baselines, guards)."""
+    work that does not depend on the probe (activations, surprisals, the tasks' baselines,
+    guards)."""
 
     catalog: TaskCatalog
     options: SubmitOptions = field(default_factory=SubmitOptions)
@@ -133,7 +133,7 @@ class Session:
     loaded: dict[str, LoadedModel] = field(default_factory=dict)
     _acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _surprisal: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-    _random: dict[_RandomKey, BaselineOut] = field(default_factory=dict)
+    _baselines: dict[tuple[str, str], dict[str, BaselineOut]] = field(default_factory=dict)
     _guards: dict[str, Guard | None] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
@@ -161,7 +161,8 @@ class Session:
         if memo not in self._acts:
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
             result = extract(source, prompts, [site], cache=self.options.cache,
-                             prefix=prefix, progress=self.options.progress)
+                             prefix=prefix, progress=self.options.progress,
+                             batch_tokens=self.options.batch_tokens)
             if result.loaded is not None:  # a cache miss loaded the model: keep it
                 self.loaded.setdefault(model, result.loaded)
             self._acts[memo] = result[site]
@@ -177,7 +178,9 @@ class Session:
                          ) -> np.ndarray:
         key = (model, task_id)
         if key not in self._surprisal:
-            results = token_surprisals(self.lm(model), prompts,
+            # every token scored after the model's BOS (EOS when it has none), as the
+            # BLiMP paper and lm-evaluation-harness score minimal pairs
+            results = token_surprisals(self.lm(model), prompts, prepend_bos=True,
                                        progress=self.options.progress)
             self._surprisal[key] = -np.array([r.total for r in results])
         return self._surprisal[key]
@@ -242,7 +245,8 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
 
     evalaware = _evalaware(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
     transfer = _transfer(session, meta, weights, task_id, flat, site, acts)
-    baselines = _baselines(session, meta, weights, task_id, data, flat, site, idx, y)
+    baselines = _baselines(session, meta.model, task_id)
+    control = _selectivity(session, meta, weights, task_id, site)
 
     marks: dict[str, MarkOut] = {}
     # the accuracy gets a mark when marks.yaml defines ranges for this format's accuracy
@@ -263,7 +267,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
         accuracy_name=fmt.accuracy_name, auroc=auroc, accuracy=accuracy, ece=ece,
         brier=head.brier, fpr_at_99tpr=fpr, distshift_auroc=distshift,
         evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
-        marks=marks,
+        marks=marks, cost=_cost(session, meta, weights, flat, site), selectivity=control,
         predictions=PromptScores(
             prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
             items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
@@ -295,11 +299,10 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
     n_items = int(flat.item_of.max()) + 1
     item_g = np.array([g[flat.item_of == i].mean() for i in range(n_items)])
     labelled_items = np.unique(flat.item_of[idx])
+    chosen = stratified_least(labelled_items, item_g, _item_classes(flat, idx, y))
     order = labelled_items[np.argsort(item_g[labelled_items], kind="stable")]
-    k = max(1, len(order) // EVALAWARE_SHARE)
-    chosen = set(order[:k].tolist())
     # keep both classes: extend with the next least evaluation-like items if needed
-    for extra in order[k:]:
+    for extra in order:
         labels = {int(y[j]) for j, i in enumerate(flat.item_of[idx]) if i in chosen}
         if labels == {0, 1}:
             break
@@ -309,7 +312,34 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
                 "evalaware")
     return FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high, imputed=False,
                       note=f"{len(chosen)} of {len(order)} items rated least evaluation-like "
-                           f"by the guard {guard.name}")
+                           f"by the guard {guard.name} (the least quarter of each class)")
+
+
+def _item_classes(flat: Flat, idx: np.ndarray, y: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """item -> the labels of its labelled prompts (a minimal pair is (0, 1))."""
+    out: dict[int, set[int]] = {}
+    for j, item in enumerate(flat.item_of[idx].tolist()):
+        out.setdefault(int(item), set()).add(int(y[j]))
+    return {item: tuple(sorted(labels)) for item, labels in out.items()}
+
+
+def stratified_least(items: np.ndarray, rating: np.ndarray,
+                     classes: dict[int, tuple[int, ...]]) -> set[int]:
+    """The least evaluation-like ``1/EVALAWARE_SHARE`` of the items of each class
+    (items grouped by the labels they hold), at least one per class: the spec's
+    "stratified bottom-quartile split", so the correction keeps the class balance.
+
+    >>> sorted(stratified_least(np.arange(8), np.arange(8.0),
+    ...                         {i: (i % 2,) for i in range(8)}))
+    [0, 1]
+    """
+    chosen: set[int] = set()
+    for cls in sorted(set(classes.values())):
+        members = np.array([i for i in items.tolist() if classes[int(i)] == cls],
+                           dtype=np.int64)
+        ordered = members[np.argsort(rating[members], kind="stable")]
+        chosen |= set(ordered[: max(1, len(ordered) // EVALAWARE_SHARE)].tolist())
+    return chosen
 
 
 def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
@@ -335,51 +365,99 @@ def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id:
     return out
 
 
-def _baselines(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
-               data: TaskData, flat: Flat, site: Site, idx: np.ndarray, y: np.ndarray
-               ) -> dict[str, BaselineOut]:
+def _baselines(session: Session, model: str, task_id: str) -> dict[str, BaselineOut]:
+    """The task's baselines on ``model``: computed once per (task, model) and identical
+    for every entry, whatever its site or architecture (see ``baselines``)."""
+    key = (model, task_id)
+    if key in session._baselines:
+        return session._baselines[key]
+    data = session.task(task_id)
     fmt = data.format
-    train_items = data.splits.get("train", [])
-    train = Flat.of(train_items)
+    flat = Flat.of(data.test)
+    idx, y = flat.labelled()
+    opts = session.options
     out: dict[str, BaselineOut] = {}
 
-    def score(name: str, s: np.ndarray, note: str, threshold: float | None = 0.5
-              ) -> BaselineOut:
+    def interval(values: Sequence[float | None], name: str) -> IntervalOut:
+        return _accuracy(session, values, task_id, "baseline", name, "accuracy")
+
+    def score(name: str, s: np.ndarray, threshold: float | None = 0.5) -> BaselineOut:
         try:
             auroc = _auroc(session, y, s[idx], flat.item_of[idx], task_id, "baseline", name)
         except MetricError:
             auroc = None
-        acc = _accuracy(session, fmt.item_scores(data.test, s, flat.item_of, threshold),
-                        task_id, "baseline", name, "accuracy")
-        return BaselineOut(auroc=auroc, accuracy=acc, note=note)
+        acc = interval(fmt.item_scores(data.test, s, flat.item_of, threshold), name)
+        return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name])
 
-    out["majority"] = score("majority", bl.majority_scores(train.prompts, flat.prompts),
-                            "constant train positive rate")
+    train_items = data.splits.get("train", [])
+    train = Flat.of(train_items)
+    out["majority"] = score("majority", bl.majority_scores(train.prompts, flat.prompts))
     if train.prompts:
-        seed = sub_seed(session.options.seed, task_id, "length")
-        out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed),
-                              "logistic regression on length in characters")
-        key = _RandomKey(meta.model, task_id, site.position, tuple(weights.hidden_sizes),
-                         weights.activation)
-        if key not in session._random:
-            site0 = Site(0, site.position)
-            t_idx, t_y = labelled(train.prompts)
-            train_x = session.activations(meta.model, f"{task_id}/train", train.prompts,
+        seed = sub_seed(opts.seed, task_id, "length")
+        out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed))
+        t_idx, t_y = labelled(train.prompts)
+        if len(set(t_y.tolist())) == 2:
+            site0 = Site(0, "token_avg")
+            train_x = session.activations(model, f"{task_id}/train", train.prompts,
                                           site0)[t_idx]
-            test_x = session.activations(meta.model, f"{task_id}/test", flat.prompts, site0)
-            rf = bl.random_feature_scores(weights, train_x, t_y, test_x,
-                                          sub_seed(session.options.seed, task_id, "random"))
-            session._random[key] = score("random_features", rf,
-                                         "the probe's architecture on a random projection "
-                                         "of layer-0 embeddings")
-        out["random_features"] = session._random[key]
-    # surprisal needs a causal LM: an encoder (e.g. MiniLM) has no such baseline
-    if fmt.minimal_pairs and \
-            session.model(meta.model).identity.architecture == "causal":
-        s = session.surprisal_scores(meta.model, task_id, flat.prompts)
-        out["surprisal"] = score("surprisal", s, "minus the model's total surprisal (bits)",
-                                 threshold=None)
+            test_x = session.activations(model, f"{task_id}/test", flat.prompts, site0)
+            rf = bl.random_feature_scores(train_x, t_y, test_x,
+                                          sub_seed(opts.seed, task_id, "random"))
+            out["random_features"] = score("random_features", rf)
+    # the model's own score needs a causal LM: an encoder (e.g. MiniLM) has none
+    if fmt.minimal_pairs and session.model(model).identity.architecture == "causal":
+        lm = session.lm(model)
+        own = fmt.model_item_scores(lm, data.test, progress=opts.progress)
+        if own is not None:  # the format's own protocol (SyntaxGym: region predictions)
+            out["surprisal"] = BaselineOut(auroc=None, accuracy=interval(own, "surprisal"),
+                                           note=fmt.model_baseline_note)
+        else:
+            s = session.surprisal_scores(model, task_id, flat.prompts)
+            out["surprisal"] = score("surprisal", s, threshold=None)
+    session._baselines[key] = out
     return out
+
+
+def _cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat: Flat,
+          site: Site) -> CostOut:
+    """FLOPs per prompt from the model's config and the tokenizer: machine-independent."""
+    resolved = session.model(meta.model)
+    config = load_json(resolved.path / "config.json")
+    shape = BlockShape.of(config, causal=resolved.identity.architecture == "causal")
+    lengths = [int(n) for n in tokenize(session.lm(meta.model), flat.prompts).lengths]
+    mean_tokens = sum(lengths) / len(lengths)
+    pooled = mean_tokens if site.position in ("token_avg", "attention_weighted") else 0.0
+    flops = forward_flops(shape, layers=site.layer, tokens=lengths) + probe_flops(
+        weights.n_features, weights.hidden_sizes, pooled_tokens=pooled)
+    return CostOut(flops_per_prompt=float(round(flops)), tokens_per_prompt=mean_tokens,
+                   blocks=site.layer)
+
+
+def _selectivity(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
+                 site: Site) -> SelectivityOut | None:
+    """Control-task selectivity of the entry's architecture at its site (None when the
+    task has no train split to fit on)."""
+    data = session.task(task_id)
+    try:
+        train_items, val_items, _ = train_val_items(data)
+    except InputError:
+        return None
+    train, val = labelled_prompts(train_items), labelled_prompts(val_items)
+    flat = Flat.of(data.test)
+    idx, _ = flat.labelled()
+    if not train or not val:
+        return None
+    x_test = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)[idx]
+    control = ControlData(
+        train=train, x_train=session.activations(meta.model, f"{task_id}/train-labelled",
+                                                 train, site),
+        val=val, x_val=session.activations(meta.model, f"{task_id}/val-labelled", val, site),
+        test=[flat.prompts[i] for i in idx.tolist()], x_test=x_test,
+        test_items=flat.item_of[idx])
+    hidden = weights.hidden_sizes[0] if weights.hidden_sizes else DEFAULT_HIDDEN
+    return selectivity(control, probe_type=meta.probe_type, hidden=hidden,
+                       seed=session.options.seed, n_resamples=session.options.bootstrap,
+                       parts=(task_id,))
 
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,

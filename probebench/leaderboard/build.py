@@ -1,15 +1,26 @@
 """``probebench leaderboard build``: the static website (plain HTML/CSS/JS, no CDN).
 
-Reads ``registry/probes/**.yaml`` and each entry's latest stored results, scores every
-entry with a ProbeScore spec, computes rank intervals and renders Jinja2 templates. All
-links are relative, so the pages work from ``file://``.
+Reads ``registry/probes/**.yaml`` and each entry's latest stored results, scores entries
+with a ProbeScore spec and ranks only comparable ones (``ranks``):
+
+* each task page ranks the live entries evaluated on that task by the ProbeScore of
+  that task's result alone, with the paired bootstrap restricted to that task;
+* each family page (verb grammar, BLiMP, SyntaxGym, or a format of its own) splits the
+  family's live entries by their exact task set and ranks each group apart; the index
+  shows these groups family by family, never one mixed list;
+* guards (the entries ``registry/guards.yaml`` names, and any entry evaluated on guard
+  tasks only) are listed on their own page and never ranked.
+
+A task page's baselines are the task's own (``registry/baselines/``), never an entry's,
+so they do not change when entries come and go. All links are relative, so the pages
+work from ``file://``.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +28,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from probebench.errors import InputError
+from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import (
     DISTSHIFT_IMPUTE,
     EVALAWARE_IMPUTE,
@@ -28,14 +40,28 @@ from probebench.leaderboard.probescore import (
     CLOSED_LICENSE_CEILING,
     DEFAULT_SPEC,
     UNMEASURED,
+    ProbeScoreSpec,
+    ScoreBreakdown,
     axis_values,
     license_score,
     load_probescore_spec,
     probescore,
 )
-from probebench.leaderboard.ranks import RANK_RESAMPLES, Scored, rank_intervals
+from probebench.leaderboard.ranks import (
+    RANK_RESAMPLES,
+    RankedGroup,
+    Scored,
+    comparable_groups,
+    family_name,
+    family_of,
+    family_sort_key,
+    rank_group,
+)
+from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
+from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.check import entry_files
 from probebench.registry.entry import Entry, read_entry
+from probebench.registry.guards import guard_ids
 from probebench.registry.store import ResultRecord, latest_results
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import get_format
@@ -47,13 +73,29 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class RankedEntry:
-    """One line of the ranking (live entries only), best first."""
+    """One line of a group's ranking (live entries only), best first."""
 
     rank: int
+    best: int
+    worst: int
     entry_id: str
     probescore: float
     auroc: float
     model: str
+
+
+@dataclass(frozen=True)
+class RankedTable:
+    """The ranking of one group: the live entries of ``family`` evaluated on exactly
+    ``tasks``."""
+
+    family: str
+    tasks: tuple[str, ...]
+    entries: tuple[RankedEntry, ...]
+
+    @property
+    def title(self) -> str:
+        return f"{family_name(self.family)}, task set {{{', '.join(self.tasks)}}}"
 
 
 @dataclass
@@ -61,14 +103,28 @@ class BuildSummary:
     out: Path
     entries: int
     skipped: list[str]
-    ranking: list[RankedEntry] = field(default_factory=list)
+    #: one ranking per (family, task set) group; entries are never ranked across groups
+    ranking: list[RankedTable] = field(default_factory=list)
+    #: guard entry ids (listed on guards.html, never ranked)
+    guards: list[str] = field(default_factory=list)
+
+    def ranked_ids(self) -> list[str]:
+        return [r.entry_id for table in self.ranking for r in table.entries]
 
     def top_table(self, n: int = 5) -> str:
-        lines = [f"{'rank':>4}  {'ProbeScore':>10}  {'AUROC':>5}  {'model':<13} entry"]
-        for r in self.ranking[:n]:
-            lines.append(f"{r.rank:>4}  {r.probescore:>10.3f}  {r.auroc:>5.3f}  "
-                         f"{r.model:<13} {r.entry_id}")
-        return "\n".join(lines)
+        """The ``n`` best entries of each group, one small table per group."""
+        blocks = []
+        for table in self.ranking:
+            shown = table.entries[:n] if n > 0 else table.entries
+            lines = [f"{table.title}: {len(table.entries)} ranked",
+                     f"{'rank':>4}  {'interval':<9}  {'ProbeScore':>10}  {'AUROC':>5}  "
+                     f"{'model':<13} entry"]
+            for r in shown:
+                interval = f"[{r.best}, {r.worst}]"
+                lines.append(f"{r.rank:>4}  {interval:<9}  {r.probescore:>10.3f}  "
+                             f"{r.auroc:>5.3f}  {r.model:<13} {r.entry_id}")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
 
 
 def _iv(x: IntervalOut | FlaggedOut | None) -> str:
@@ -84,6 +140,10 @@ def _iv(x: IntervalOut | FlaggedOut | None) -> str:
 
 def _marks(t: TaskResult) -> str:
     return ", ".join(f"{k} {m.mark}" for k, m in sorted(t.marks.items()))
+
+
+def _gflops(t: TaskResult) -> str:
+    return "n/a" if t.cost is None else f"{t.cost.flops_per_prompt / 1e9:.3f}"
 
 
 def plain_markdown(text: str) -> str:
@@ -103,11 +163,30 @@ def page_name(entry_id: str) -> str:
     return "entries/" + entry_id.replace("/", "__") + ".html"
 
 
+def family_page(family: str) -> str:
+    return "families/" + re.sub(r"[^A-Za-z0-9._-]+", "_", family) + ".html"
+
+
+def guard_entries(registry: Path, entries: Sequence[Entry]) -> dict[str, str]:
+    """entry id -> what makes it a guard, for every guard among ``entries``: the entries
+    ``registry/guards.yaml`` names, and any entry whose tasks are all guard tasks (the
+    tasks those named guards are evaluated on)."""
+    named = {entry_id: model for model, entry_id in guard_ids(registry).items()}
+    guard_tasks = {t for e in entries if e.id in named for t in e.tasks}
+    out = {}
+    for e in entries:
+        if e.id in named:
+            out[e.id] = f"the guard of {named[e.id]} (registry/guards.yaml)"
+        elif guard_tasks and set(e.tasks) <= guard_tasks:
+            out[e.id] = f"evaluated on guard tasks only ({', '.join(sorted(e.tasks))})"
+    return out
+
+
 def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
-               spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
-               seed: int = 0) -> BuildSummary:
+                      spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
+                      seed: int = 0) -> BuildSummary:
     """Render the whole site for ``registry`` into ``out`` (replaced atomically); task
-    pages describe the tasks of ``catalog``."""
+    pages describe the tasks of ``catalog``, whose formats name the families."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     spec = load_probescore_spec(spec_version)
@@ -130,55 +209,92 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
             continue
         entries.append(entry)
         results[entry.id] = stored
-    scored = [Scored(e.id, results[e.id], axis_values(results[e.id], e.license),
-                     closed=e.license == "closed") for e in entries]
-    breakdowns = {s.id: probescore(spec, s.values, closed_license=s.closed) for s in scored}
-    # the mean AUROC by axis source (a spec may call its axis anything)
-    mean_auroc = {s.id: s.values["auroc"].value for s in scored}
-    # only live entries are ranked: pending ones await review, deprecated ones are archived
-    live = {e.id for e in entries if e.status == "live"}
-    ranks = rank_intervals([s for s in scored if s.id in live], spec,
-                           n_resamples=n_resamples, seed=seed)
-    order = sorted((e for e in entries if e.id in live), key=lambda e: (ranks[e.id].rank, e.id))
-    archived = sorted((e for e in every if e.status == "deprecated"), key=lambda e: e.id)
-    pending = sorted((e for e in entries if e.status == "pending_review"), key=lambda e: e.id)
 
+    def task_format(task_id: str) -> str:
+        task_spec = catalog.specs.get(task_id)
+        if task_spec is not None:
+            return task_spec.format
+        # a task this catalog does not register: the format its stored results name
+        return next(r[task_id].result.format for r in results.values() if task_id in r)
+
+    # guard tasks come from every guard entry, shown or not: a guard whose results await
+    # a new publish still makes an entry on its tasks alone a guard
+    shown = {e.id for e in entries}
+    guards = {i: why for i, why in guard_entries(registry, every).items() if i in shown}
+    scored = {e.id: _scored(e, results[e.id]) for e in entries}
+    breakdowns = {i: probescore(spec, s.values, closed_license=s.closed)
+                  for i, s in scored.items()}
+    # only live task probes are ranked: pending ones await review, deprecated ones are
+    # archived, guards are never compared with task probes
+    live = [e for e in entries if e.status == "live" and e.id not in guards]
+    pending = sorted((e for e in entries if e.status == "pending_review"
+                      and e.id not in guards), key=lambda e: e.id)
+    archived = sorted((e for e in every if e.status == "deprecated"), key=lambda e: e.id)
+    groups = comparable_groups([scored[e.id] for e in live], spec, family=task_format,
+                               n_resamples=n_resamples, seed=seed)
+    group_of = {i: g for g in groups for i in g.order}
+    baseline_tasks = {p.name for p in (registry / BASELINES_FOLDER).glob("*") if p.is_dir()}
+    task_ids = sorted({t for r in results.values() for t in r} | baseline_tasks)
+    task_groups = {}
+    for task_id in task_ids:
+        on_task = [_scored(e, {task_id: results[e.id][task_id]}) for e in live
+                   if task_id in results[e.id]]
+        if on_task:
+            task_groups[task_id] = rank_group(on_task, spec, family=task_format(task_id),
+                                              n_resamples=n_resamples, seed=seed)
+
+    def entry_family(e: Entry) -> str:
+        return family_of(task_format(t) for t in results[e.id])
+
+    families = sorted({g.family for g in groups} | {entry_family(e) for e in pending},
+                      key=family_sort_key)
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["inline_md"] = inline_markdown
     env.filters["plain_md"] = plain_markdown
-    task_ids = sorted({t for r in results.values() for t in r})
-    common = {"spec": spec, "version": __version__, "nav_tasks": task_ids}
+    common = {"spec": spec, "version": __version__,
+              "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
     tmp = out.with_name(f".{out.name}.building")
     if tmp.exists():
         shutil.rmtree(tmp)
-    (tmp / "entries").mkdir(parents=True)
-    (tmp / "tasks").mkdir()
+    for folder in ("entries", "tasks", "families"):
+        (tmp / folder).mkdir(parents=True)
     shutil.copytree(HERE / "static", tmp / "static")
 
-    rows = []
-    ranking = []
-    for e in order:
-        b, r = breakdowns[e.id], ranks[e.id]
-        recs = results[e.id]
-        rows.append({
-            "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
-            "rank": r.rank, "best": r.best, "worst": r.worst, "score": b.total,
-            "axes": {a.name: {"value": b.values[a.name].value,
-                              "imputed": b.values[a.name].imputed,
-                              "capped": a.name in b.capped} for a in spec.axes},
-            "auroc": mean_auroc[e.id], "auroc_low": r.auroc_low,
-            "auroc_high": r.auroc_high,
-            "marks": [(t, rec.result.marks["auroc"].mark)
-                      for t, rec in sorted(recs.items()) if "auroc" in rec.result.marks],
-            "model": e.model, "category": e.category, "tasks": sorted(recs)})
-        ranking.append(RankedEntry(r.rank, e.id, b.total, mean_auroc[e.id], e.model))
+    entry_by_id = {e.id: e for e in entries}
+    # the mean AUROC over an entry's tasks, by axis source (a spec may call its axis anything)
+    mean_auroc = {i: s.values["auroc"].value for i, s in scored.items()}
+    group_views = [_group_view(g, entry_by_id, breakdowns, mean_auroc, results, spec)
+                   for g in groups]
+    live_ids = {e.id for e in live}
+    filters = {"models": sorted({e.model for e in live}),
+               "categories": sorted({e.category for e in live})}
+    sections: list[dict[str, Any]] = []
+    for family in families:
+        sections.append({
+            "key": family, "name": family_name(family), "href": family_page(family),
+            "groups": [v for v in group_views if v["family"] == family],
+            "pending": [(e, page_name(e.id)) for e in pending if entry_family(e) == family]})
+    guard_list = [(entry_by_id[i], page_name(i), why) for i, why in sorted(guards.items())]
     index = env.get_template("index.html.j2").render(
-        **common, root="", title="Leaderboard", rows=rows, n_resamples=n_resamples,
-        models=sorted({e.model for e in entries if e.id in live}),
-        categories=sorted({e.category for e in entries if e.id in live}),
+        **common, root="", title="Leaderboard", sections=sections, n_resamples=n_resamples,
+        n_live=len(live_ids), **filters, guards=guard_list,
         pending=[(e, page_name(e.id)) for e in pending], n_archived=len(archived))
     (tmp / "index.html").write_text(index, encoding="utf-8")
+    family_tpl = env.get_template("family.html.j2")
+    for section in sections:
+        tasks = sorted({t for g in section["groups"] for t in g["tasks"]}
+                       | {t for e, _ in section["pending"] for t in results[e.id]})
+        html = family_tpl.render(
+            **common, root="../", title=section["name"], section=section,
+            n_resamples=n_resamples, **filters,
+            tasks=[(t, len(task_groups[t].order) if t in task_groups else 0)
+                   for t in tasks])
+        (tmp / section["href"]).write_text(html, encoding="utf-8")
+    (tmp / "guards.html").write_text(env.get_template("guards.html.j2").render(
+        **common, root="", title="Guards",
+        guards=[_guard_view(entry_by_id[i], why, results[i]) for i, why in
+                sorted(guards.items())]), encoding="utf-8")
     (tmp / "archive.html").write_text(env.get_template("archive.html.j2").render(
         **common, root="", title="Archive",
         archived=[(e, page_name(e.id) if e.id in results else None) for e in archived]),
@@ -186,12 +302,41 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
 
     entry_tpl = env.get_template("entry.html.j2")
     for e in entries:
-        tasks = [_task_view(t, rec) for t, rec in sorted(results[e.id].items())]
+        group = group_of.get(e.id)
+        standing = None
+        if group is not None:
+            standing = {"rank": group.ranks[e.id], "n": len(group.order),
+                        "tasks": group.tasks, "family": family_name(group.family),
+                        "href": family_page(group.family)}
+        tasks = []
+        for t, rec in sorted(results[e.id].items()):
+            view = _task_view(t, rec)
+            task_group = task_groups.get(t)
+            view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.order),
+                                 "score": task_group.scores[e.id]}
+                                if task_group is not None and e.id in task_group.ranks
+                                else None)
+            tasks.append(view)
         html = entry_tpl.render(**common, root="../", title=e.short_name, e=e,
-                                rank=ranks.get(e.id), score=breakdowns[e.id], tasks=tasks)
+                                standing=standing, guard=guards.get(e.id),
+                                score=breakdowns[e.id], tasks=tasks)
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
-    _task_pages(env, common, tmp, task_ids, entries, results, _sweeps(registry), catalog)
+    _task_pages(env, common, tmp, registry, task_ids, entries, results, guards,
+                task_groups, _sweeps(registry), catalog, n_resamples)
+    guard_tasks = {t for i in guards for t in results[i]}
+    by_family: dict[str, list[tuple[str, str, int]]] = {}
+    for t in task_ids:
+        key = "guard tasks" if t in guard_tasks else family_name(task_format(t))
+        title = catalog.specs[t].title if t in catalog.specs else t
+        by_family.setdefault(key, []).append(
+            (t, title, len(task_groups[t].order) if t in task_groups else 0))
+    order = [family_name(f) for f in sorted({task_format(t) for t in task_ids},
+                                              key=family_sort_key)] + ["guard tasks"]
+    (tmp / "tasks.html").write_text(env.get_template("tasks.html.j2").render(
+        **common, root="", title="Tasks",
+        task_families=[(k, by_family[k]) for k in order if k in by_family]),
+        encoding="utf-8")
     weights = spec.normalised()
     (tmp / "methodology.html").write_text(env.get_template("methodology.html.j2").render(
         **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples,
@@ -202,7 +347,61 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)
-    return BuildSummary(out, len(entries), skipped, ranking)
+    ranking = [RankedTable(g.family, g.tasks, tuple(
+        RankedEntry(g.ranks[i].rank, g.ranks[i].best, g.ranks[i].worst, i, g.scores[i],
+                    mean_auroc[i], entry_by_id[i].model)
+        for i in g.order)) for g in groups]
+    return BuildSummary(out, len(entries), skipped, ranking, sorted(guards))
+
+
+def _scored(entry: Entry, records: dict[str, ResultRecord]) -> Scored:
+    """What ranking needs of ``entry`` scored on ``records`` (all its tasks, or one)."""
+    return Scored(entry.id, records, axis_values(records, entry.license),
+                  closed=entry.license == "closed")
+
+
+def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
+                breakdowns: Mapping[str, ScoreBreakdown], mean_auroc: Mapping[str, float],
+                results: Mapping[str, dict[str, ResultRecord]],
+                spec: ProbeScoreSpec) -> dict[str, Any]:
+    """The rows of one group's ranked table (every row on ``group.tasks``)."""
+    rows = []
+    for entry_id in group.order:
+        e, b, r = entries[entry_id], breakdowns[entry_id], group.ranks[entry_id]
+        rows.append({
+            "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
+            "rank": r.rank, "best": r.best, "worst": r.worst, "score": group.scores[e.id],
+            "axes": {a.name: {"value": b.values[a.name].value,
+                              "imputed": b.values[a.name].imputed,
+                              "capped": a.name in b.capped} for a in spec.axes},
+            "auroc": mean_auroc[e.id],
+            "auroc_low": r.auroc_low, "auroc_high": r.auroc_high,
+            "marks": [(t, rec.result.marks["auroc"].mark)
+                      for t, rec in sorted(results[e.id].items())
+                      if "auroc" in rec.result.marks],
+            "model": e.model, "category": e.category})
+    return {"family": group.family, "tasks": list(group.tasks), "rows": rows,
+            "anchor": "set-" + "--".join(group.tasks)}
+
+
+def _guard_view(entry: Entry, why: str, records: dict[str, ResultRecord]) -> dict[str, Any]:
+    return {"e": entry, "href": page_name(entry.id), "why": why,
+            "tasks": [{"id": t, "auroc": _iv(rec.result.auroc),
+                       "accuracy_name": rec.result.accuracy_name,
+                       "accuracy": _iv(rec.result.accuracy), "ece": f"{rec.result.ece:.3f}",
+                       "selectivity": _iv(rec.result.selectivity.selectivity
+                                          if rec.result.selectivity else None),
+                       "gflops": _gflops(rec.result), "latency": _latency(rec)}
+                      for t, rec in sorted(records.items())]}
+
+
+def _latency(record: ResultRecord) -> str:
+    """The measured latency with the hardware it was measured on (shown, not scored by
+    specs from 0.1.0 on: it depends on the machine)."""
+    if not record.latency_ms:
+        return "n/a"
+    hardware = record.run.hardware if record.run else "hardware not recorded"
+    return f"{record.latency_ms:.1f} ms ({record.device}, {hardware})"
 
 
 def _provenance(record: ResultRecord) -> list[tuple[str, str]]:
@@ -231,11 +430,19 @@ def _provenance(record: ResultRecord) -> list[tuple[str, str]]:
 def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
     t = record.result
     pred = t.predictions
+    sel = t.selectivity
     view: dict[str, Any] = {
         "id": task_id, "version": t.version, "auroc": _iv(t.auroc),
         "accuracy_name": t.accuracy_name, "accuracy": _iv(t.accuracy),
         "ece": f"{t.ece:.3f}", "brier": f"{t.brier:.3f}", "fpr": f"{t.fpr_at_99tpr:.3f}",
-        "latency": f"{record.latency_ms:.1f} ms" if record.latency_ms else "n/a",
+        "latency": _latency(record),
+        "cost": "not recorded (stored before the cost was kept)" if t.cost is None else
+                f"{_gflops(t)} GFLOPs/prompt ({t.cost.tokens_per_prompt:.1f} tokens, "
+                f"{t.cost.blocks} blocks)",
+        "selectivity": None if sel is None else {
+            "accuracy": _iv(sel.accuracy), "control_accuracy": _iv(sel.control_accuracy),
+            "selectivity": _iv(sel.selectivity),
+            "control_positive_rate": f"{sel.control_positive_rate:.3f}", "note": sel.note},
         "distshift": _iv(t.distshift_auroc), "evalaware": _iv(t.evalaware_auroc),
         "marks": _marks(t),
         "provenance": _provenance(record),
@@ -282,35 +489,70 @@ def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _task_pages(env: Any, common: dict[str, Any], out: Path, task_ids: Sequence[str],
-                entries: Sequence[Entry], results: dict[str, dict[str, ResultRecord]],
-                sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog) -> None:
+def _baselines_view(stored: Mapping[str, BaselineRecord],
+                    registered_sha256: str | None) -> list[dict[str, Any]]:
+    """One table per model from the task's stored baselines (``registry/baselines/``):
+    a function of the task and the model only, never of an entry."""
+    def order(name: str) -> tuple[int, str]:
+        return (BASELINES.index(name) if name in BASELINES else len(BASELINES), name)
+
+    out = []
+    for model, record in sorted(stored.items()):
+        out.append({
+            "model": model, "seed": record.seed, "resamples": record.bootstrap_resamples,
+            "evaluated": f"{record.run.evaluated_at} (UTC)" if record.run else "not recorded",
+            "test_sha256": record.test_sha256,
+            "stale": registered_sha256 is not None and record.test_sha256 != registered_sha256,
+            "rows": [{"name": n, "auroc": _iv(b.auroc), "accuracy": _iv(b.accuracy),
+                      "note": b.note}
+                     for n, b in sorted(record.baselines.items(), key=lambda kv: order(kv[0]))]})
+    return out
+
+
+def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None) -> dict[str, Any]:
+    t = record.result
+    sel = t.selectivity.selectivity if t.selectivity else None
+    row: dict[str, Any] = {
+        "id": e.id, "href": page_name(e.id), "short_name": e.short_name, "model": e.model,
+        "status": e.status, "auroc": _iv(t.auroc), "auroc_value": t.auroc.value,
+        "accuracy": _iv(t.accuracy),
+        "acc_value": t.accuracy.value if t.accuracy.value is not None else -1,
+        "selectivity": _iv(sel),
+        "sel_value": sel.value if sel is not None and sel.value is not None else "",
+        "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "marks": _marks(t)}
+    if group is not None:
+        r = group.ranks[e.id]
+        row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id])
+    return row
+
+
+def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
+                task_ids: Sequence[str], entries: Sequence[Entry],
+                results: dict[str, dict[str, ResultRecord]], guards: Mapping[str, str],
+                task_groups: Mapping[str, RankedGroup],
+                sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog,
+                n_resamples: int) -> None:
     template = env.get_template("task.html.j2")
+    by_id = {e.id: e for e in entries}
     for task_id in task_ids:
-        rows: list[dict[str, Any]] = []
-        baselines: list[dict[str, Any]] = []
-        source, acc_name = "", "accuracy"
-        for e in entries:
-            rec = results[e.id].get(task_id)
-            if rec is None:
-                continue
-            t = rec.result
-            acc_name = t.accuracy_name
-            rows.append({"href": page_name(e.id), "short_name": e.short_name,
-                         "auroc": _iv(t.auroc), "auroc_value": t.auroc.value,
-                         "accuracy": _iv(t.accuracy),
-                         "acc_value": t.accuracy.value if t.accuracy.value is not None
-                         else -1, "ece": f"{t.ece:.3f}", "marks": _marks(t)})
-            if not baselines:
-                source = e.short_name
-                baselines = [{"name": n, "auroc": _iv(b.auroc), "accuracy": _iv(b.accuracy),
-                              "note": b.note} for n, b in sorted(t.baselines.items())]
+        on_task = [e for e in entries if task_id in results[e.id]]
+        group = task_groups.get(task_id)
+        ranked = ([_task_row(by_id[i], results[i][task_id], group) for i in group.order]
+                  if group is not None else [])
+        pending = [_task_row(e, results[e.id][task_id], None) for e in on_task
+                   if e.status == "pending_review" and e.id not in guards]
+        guard_rows = [_task_row(e, results[e.id][task_id], None) for e in on_task
+                      if e.id in guards and e.status != "deprecated"]
+        names = [results[e.id][task_id].result.accuracy_name for e in on_task]
         spec = catalog.specs.get(task_id)
         task = {"id": task_id, "title": spec.title if spec else task_id,
                 "version": spec.version if spec else "?", "format": spec.format if spec else "?",
                 "license": spec.license if spec else "?",
                 "test_sha256": spec.test_sha256 if spec else "?"}
-        html = template.render(**common, root="../", title=task_id, task=task, rows=rows,
-                               baselines=baselines, baseline_source=source,
-                               accuracy_name=acc_name, sweeps=sweeps.get(task_id, []))
+        baselines = _baselines_view(task_baselines(registry, task_id),
+                                    spec.test_sha256 if spec else None)
+        html = template.render(**common, root="../", title=task_id, task=task, rows=ranked,
+                               pending=pending, guard_rows=guard_rows, baselines=baselines,
+                               accuracy_name=names[0] if names else "accuracy",
+                               n_resamples=n_resamples, sweeps=sweeps.get(task_id, []))
         (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")

@@ -24,17 +24,19 @@ from probebench.leaderboard.probescore import (
 def axes_table() -> str:
     """One row per axis name of any spec, with each spec's weight and the definition."""
     specs = [load_probescore_spec(v) for v in available_specs()]
-    names: dict[str, str] = {}
+    # an axis that changed its source between specs gets one row per source
+    names: dict[tuple[str, str], None] = {}
     for spec in specs:
         for axis in spec.axes:
-            names.setdefault(axis.name, axis.source)
+            names.setdefault((axis.name, axis.source), None)
     head = "| axis | " + " | ".join(f"v{s.version} weight" for s in specs) + " | value |"
     rule = "| --- | " + " | ".join("---:" for _ in specs) + " | --- |"
     rows = [head, rule]
-    for name, source in names.items():
+    for name, source in names:
         weights = []
         for spec in specs:
-            weight = next((a.weight for a in spec.axes if a.name == name), None)
+            weight = next((a.weight for a in spec.axes
+                           if a.name == name and a.source == source), None)
             weights.append("–" if weight is None else f"{weight:.2f}")
         rows.append(f"| {name} | " + " | ".join(weights) + f" | {AXES[source].definition} |")
     return "\n".join(rows) + "\n"

@@ -37,7 +37,7 @@ from probebench.yamlsafe import load_yaml
 SPECS_DIR = Path(__file__).with_name("specs")
 MAX_WEIGHT = 0.30
 CLOSED_LICENSE_CEILING = 0.01
-DEFAULT_SPEC = "0.0.2"
+DEFAULT_SPEC = "0.1.0"
 #: value of an axis that is not measured yet
 UNMEASURED = 0.5
 
@@ -93,6 +93,20 @@ def efficiency_axis(latency_ms: float) -> float:
     0.75
     """
     return clamp(1.0 - math.log10(max(latency_ms, 1e-9)) / 4.0)
+
+
+#: FLOPs per prompt at which the cost axis is 1 (a million) and 0 (a million times more)
+COST_FLOOR_FLOPS = 1e6
+COST_DECADES = 6.0
+
+
+def cost_axis(flops: float) -> float:
+    """1 - log10(FLOPs per prompt / 1e6) / 6, clamped (1 MFLOP -> 1, 1 TFLOP -> 0).
+
+    >>> cost_axis(1e9)
+    0.5
+    """
+    return clamp(1.0 - math.log10(max(flops, 1.0) / COST_FLOOR_FLOPS) / COST_DECADES)
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,13 @@ def _latency(records: Sequence[ResultRecord], license: str) -> AxisValue:
     return AxisValue(efficiency_axis(median(latencies)))
 
 
+def _flops(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    costs = [r.result.cost.flops_per_prompt for r in records if r.result.cost is not None]
+    if not costs:
+        return AxisValue(UNMEASURED, imputed=True, note="cost not recorded")
+    return AxisValue(cost_axis(median(costs)))
+
+
 def _license(records: Sequence[ResultRecord], license: str) -> AxisValue:
     return AxisValue(license_score(license))
 
@@ -194,7 +215,12 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
                "mean Pearson r on declared targets; **imputed "
                f"{TRANSFER_IMPUTE:g}** when none is declared", _transfer),
     AxisSource("latency_ms",
-               "1 − log10(latency ms) / 4, clamped (1 ms → 1, 10 s → 0)", _latency),
+               "1 − log10(latency ms) / 4, clamped (1 ms → 1, 10 s → 0); measured wall "
+               "clock, so it depends on the machine (specs before 0.1.0 only)", _latency),
+    AxisSource("flops",
+               "1 − log10(FLOPs per prompt / 10⁶) / 6, clamped (1 MFLOP → 1, 1 TFLOP → 0): "
+               "the analytical cost of the model blocks up to the probe's layer plus the "
+               "probe, from the model's config; the same on every machine", _flops),
     AxisSource("license", _license_rules_text(), _license),
     AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart),
 )}
@@ -329,6 +355,7 @@ __all__ = [
     "apply_cap",
     "available_specs",
     "axis_values",
+    "cost_axis",
     "ece_axis",
     "efficiency_axis",
     "license_score",

@@ -1,9 +1,17 @@
-"""Rank intervals: a paired item bootstrap over all entries at once.
+"""Who is ranked against whom, and the rank intervals.
 
-For each task, one matrix of item counts is drawn per resample and shared by every
-entry scored on that task (paired: entries are compared on the same resampled test
-sets). Each entry's AUROC is recomputed on every resample (``weighted_auroc``), the
-axes that derive from it follow (the AUROC axis, and imputed eval-awareness and
+Only comparable entries are ranked together: ProbeScores on different tasks measure
+different things (MTEB and the Open LLM Leaderboard rank over a shared task set too).
+A composite rank compares entries evaluated on exactly the same task set
+(``rank_group``); a task's own ranking rescores every entry from that task's result
+alone (the caller restricts each ``Scored`` to the task). ``comparable_groups`` splits
+entries by task set and names each set's benchmark family (the format of its tasks).
+
+Rank intervals: a paired item bootstrap over the entries of one group at once. For
+each task, one matrix of item counts is drawn per resample and shared by every entry
+scored on that task (paired: entries are compared on the same resampled test sets).
+Each entry's AUROC is recomputed on every resample (``weighted_auroc``), the axes
+that derive from it follow (the AUROC axis, and imputed eval-awareness and
 distribution-shift values), the ProbeScore is recomputed, and entries are ranked
 within each resample (1 = best; ties share the better rank). An entry's rank interval
 is the 2.5th and 97.5th percentile of its ranks, rounded outward.
@@ -12,7 +20,8 @@ is the 2.5th and 97.5th percentile of its ranks, rounded outward.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,3 +114,85 @@ def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
         out[entry.id] = RankInterval(int(point_rank[j]), int(np.floor(low)),
                                      int(np.ceil(high)), *auroc_ci[j])
     return out
+
+
+#: benchmark families, by the format of their tasks, in the order pages show them; a
+#: task of another format forms its own family, named after the format
+FAMILY_NAMES = {"verbs": "Verb grammar", "blimp": "BLiMP", "syntaxgym": "SyntaxGym"}
+#: the family of a task set whose tasks come from several families
+CROSS_FAMILY = "cross-family"
+
+
+def family_of(formats: Iterable[str]) -> str:
+    """The family of a task set from its tasks' formats (``CROSS_FAMILY`` when mixed).
+
+    >>> family_of(["blimp", "blimp"]), family_of(["blimp", "verbs"])
+    ('blimp', 'cross-family')
+    """
+    found = set(formats)
+    return found.pop() if len(found) == 1 else CROSS_FAMILY
+
+
+def family_name(family: str) -> str:
+    """What pages call a family.
+
+    >>> family_name("verbs"), family_name("senteval")
+    ('Verb grammar', 'senteval')
+    """
+    if family == CROSS_FAMILY:
+        return "Task sets across families"
+    return FAMILY_NAMES.get(family, family)
+
+
+def family_sort_key(family: str) -> tuple[int, str]:
+    """The named families first (in ``FAMILY_NAMES`` order), then others by name, then
+    ``CROSS_FAMILY``."""
+    order = list(FAMILY_NAMES)
+    if family in FAMILY_NAMES:
+        return (order.index(family), "")
+    return (len(order) + (family == CROSS_FAMILY), family)
+
+
+@dataclass(frozen=True)
+class RankedGroup:
+    """Entries evaluated on exactly ``tasks``, ranked against each other only."""
+
+    family: str
+    tasks: tuple[str, ...]                #: the shared task set, sorted
+    order: tuple[str, ...]                #: entry ids, best ProbeScore first
+    scores: dict[str, float]              #: entry id -> ProbeScore over ``tasks``
+    ranks: dict[str, RankInterval]        #: entry id -> rank and interval in this group
+
+
+def rank_group(entries: Sequence[Scored], spec: ProbeScoreSpec, *, family: str,
+               n_resamples: int = RANK_RESAMPLES, seed: int = 0) -> RankedGroup:
+    """Rank ``entries``, which must share one task set, best ProbeScore first."""
+    task_sets = {tuple(sorted(e.results)) for e in entries}
+    if len(task_sets) != 1:
+        shown = "; ".join(", ".join(t) for t in sorted(task_sets))
+        raise ValueError(f"entries evaluated on different task sets are not comparable "
+                         f"({shown or 'no entries'})")
+    scores = {e.id: probescore(spec, e.values, closed_license=e.closed).total
+              for e in entries}
+    ranks = rank_intervals(entries, spec, n_resamples=n_resamples, seed=seed)
+    order = tuple(sorted(scores, key=lambda i: (-scores[i], i)))
+    return RankedGroup(family, task_sets.pop(), order, scores, ranks)
+
+
+def comparable_groups(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
+                      family: Callable[[str], str], n_resamples: int = RANK_RESAMPLES,
+                      seed: int = 0) -> list[RankedGroup]:
+    """One ``RankedGroup`` per distinct task set of ``entries``; ``family`` maps a task
+    id to its family. Groups come by family, then the largest first."""
+    by_set: dict[tuple[str, ...], list[Scored]] = defaultdict(list)
+    for entry in entries:
+        by_set[tuple(sorted(entry.results))].append(entry)
+    groups = [rank_group(members, spec, family=family_of(family(t) for t in tasks),
+                         n_resamples=n_resamples, seed=seed)
+              for tasks, members in by_set.items()]
+    return sorted(groups, key=lambda g: (family_sort_key(g.family), -len(g.order), g.tasks))
+
+
+__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "RANK_RESAMPLES", "RankInterval", "RankedGroup",
+           "Scored", "comparable_groups", "family_name", "family_of", "family_sort_key",
+           "rank_group", "rank_intervals"]

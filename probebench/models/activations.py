@@ -125,20 +125,47 @@ class Tokenized:
         return np.fromiter((len(x) for x in self.ids), dtype=np.int64, count=len(self.ids))
 
 
+def start_token_id(lm: LoadedModel, token: str | None = None) -> int:
+    """The token a text is read after when it must be scored from its first token.
+
+    ``token`` (one token of the vocabulary, e.g. ``"<|endoftext|>"``) when given; else
+    the tokenizer's BOS token, else its EOS token: lm-evaluation-harness's rule for the
+    context of a continuation with no context (``prefix_token_id``). Chat tokenizers may
+    name a turn marker as BOS (SmolLM2-Instruct: ``<|im_start|>``); ``token`` overrides.
+    """
+    tok = lm.tokenizer
+    if token is not None:
+        found = tok.convert_tokens_to_ids(token)
+        if not isinstance(found, int) or (found == tok.unk_token_id and token != tok.unk_token):
+            raise SiteError(f"start token {token!r} is not one token of model "
+                            f"{lm.identity.name!r}'s vocabulary")
+        return found
+    for candidate in (tok.bos_token_id, tok.eos_token_id):
+        if candidate is not None:
+            return int(candidate)
+    raise SiteError(f"model {lm.identity.name!r} has neither a BOS nor an EOS token to read "
+                    "texts after; name one with start_token")
+
+
 def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *, prepend_bos: bool = False,
-             add_special_tokens: bool = True, reserved: int = 0) -> Tokenized:
+             start_token: str | None = None, add_special_tokens: bool = True,
+             reserved: int = 0) -> Tokenized:
     """Tokenize with the model's own special tokens and check the length limit
-    (``reserved`` tokens, e.g. a cached prefix, count against it too)."""
+    (``reserved`` tokens, e.g. a cached prefix, count against it too).
+
+    ``prepend_bos`` puts ``start_token_id(lm, start_token)`` (BOS, else EOS) in front of
+    every prompt with empty offsets, unless the tokenizer already put that very token
+    first (Llama-2 style tokenizers add their BOS themselves)."""
     enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=add_special_tokens,
                        return_offsets_mapping=True, return_attention_mask=False)
     ids = [list(map(int, x)) for x in enc["input_ids"]]
     offsets = [[(int(a), int(b)) for a, b in o] for o in enc["offset_mapping"]]
     if prepend_bos:
-        bos = lm.tokenizer.bos_token_id
-        if bos is None:
-            raise SiteError(f"model {lm.identity.name!r} has no BOS token to prepend")
-        ids = [[bos, *x] for x in ids]
-        offsets = [[(0, 0), *o] for o in offsets]
+        start = start_token_id(lm, start_token)
+        for k, (x, o) in enumerate(zip(ids, offsets, strict=True)):
+            if not (x and x[0] == start and o[0][1] <= o[0][0]):
+                ids[k] = [start, *x]
+                offsets[k] = [(0, 0), *o]
     limit = lm.resolved.max_positions
     for prompt, tokens in zip(prompts, ids, strict=True):
         if not tokens:

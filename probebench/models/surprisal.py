@@ -2,14 +2,21 @@
 
 Surprisal of token ``t_i`` is ``-log2 P(t_i | t_<i)`` under a causal LM.
 
-BOS handling. The first token of a text has no context and cannot be scored. With
-``prepend_bos=False`` (the default, SyntaxGym's reference protocol for models whose
-tokenizer adds no BOS, such as GPT-2 and SmolLM2) the first token is reported with
-``scored=False`` and surprisal 0.0, so region sums match the published numbers. With
-``prepend_bos=True`` the model's BOS token is put in front (it is not reported) and
-every token of the text, the first included, is scored. A tokenizer that itself adds a
-BOS token (Llama-2 style) gets it scored as context, never reported: all reported
-tokens then have ``scored=True``.
+BOS handling. The first token of a text has no context and cannot be scored. Two
+protocols, each the published one of its data:
+
+* ``prepend_bos=False`` (the default; SyntaxGym's reference protocol, GPT-2 numbers of
+  Hu et al. 2020): the text's own tokens only. The first token is reported with
+  ``scored=False`` and surprisal 0.0, so region sums match the published numbers.
+* ``prepend_bos=True`` (BLiMP's protocol, as lm-evaluation-harness runs it): the text is
+  read after the model's BOS token, or its EOS token when it has no BOS
+  (``activations.start_token_id``; ``start_token`` names another). That token is
+  context, never reported, and every token of the text, the first included, is scored.
+  ``sentence_log_probs`` gives the resulting ``log2 P(text)`` that minimal pairs compare.
+
+A tokenizer that itself adds a BOS token (Llama-2 style) gets it scored as context, never
+reported, under both protocols: all reported tokens then have ``scored=True`` (and
+``prepend_bos=True`` does not add a second one).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from probebench.models.activations import (
     length_batches,
     pad_batch,
     pad_id_of,
+    start_token_id,
     tokenize,
 )
 from probebench.models.loading import LoadedModel
@@ -50,9 +58,14 @@ class TokenSurprisal:
 
 
 def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
-                     prepend_bos: bool = False, batch_tokens: int = BATCH_TOKENS,
-                     max_batch_size: int = 32, progress: bool = True) -> list[TokenSurprisal]:
-    """Surprisal (bits) of every token of every text under a causal LM, in input order."""
+                     prepend_bos: bool = False, start_token: str | None = None,
+                     batch_tokens: int = BATCH_TOKENS, max_batch_size: int = 32,
+                     progress: bool = True) -> list[TokenSurprisal]:
+    """Surprisal (bits) of every token of every text under a causal LM, in input order.
+
+    ``prepend_bos`` reads each text after ``start_token`` (default: the model's BOS token,
+    else its EOS token) and scores every token of the text; see the module docstring.
+    """
     import torch
     from tqdm.auto import tqdm
 
@@ -60,7 +73,7 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
         raise SiteError(f"surprisal needs a causal language model; {lm.identity.name!r} is an "
                         f"{lm.identity.architecture} model")
     prompts = as_prompts(texts)
-    tok = tokenize(lm, prompts, prepend_bos=prepend_bos)
+    tok = tokenize(lm, prompts, prepend_bos=prepend_bos, start_token=start_token)
     pad_id = pad_id_of(lm)
     results: list[TokenSurprisal | None] = [None] * len(prompts)
     batches = length_batches(tok.lengths, batch_tokens=batch_tokens,
@@ -92,6 +105,28 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                 )
             bar.update(len(rows))
     return [r for r in results if r is not None]
+
+
+def sentence_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
+                       start_token: str | None = None, batch_tokens: int = BATCH_TOKENS,
+                       max_batch_size: int = 32, progress: bool = True) -> np.ndarray:
+    """``log2 P(text)`` of each text: minus its total surprisal in bits, every token of the
+    text scored after the model's BOS token (EOS when it has none; ``start_token`` names
+    another), as the BLiMP paper and lm-evaluation-harness score a sentence.
+
+    Returns a float64 array of shape ``(len(texts),)``, in input order, each value <= 0.
+    A minimal pair is correct when its good sentence has the higher value; unlike the
+    no-BOS protocol, a pair that differs in its first token is compared on that token too.
+    """
+    results = token_surprisals(lm, texts, prepend_bos=True, start_token=start_token,
+                               batch_tokens=batch_tokens, max_batch_size=max_batch_size,
+                               progress=progress)
+    return np.array([-r.total for r in results], dtype=np.float64)
+
+
+def start_token_name(lm: LoadedModel, start_token: str | None = None) -> str:
+    """The token ``sentence_log_probs`` reads texts after, as the tokenizer spells it."""
+    return str(lm.tokenizer.convert_ids_to_tokens(start_token_id(lm, start_token)))
 
 
 def _range(values: np.ndarray) -> float:

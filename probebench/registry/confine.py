@@ -6,7 +6,8 @@ of every pull-request job) and ``probebench registry check --changed``. A submis
 - adds or modifies exactly one entry file ``registry/probes/<org>/<name>.yaml``;
 - may add or modify files in at most one artifact folder ``registry/artifacts/<folder>/``;
 - deletes nothing, and touches nothing else: workflows, the package, ``tasks.yaml``,
-  test sets, tests, build files and ``registry/results`` are maintainers' changes;
+  test sets, tests, build files, ``registry/results`` and ``registry/baselines`` are
+  maintainers' changes;
 - adds only regular files: no symbolic link, no submodule, no type change.
 
 Renames are listed as a deletion plus an addition (``--no-renames``), so moving a file
@@ -167,9 +168,9 @@ def confinement_problems(found: list[Change] | list[str]) -> list[str]:
         hint = (" (an entry is registry/probes/<org>/<name>.yaml, one folder deep)"
                 if c.path.startswith(ENTRY_DIR) else "")
         problems.append(f"{where}: outside one entry's YAML and its artifact folder "
-                        "(workflows, the package, tasks.yaml, test sets, tests, build files "
-                        "and registry/results are maintainers' changes, never part of a "
-                        f"submission){hint}")
+                        "(workflows, the package, tasks.yaml, test sets, tests, build files, "
+                        "registry/results and registry/baselines are maintainers' changes, "
+                        f"never part of a submission){hint}")
     if len(entries) != 1:
         problems.append(f"a submission adds or changes exactly one entry "
                         f"{ENTRY_DIR}<org>/<name>.yaml; this one changes {len(entries)}")

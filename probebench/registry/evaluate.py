@@ -9,6 +9,7 @@ from pathlib import Path
 
 from probebench.evaluation.results import Submission
 from probebench.evaluation.submit import Session, submit
+from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import store_submission
@@ -20,7 +21,7 @@ class EntryEvaluation:
 
     entry: Entry
     submission: Submission
-    #: results files that gained a record (empty when the results were already stored)
+    #: results and baselines files that gained a record (empty when already stored)
     changed: list[Path]
 
 
@@ -40,6 +41,8 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     finally:
         session.options.transfer_targets = targets
     changed = store_submission(registry, entry_id, result) if store else []
+    if store:
+        changed += store_baselines(registry, result)
     return EntryEvaluation(entry, result, changed)
 
 

@@ -1,11 +1,14 @@
 """``probebench reeval``: quarterly re-evaluation of live entries on the newest holdouts.
 
-Each live entry is scored (AUROC with its item-bootstrap CI) on the newest holdout
-version of each of its tasks (the registered test set when a task has no holdout), and
-compared with its latest stored AUROC on that task. Per entry and task a diff file is
-written. A drop of more than 5 AUROC points is listed in the public ``DIFF.md``; more
-than 10 points sets the entry's status to ``deprecated`` with a notice, as a change to
-its YAML for a maintainer to review. Shards split the (model, task) pairs so a CI matrix
+Each live entry is scored (AUROC with its item-bootstrap CI) on the newest holdout of
+each of its tasks (``tasks.yaml``: a hand-written set or a hashed share carved out of the
+train split, unseen by every probe and disjoint from the test set; the registered test
+set only for a task without one) and compared with its latest stored AUROC on that
+task. Per entry and task a diff file is written. A drop of more than 5 AUROC points is
+listed in the public ``DIFF.md``; more than 10 points, with the stored AUROC above the
+holdout's whole 95% CI (so a small holdout's noise never deprecates), sets the entry's
+status to ``deprecated`` with a notice, as a change to its YAML for a maintainer to
+review. Shards split the (model, task) pairs so a CI matrix
 can spread the work: shard I of N takes the pairs at positions I-1, I-1+N, ...
 """
 
@@ -49,8 +52,13 @@ class Change:
         return 0.0 if self.old_auroc is None else 100.0 * (self.old_auroc - self.new_auroc)
 
     @property
+    def beyond_ci(self) -> bool:
+        """The stored AUROC lies above the holdout's whole 95% CI."""
+        return self.old_auroc is not None and self.old_auroc > self.ci_high
+
+    @property
     def action(self) -> str:
-        if self.drop_points > DEPRECATE_DROP:
+        if self.drop_points > DEPRECATE_DROP and self.beyond_ci:
             return "deprecate"
         if self.drop_points > LIST_DROP:
             return "list"

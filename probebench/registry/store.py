@@ -4,8 +4,10 @@ Every record carries its provenance: the model identity (with its dtype), the de
 the library versions and a ``run`` block (UTC time, probebench commit, hardware).
 
 Each file is a ``ResultHistory``; a re-evaluation appends a ``ResultRecord`` when its
-deterministic part differs from the latest one and leaves the file untouched when it
-is the same: no number is ever overwritten. (A record stored before provenance was kept
+deterministic part differs from the latest one beyond the reproducibility contract
+(``probebench.evaluation.reproducibility.differences``) and leaves the file untouched
+when it agrees: no number is ever overwritten, and float noise from another machine or
+batch budget never makes a new record. (A record stored before provenance was kept
 gains the ``run`` block, with that run's latency, of the first re-run that reproduces
 its deterministic part exactly.) Records are read back through the same
 pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
@@ -21,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
+from probebench.evaluation.reproducibility import differences
 from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
 
@@ -101,7 +104,7 @@ def store_submission(root: Path, entry_id: str, submission: Submission) -> list[
         path = result_path(root, entry_id, task.id)
         history = read_history(path)
         record = ResultRecord.of(submission, task)
-        if history and history[-1].deterministic() == record.deterministic():
+        if history and not differences(history[-1].deterministic(), record.deterministic()):
             if history[-1].run is not None or record.run is None:
                 continue
             # stored before provenance was kept: the first run that reproduces it exactly

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from probebench.errors import InputError
 from probebench.hashing import sha256_file
+from probebench.tasks.anatomy import Item
 from probebench.tasks.formats import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import HoldoutSpec, TaskSpec, read_tasks_file
@@ -200,9 +201,11 @@ class TaskCatalog:
             problems = []
             for holdout in spec.holdouts:
                 try:
-                    self.load_holdout(spec.id, holdout)
+                    held = self.load_holdout(spec.id, holdout)
                 except InputError as exc:
                     problems.append(str(exc))
+                    continue
+                problems += holdout_overlap(data, held.test, holdout.version)
             if problems:
                 out.append(Verification(spec.id, False, "; ".join(problems)))
                 continue
@@ -210,6 +213,23 @@ class TaskCatalog:
             out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
                                     f"{spec.test_sha256[:16]}...{extra}"))
         return out
+
+
+def holdout_overlap(data: TaskData, holdout: list[Item], version: int) -> list[str]:
+    """Why a holdout is not disjoint from the task's splits (empty when it is): no item
+    id and no prompt text may occur in the test, train or validation split."""
+    problems = []
+    for split, items in sorted(data.splits.items()):
+        ids = {i.id for i in items}
+        texts = {p.text for i in items for p in i.prompts}
+        same_id = sorted(i.id for i in holdout if i.id in ids)
+        same_text = sorted(i.id for i in holdout if any(p.text in texts for p in i.prompts))
+        if same_id or same_text:
+            shown = ", ".join((same_id or same_text)[:3])
+            problems.append(f"holdout v{version} shares {len(same_id)} item id(s) and "
+                            f"{len(same_text)} item(s) with prompt texts of the {split} "
+                            f"split (e.g. {shown})")
+    return problems
 
 
 __all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from probebench.errors import InputError, field_problem
 from probebench.yamlsafe import load_yaml
@@ -25,16 +32,37 @@ class SplitSpec(BaseModel):
     salt: str = Field(min_length=1, description="Salt of the item-id hash; never change it.")
 
 
+class CarveSpec(BaseModel):
+    """A holdout carved out of the task's train split by a salted hash (the third split
+    of a hashed task): its items leave the train split for good."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    salt: str = Field(min_length=1, description="Salt of the item-id hash; never change it.")
+    fraction: float = Field(gt=0.0, lt=1.0, description="Share of the train items held "
+                            "out (before dropping items whose text occurs elsewhere).")
+
+
 class HoldoutSpec(BaseModel):
-    """A newer test set for quarterly re-evaluation (``probebench reeval``)."""
+    """A test set kept for quarterly re-evaluation (``probebench reeval``): unseen by
+    every probe, drawn from the test set's distribution, disjoint from it."""
 
     model_config = ConfigDict(extra="forbid")
 
     version: int = Field(ge=2, description="Holdout version; the newest is used.")
     seed: int | None = Field(default=None, description="Generator seed, when generated.")
-    files: dict[str, str] = Field(description="Roles replaced for this holdout.")
-    files_sha256: dict[str, Sha256]
+    files: dict[str, str] = Field(default_factory=dict,
+                                  description="Roles replaced for this holdout.")
+    carve: CarveSpec | None = Field(default=None, description="Carved from the train split "
+                                    "instead of read from files.")
+    files_sha256: dict[str, Sha256] = Field(default_factory=dict)
     test_sha256: Sha256
+
+    @model_validator(mode="after")
+    def _one_source(self) -> HoldoutSpec:
+        if bool(self.files) == (self.carve is not None):
+            raise ValueError("a holdout has either files or carve, not both or neither")
+        return self
 
 
 class TaskSpec(BaseModel):

@@ -23,7 +23,6 @@ same weights and the same files (``write_artifact``). Tasks come from a ``TaskCa
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any
@@ -34,22 +33,28 @@ from probebench.artifact.meta import EVALUABLE_PROBE_TYPES
 from probebench.errors import InputError
 from probebench.evaluation.headline import Flat, Headline, headline
 from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.evaluation.protocol import (
+    ALPHA_GRID,
+    C_GRID,
+    DEFAULT_HIDDEN,
+    MAX_ITER,
+    VAL_FRACTION,
+    GridPoint,
+    fit,
+    grid_of,
+    labelled_prompts,
+    labels_of,
+    make_estimator,
+    search,
+    train_val_items,
+)
 from probebench.models.builtin import DEFAULT_MODEL
-from probebench.prompts import Prompt
 from probebench.sites import Site
-from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import TaskData
-from probebench.tasks.hygiene import hashed_split
 
-#: hidden units of the MLP probe unless told otherwise
-DEFAULT_HIDDEN = 64
 #: the probe types ``train`` fits (those ``submit`` can re-evaluate)
 PROBE_TYPES = EVALUABLE_PROBE_TYPES
-C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
-ALPHA_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
-VAL_FRACTION = 0.2
-MAX_ITER = {"linear": 100, "mlp": 400}
 
 
 @dataclass(frozen=True)
@@ -85,13 +90,7 @@ class TrainConfig:
 
     @property
     def grid(self) -> tuple[float, ...]:
-        return C_GRID if self.probe_type == "linear" else ALPHA_GRID
-
-
-@dataclass(frozen=True)
-class GridPoint:
-    value: float
-    val_accuracy: float
+        return grid_of(self.probe_type)
 
 
 @dataclass
@@ -133,72 +132,11 @@ class Trained:
             f"ECE {h.ece:.4f}  Brier {h.brier:.4f}  FPR@99%TPR {h.fpr_at_99tpr:.4f}"])
 
 
-def train_val_items(data: TaskData) -> tuple[list[Item], list[Item], str]:
-    """(train items, validation items, where the validation split came from)."""
-    train = list(data.splits.get("train", []))
-    if not train:
-        raise InputError(f"task {data.spec.id} has no train split to fit a probe on")
-    val = list(data.splits.get("val", []))
-    if val:
-        return train, val, "the task's val split"
-    fit, held = hashed_split(train, f"probebench-train-val/{data.spec.id}", VAL_FRACTION)
-    if not fit or not held:
-        raise InputError(f"task {data.spec.id}: its {len(train)} train items are too few to "
-                         "hold out a validation split")
-    return fit, held, f"a hashed {VAL_FRACTION:.0%} of the train items"
-
-
-def labelled_prompts(items: Sequence[Item]) -> list[Prompt]:
-    return [p for item in items for p in item.prompts if p.label is not None]
-
-
-def labels_of(prompts: Sequence[Prompt], what: str) -> np.ndarray:
-    y = np.array([p.label for p in prompts], dtype=np.int64)
-    if len(set(y.tolist())) < 2:
-        raise InputError(f"the {what} split needs prompts of both labels, found "
-                         f"{sorted(set(y.tolist()))}")
-    return y
-
-
-def make_estimator(probe_type: str, value: float, *, seed: int, hidden: int) -> Any:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
-
-    if probe_type == "linear":
-        # Newton steps on the exact Hessian: converges in a few iterations where lbfgs
-        # needs hundreds at large C (features are few: the hidden size)
-        return LogisticRegression(C=value, solver="newton-cholesky",
-                                  max_iter=MAX_ITER["linear"])
-    return MLPClassifier(hidden_layer_sizes=(hidden,), alpha=value, solver="adam",
-                         max_iter=MAX_ITER["mlp"], random_state=seed)
-
-
-def fit(probe_type: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
-        hidden: int) -> tuple[Any, Any]:
-    """(probe, scaler): a StandardScaler on ``x``, then the estimator on scaled ``x``."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.preprocessing import StandardScaler
-
-    x64 = np.asarray(x, dtype=np.float64)
-    scaler = StandardScaler().fit(x64)
-    probe = make_estimator(probe_type, value, seed=seed, hidden=hidden)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        probe.fit(scaler.transform(x64), y)
-    return probe, scaler
-
-
 def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
                 x_val: np.ndarray, y_val: np.ndarray) -> tuple[list[GridPoint], float]:
     """Every grid point fitted on train and scored on validation; (points, chosen)."""
-    points = []
-    for value in config.grid:
-        probe, scaler = fit(config.probe_type, value, x_train, y_train, seed=config.seed,
-                            hidden=config.hidden)
-        pred = probe.predict(scaler.transform(np.asarray(x_val, dtype=np.float64)))
-        points.append(GridPoint(value, float(np.mean(pred == y_val))))
-    best = max(points, key=lambda p: p.val_accuracy)  # first maximum: strongest penalty
-    return points, best.value
+    return search(config.probe_type, x_train, y_train, x_val, y_val, seed=config.seed,
+                  hidden=config.hidden)
 
 
 def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed: int = 0,
@@ -294,7 +232,26 @@ def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: 
                    headline=f.headline, model_identity=split.identity.to_dict())
 
 
-__all__ = ["ALPHA_GRID", "C_GRID", "PROBE_TYPES", "Fitted", "GridPoint", "SplitActivations",
-           "TrainConfig", "Trained", "evaluate_weights", "fit", "fit_and_score",
-           "grid_search", "labelled_prompts", "labels_of", "split_activations", "train",
-           "train_val_items"]
+__all__ = [
+    "ALPHA_GRID",
+    "C_GRID",
+    "DEFAULT_HIDDEN",
+    "MAX_ITER",
+    "PROBE_TYPES",
+    "VAL_FRACTION",
+    "Fitted",
+    "GridPoint",
+    "SplitActivations",
+    "TrainConfig",
+    "Trained",
+    "evaluate_weights",
+    "fit",
+    "fit_and_score",
+    "grid_search",
+    "labelled_prompts",
+    "labels_of",
+    "make_estimator",
+    "split_activations",
+    "train",
+    "train_val_items",
+]

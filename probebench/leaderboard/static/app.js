@@ -1,4 +1,5 @@
-// Sorting and filtering for the leaderboard tables; no dependencies, works from file://.
+// Sorting of every sortable table and filtering of the ranked group tables; no
+// dependencies, works from file://.
 (function () {
   function cellValue(row, index) {
     var cell = row.children[index];
@@ -31,7 +32,7 @@
   var selects = document.querySelectorAll("select[data-filter]");
   function applyFilters() {
     var needle = text ? text.value.toLowerCase() : "";
-    document.querySelectorAll("#leaderboard tbody tr").forEach(function (row) {
+    document.querySelectorAll("table.leaderboard tbody tr").forEach(function (row) {
       var ok = row.textContent.toLowerCase().indexOf(needle) !== -1;
       selects.forEach(function (s) {
         if (s.value && row.getAttribute("data-" + s.getAttribute("data-filter")) !== s.value) ok = false;

@@ -16,14 +16,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
-from probebench.tasks.hygiene import hashed_split
-from probebench.tasks.spec import HoldoutSpec, TaskSpec
+from probebench.tasks.hygiene import hashed_split, in_test_split
+from probebench.tasks.spec import CarveSpec, HoldoutSpec, TaskSpec
 
 
 @dataclass
@@ -68,6 +68,8 @@ class TaskFormat(ABC):
     #: items hold prompts that compete (a grammatical and an ungrammatical variant), so
     #: the model's own surprisal is a baseline for them
     minimal_pairs: ClassVar[bool] = False
+    #: what the model's own baseline is, when ``model_item_scores`` gives it
+    model_baseline_note: ClassVar[str] = ""
     #: slices the leaderboard draws on an entry's page
     charted_slices: ClassVar[tuple[SliceChart, ...]] = ()
 
@@ -76,7 +78,13 @@ class TaskFormat(ABC):
         if missing:
             raise InputError(f"task {spec.id}: format {self.name} needs files: "
                              f"{', '.join(missing)}")
-        return self.read(spec, {role: root / rel for role, rel in spec.files.items()})
+        data = self.read(spec, {role: root / rel for role, rel in spec.files.items()})
+        carved = {item.id for h in spec.holdouts if h.carve is not None
+                  for item in carve(data, h.carve)}
+        if carved:  # held out for re-evaluation: no probe may ever train on them
+            data.splits["train"] = [i for i in data.splits.get("train", [])
+                                    if i.id not in carved]
+        return data
 
     @abstractmethod
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
@@ -84,8 +92,11 @@ class TaskFormat(ABC):
         and line."""
 
     def read_holdout(self, spec: TaskSpec, holdout: HoldoutSpec, root: Path) -> TaskData:
-        """The holdout's test set: by default the task read with the holdout's files in
-        place of the registered ones."""
+        """The holdout's test set: carved from the train split (``carve``), or by default
+        the task read with the holdout's files in place of the registered ones."""
+        if holdout.carve is not None:
+            data = self.read(spec, {role: root / rel for role, rel in spec.files.items()})
+            return TaskData(spec, {"test": carve(data, holdout.carve)})
         replaced = spec.model_copy(update={"files": {**spec.files, **holdout.files}})
         return self.load(replaced, root)
 
@@ -96,6 +107,13 @@ class TaskFormat(ABC):
         likely label 1), or None when the item cannot be scored. ``threshold`` is the
         decision threshold for formats that classify single prompts (None when the
         scores are not probabilities, e.g. minus surprisal)."""
+
+    def model_item_scores(self, lm: Any, items: Sequence[Item], *, progress: bool = False
+                          ) -> list[float | None] | None:
+        """The model's own correctness per item under the protocol the format's authors
+        publish, when that is not "minus total surprisal of each prompt, every token
+        scored after BOS" (the minimal-pair default, BLiMP's protocol): None here."""
+        return None
 
     def item_scores(self, items: Sequence[Item], prompt_scores: np.ndarray,
                     item_of: np.ndarray, threshold: float | None = 0.5
@@ -110,6 +128,18 @@ class TaskFormat(ABC):
             raise InputError(f"task {spec.id}: format needs a 'split' (method: hash)")
         train, test = hashed_split(items, spec.split.salt, spec.split.test_fraction)
         return {"train": train, "test": test}
+
+
+def carve(data: TaskData, spec: CarveSpec) -> list[Item]:
+    """The train items a carved holdout takes: those under the salted hash fraction
+    whose prompt texts occur in no other item of any split (so the holdout is disjoint
+    from the test set and from what remains for training, text for text)."""
+    chosen = [i for i in data.splits.get("train", [])
+              if in_test_split(spec.salt, i.id, spec.fraction)]
+    ids = {i.id for i in chosen}
+    elsewhere = {p.text for items in data.splits.values() for i in items if i.id not in ids
+                 for p in i.prompts}
+    return [i for i in chosen if not any(p.text in elsewhere for p in i.prompts)]
 
 
 _FORMATS: dict[str, TaskFormat] = {}

@@ -2,28 +2,33 @@
 
 Grammar (whitespace ignored; ``[ ]`` and ``( )`` both group)::
 
-    prediction := conj ('|' conj)*
-    conj       := unit ('&' unit)*
+    prediction := unit (('&' | '|') unit)*
     unit       := group-of-prediction | comparison
     comparison := sum ('<' | '>' | '=') sum
     sum        := term (('+' | '-') term)*
     term       := ref | number | group-of-sum
     ref        := '(' (INT | '*') ';' '%' NAME '%' ')'
 
+``&`` and ``|`` share one precedence level and group from the left, as in
+syntaxgym-core's grammar (``A | B & C`` is ``(A | B) & C``); ``+`` and ``-`` likewise.
+
 ``(7;%match%)`` is the surprisal of region 7 in condition ``match`` under the suite's
 metric; ``(*;%match%)`` is the sum over all the condition's regions. ``=`` holds when
-both sides agree within 1e-9.
+``numpy.isclose(left, right, rtol=1e-5, atol=1e-3)`` does (syntaxgym-core's tolerance;
+note it is relative to the right side).
 
 The legacy 2019 form (``relation``, ``region_number``, ``l_operand``, ``r_operand``) is
-converted to a formula: ``greaterthan`` → ``>``, ``lessthan`` → ``<``, ``equal`` → ``=``.
+converted to a formula: ``greaterthan`` → ``>``, ``lessthan`` → ``<``, ``equal`` and
+``equals`` → ``=``.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from probebench.errors import InputError
 
@@ -100,18 +105,11 @@ class _Parser:
         return result
 
     def prediction(self) -> Prediction:
-        parts = [self.conj()]
-        while self.peek() == "|":
-            self.take()
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else Logic("|", tuple(parts))
-
-    def conj(self) -> Prediction:
-        parts = [self.unit()]
-        while self.peek() == "&":
-            self.take()
-            parts.append(self.unit())
-        return parts[0] if len(parts) == 1 else Logic("&", tuple(parts))
+        result = self.unit()
+        while self.peek() in ("&", "|"):
+            op = self.take()
+            result = _combine(op, result, self.unit())
+        return result
 
     def unit(self) -> Prediction:
         # a bracket may open a grouped prediction or the first sum of a comparison
@@ -171,11 +169,19 @@ class _Parser:
                           f"{tok or 'the end'}")
 
 
+def _combine(op: str, left: Prediction, right: Prediction) -> Logic:
+    # Left-associative with no precedence between & and |: the left operand is everything
+    # parsed so far. A run of one operator stays one flat node; its truth value is the same.
+    if isinstance(left, Logic) and left.op == op:
+        return Logic(op, (*left.parts, right))
+    return Logic(op, (left, right))
+
+
 def parse_formula(text: str, source: str = "formula") -> Prediction:
     return _Parser(text, source).parse()
 
 
-LEGACY_RELATIONS = {"greaterthan": ">", "lessthan": "<", "equal": "="}
+LEGACY_RELATIONS = {"greaterthan": ">", "lessthan": "<", "equal": "=", "equals": "="}
 
 
 def legacy_to_formula(pred: Mapping[str, object], source: str) -> str:
@@ -194,6 +200,10 @@ def legacy_to_formula(pred: Mapping[str, object], source: str) -> str:
 
 
 Lookup = Callable[[Ref], float]
+
+#: syntaxgym-core's tolerances for ``=`` (``EQUALITY_RTOL``, ``EQUALITY_ATOL``)
+EQUALITY_RTOL = 1e-5
+EQUALITY_ATOL = 1e-3
 
 
 def evaluate_sum(expr: Sum | Ref | Num, value: Lookup) -> float:
@@ -214,7 +224,8 @@ def evaluate(pred: Prediction, value: Lookup) -> bool:
         return left < right
     if pred.op == ">":
         return left > right
-    return math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-9)
+    # np.isclose itself, not a symmetric rewrite: its tolerance scales with |right| only
+    return bool(np.isclose(left, right, rtol=EQUALITY_RTOL, atol=EQUALITY_ATOL))
 
 
 def comparisons(pred: Prediction) -> list[Compare]:

@@ -5,19 +5,24 @@ numbered regions) and the suite has predictions over region surprisals. Two uses
 
 * **Surprisal predictions** (as SyntaxGym scores a model): ``prediction_results``
   evaluates each prediction of an item from the model's region surprisals, under each
-  metric the suite names (``meta.metric``: a name, a list, or ``"all"``).
+  metric the suite names (``meta.metric``: a name, a list, or ``"all"``). An empty
+  region has no tokens; its value is what the metric gives on none (``sum``: 0, as in
+  syntaxgym-core), and predictions that read it are evaluated with that value.
 * **Probe prompts**: each condition is a prompt (its regions joined with single
   spaces, empty regions skipped, spans ``region_<n>`` over each region's content),
   labelled by ``formula.condition_labels`` (1 expected, 0 anomalous, None unlabelled).
 
 Both prediction forms are read: ``{"type": "formula", "formula": ...}`` and the legacy
-2019 form, converted to a formula. Items are split into train and test by the hashed
-rule; an item's conditions always stay together.
+2019 form, converted to a formula. ``predictions`` may be empty (the format's default):
+syntaxgym-core then reports nothing per item, and here its items have no labels and no
+score (None). Items are split into train and test by the hashed rule; an item's
+conditions always stay together.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from probebench.errors import InputError
-from probebench.models.surprisal import region_surprisal, token_surprisals
+from probebench.models.surprisal import TokenSurprisal, region_surprisal, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.formats.base import TaskData, TaskFormat
@@ -56,8 +61,8 @@ def _metrics(meta: Mapping[str, Any], source: str) -> list[str]:
 
 
 def _formulas(preds: Any, source: str) -> list[str]:
-    if not isinstance(preds, list) or not preds:
-        raise InputError(f"{source}: predictions must be a non-empty list")
+    if not isinstance(preds, list):
+        raise InputError(f"{source}: predictions must be a list (it may be empty)")
     out = []
     for i, pred in enumerate(preds):
         where = f"{source}: predictions[{i}]"
@@ -187,7 +192,12 @@ def _join_regions(raw: Any, regions: list[int], where: str) -> tuple[str, dict[s
 def region_values_lookup(values: Mapping[str, Mapping[int, float]]) -> Any:
     """A formula lookup over ``{condition: {region_number: value}}`` (``*`` sums all)."""
     def lookup(ref: Ref) -> float:
-        per_region = values[ref.condition]
+        per_region = values.get(ref.condition)
+        if per_region is None or (ref.region is not None and ref.region not in per_region):
+            where = "any region" if per_region is None else f"region {ref.region}"
+            raise InputError(f"a prediction reads {where} of condition {ref.condition!r}, "
+                             "which the region values lack (an empty region needs "
+                             "empty_region_value(metric); region_values gives it)")
         if ref.region is None:
             return float(sum(per_region.values()))
         return float(per_region[ref.region])
@@ -196,15 +206,54 @@ def region_values_lookup(values: Mapping[str, Mapping[int, float]]) -> Any:
 
 def prediction_results(item: Item, values: Mapping[str, Mapping[int, float]]) -> list[bool]:
     """Whether each of the suite's predictions holds for this item, given region values
-    (already aggregated with one metric) per condition."""
+    (already aggregated with one metric) per condition; ``[]`` when it states none."""
     lookup = region_values_lookup(values)
     return [evaluate(parse_formula(f), lookup) for f in item.data["formulas"]]
+
+
+def item_passes(results: Sequence[bool]) -> bool | None:
+    """SyntaxGym's item outcome: every prediction holds. None when there is no
+    prediction, never the vacuous True of ``all([])``."""
+    return all(results) if results else None
+
+
+def empty_region_value(metric: str) -> float:
+    """A region with no tokens: syntaxgym-core aggregates an empty list, so ``sum`` is 0
+    and ``mean``/``median`` are NaN (any comparison with them is false). It fails on
+    ``range``/``max``/``min``; NaN here, so the item is scored instead of aborting."""
+    return 0.0 if metric == "sum" else math.nan
+
+
+def _region_numbers(item: Item) -> list[int]:
+    # Every condition lists the suite's regions 1..N (read_suite checks), so a number
+    # without a span is an empty region. N is the highest number a span or a formula
+    # names: the hashed item does not store it.
+    named = {n for p in item.prompts for n in item_region_numbers(p)}
+    named |= {r.region for f in item.data["formulas"] for r in references(parse_formula(f))
+              if r.region is not None}
+    return list(range(1, max(named, default=0) + 1))
+
+
+def region_values(item: Item, surprisals: Sequence[TokenSurprisal],
+                  metric: str) -> dict[str, dict[int, float]]:
+    """``{condition: {region_number: value}}`` of every region of the item under one
+    metric, from each prompt's token surprisals (in ``item.prompts`` order)."""
+    numbers = _region_numbers(item)
+    values: dict[str, dict[int, float]] = {}
+    for prompt, ts in zip(item.prompts, surprisals, strict=True):
+        present = item_region_numbers(prompt)
+        agg = region_surprisal(ts, [prompt.spans[f"region_{n}"] for n in present], metric)
+        found = dict(zip(present, map(float, agg), strict=True))
+        values[prompt.slices["condition"]] = {
+            n: found.get(n, empty_region_value(metric)) for n in numbers}
+    return values
 
 
 def score_items(lm: Any, items: Sequence[Item], *, progress: bool = False
                 ) -> dict[str, list[list[bool]]]:
     """SyntaxGym's own protocol on a causal LM: for each metric the suite names, whether
-    each prediction holds on each item (``{metric: [[bool per prediction] per item]}``).
+    each prediction holds on each item (``{metric: [[bool per prediction] per item]}``;
+    ``item_passes`` turns one item's list into its outcome).
 
     Region values are token surprisals (bits, no BOS, first token 0) aggregated onto
     each region's characters; ``probebench.models.region_surprisal`` documents the rule.
@@ -214,22 +263,18 @@ def score_items(lm: Any, items: Sequence[Item], *, progress: bool = False
     metrics: list[str] = list(items[0].data["metrics"]) if items else []
     out: dict[str, list[list[bool]]] = {m: [] for m in metrics}
     for item in items:
-        per_prompt = [(p, next(surprisals)) for p in item.prompts]
+        per_prompt = [next(surprisals) for _ in item.prompts]
         for metric in metrics:
-            values: dict[str, dict[int, float]] = {}
-            for prompt, ts in per_prompt:
-                numbers = item_region_numbers(prompt)
-                spans = [prompt.spans[f"region_{n}"] for n in numbers]
-                agg = region_surprisal(ts, spans, metric)
-                values[prompt.slices["condition"]] = dict(zip(numbers, map(float, agg),
-                                                              strict=True))
+            values = region_values(item, per_prompt, metric)
             out[metric].append(prediction_results(item, values))
     return out
 
 
 class SyntaxGymFormat(TaskFormat):
-    """SyntaxGym suites: an item is right when every expected condition scores higher
-    than every anomalous one."""
+    """SyntaxGym suites: an item is right (1) when every expected condition scores
+    strictly higher than every anomalous one, else wrong (0); a tie is wrong, as in
+    syntaxgym-core, whose ``<`` and ``>`` are strict. An item with no labelled pair
+    (e.g. its suite states no prediction) gets None."""
 
     name = "syntaxgym"
     roles = ("suite",)
@@ -237,6 +282,18 @@ class SyntaxGymFormat(TaskFormat):
     accuracy_name = "prediction_accuracy"
     accuracy_definition = "every expected condition above every anomalous one"
     minimal_pairs = True
+    model_baseline_note = ("SyntaxGym's own protocol: the suite's region predictions on the "
+                           "model's surprisal (bits, no BOS); an item is right when all hold")
+
+    def model_item_scores(self, lm: Any, items: Sequence[Item], *, progress: bool = False
+                          ) -> list[float | None] | None:
+        """SyntaxGym's own accuracy: an item is right when every prediction of the suite
+        holds under its (first) metric; an item without predictions is not scored."""
+        outcomes = score_items(lm, items, progress=progress)
+        if not outcomes:
+            return [None] * len(items)
+        first = next(iter(outcomes.values()))
+        return [(1.0 if all(held) else 0.0) if held else None for held in first]
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:

@@ -72,6 +72,10 @@ class VerbsFormat(TaskFormat):
         return float((scores[0] >= threshold) == bool(labels[0]))
 
     def read_holdout(self, spec: TaskSpec, holdout: HoldoutSpec, root: Path) -> TaskData:
+        if "adversarial" in holdout.files:
+            # a hand-written holdout replaces both test files and passes every rule of
+            # the registered test set (check-verbs: coverage and leakage included)
+            return super().read_holdout(spec, holdout, root)
         files = {role: root / rel for role, rel in spec.files.items()}
         tables = VerbTables.read(files["verbs"])
         lines = read_verb_file(root / holdout.files["test"])

@@ -1,0 +1,104 @@
+"""The tasks' baselines, stored once per (task, model): ``registry/baselines/<task>/<model>.json``.
+
+A baseline depends on the task and the model only (``probebench.evaluation.baselines``),
+never on an entry, so task pages read it from here and do not change when entries come
+and go. Each file keeps a history like the results store: a new record is appended only
+when the numbers change beyond the reproducibility contract, or the test set or model
+changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from probebench.errors import InputError, field_problem
+from probebench.evaluation.reproducibility import differences
+from probebench.evaluation.results import BaselineOut, RunInfo, Submission
+from probebench.hashing import atomic_write_bytes
+
+FOLDER = "baselines"
+
+
+class BaselineRecord(BaseModel):
+    """A task's baselines on one model, as one evaluation computed them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    test_sha256: str
+    model: dict[str, Any] = Field(description="The model identity (name, hashes, dtype).")
+    seed: int
+    bootstrap_resamples: int
+    baselines: dict[str, BaselineOut]
+    run: RunInfo | None = None
+
+    def deterministic(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"run"})
+
+
+class BaselineHistory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    model: str
+    history: list[BaselineRecord]
+
+
+def _file_name(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", model) + ".json"
+
+
+def baseline_path(root: Path, task: str, model: str) -> Path:
+    return root / FOLDER / task / _file_name(model)
+
+
+def _read(path: Path) -> BaselineHistory | None:
+    if not path.is_file():
+        return None
+    try:
+        return BaselineHistory.model_validate(json.loads(path.read_text("utf-8")))
+    except ValueError as exc:
+        detail = field_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise InputError(f"{path}: not a baselines file of this probebench version "
+                         f"({detail})") from None
+
+
+def store_baselines(root: Path, submission: Submission) -> list[Path]:
+    """Record each task's baselines of ``submission``; returns the files that changed."""
+    changed = []
+    name = str(submission.model.get("name", submission.probe.model))
+    for task in submission.tasks:
+        record = BaselineRecord(task=task.id, test_sha256=task.test_sha256,
+                                model=submission.model, seed=submission.seed,
+                                bootstrap_resamples=submission.bootstrap_resamples,
+                                baselines=task.baselines, run=submission.run)
+        path = baseline_path(root, task.id, name)
+        doc = _read(path) or BaselineHistory(task=task.id, model=name, history=[])
+        if doc.history and not differences(doc.history[-1].deterministic(),
+                                           record.deterministic()):
+            continue
+        doc.history.append(record)
+        text = json.dumps(doc.model_dump(mode="json"), indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
+        atomic_write_bytes(path, text.encode("utf-8"))
+        changed.append(path)
+    return changed
+
+
+def task_baselines(root: Path, task: str) -> dict[str, BaselineRecord]:
+    """model name -> the latest baselines of ``task`` on it (empty when none stored)."""
+    out = {}
+    for path in sorted((root / FOLDER / task).glob("*.json")):
+        doc = _read(path)
+        if doc is not None and doc.history:
+            out[doc.model] = doc.history[-1]
+    return out
+
+
+__all__ = ["BaselineHistory", "BaselineRecord", "baseline_path", "store_baselines",
+           "task_baselines"]
