@@ -56,7 +56,7 @@ def run(artifact: Path, task: str, out: Path, threads: int, tokens: int, cache: 
            "--batch-tokens", str(tokens), "--repo", str(ROOT)]
     if not cache:
         cmd.append("--no-cache")
-    subprocess.run(cmd, check=True, env=env)
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
     doc: dict[str, Any] = json.loads(out.read_text())
     doc.pop("timing", None)
     doc.pop("run", None)

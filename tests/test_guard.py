@@ -146,3 +146,21 @@ def test_the_guard_does_not_depend_on_the_working_folder(
     corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
     assert corrected["imputed"]
     assert "(absent: no entries, no guards)" in capsys.readouterr().err
+
+
+def test_the_eval_aware_split_is_stratified_by_class() -> None:
+    """The least evaluation-like quarter of each class, not of all items: with the
+    positives rated least evaluation-like, an unstratified quarter would keep only
+    positives."""
+    import numpy as np
+
+    from probebench.evaluation.submit import stratified_least
+
+    items = np.arange(16)
+    rating = np.array([0.1 * i for i in range(8)] + [5.0 + i for i in range(8)])
+    classes = {i: ((1,) if i < 8 else (0,)) for i in range(16)}
+    assert stratified_least(items, rating, classes) == {0, 1, 8, 9}
+    pairs = {i: (0, 1) for i in range(16)}  # minimal pairs: one class
+    assert stratified_least(items, rating, pairs) == {0, 1, 2, 3}
+    tiny = {0: (1,), 1: (0,), 2: (0,)}
+    assert stratified_least(np.arange(3), np.array([3.0, 2.0, 1.0]), tiny) == {0, 2}

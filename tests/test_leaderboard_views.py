@@ -28,8 +28,8 @@ from probebench.leaderboard.probescore import (
     load_probescore_spec,
     probescore,
 )
-from probebench.leaderboard.ranks import family_of, rank_group
-from probebench.registry.baselines import store_baselines
+from probebench.leaderboard.ranks import Scored, family_of, rank_group
+from probebench.registry.baselines import store_baselines, task_baselines
 from probebench.registry.entry import entry_path, read_entry
 from probebench.registry.store import ResultHistory, latest_results, result_path
 from probebench.tasks.catalog import TaskCatalog
@@ -212,8 +212,8 @@ def test_guards_have_their_own_page_and_are_never_ranked(
     assert sorted(summary.guards) == sorted([GUARD, GUARD_COPY])
     assert not {GUARD, GUARD_COPY} & set(summary.ranked_ids())
     for guard in (GUARD, GUARD_COPY):
-        page = (site / page_name(guard)).read_text()
-        assert "not ranked (guard)" in page and "A guard, never ranked" in page
+        text = (site / page_name(guard)).read_text()
+        assert "not ranked (guard)" in text and "A guard, never ranked" in text
     index = (site / "index.html").read_text()
     assert 'href="guards.html"' in index
     assert f'href="{page_name(GUARD)}"' in index.split('id="guards"')[1]
@@ -251,14 +251,12 @@ def test_entries_with_different_task_sets_are_never_ranked_together(
         assert {task_sets[r.entry_id] for r in group.entries} == {frozenset(group.tasks)}
         assert group.entries[0].rank == 1
     # an entry's page names its group and rank within it only
-    page = (site / page_name(TWO_TASKS)).read_text()
+    text = (site / page_name(TWO_TASKS)).read_text()
     assert (f"1 [1, 1] of 1, among the entries evaluated on exactly "
-            f"{{{ANAPHOR_TASK}, {DET_TASK}}}") in page
+            f"{{{ANAPHOR_TASK}, {DET_TASK}}}") in text
     # the ranking code refuses to compare different task sets
     spec = load_probescore_spec()
     entries = {e.id: e for e in map(read_entry, (registry / "probes").rglob("*.yaml"))}
-    from probebench.leaderboard.ranks import Scored
-
     mixed = [Scored(i, latest_results(registry, i), axis_values(latest_results(registry, i),
                                                                 entries[i].license), False)
              for i in (DET_SMOL, TWO_TASKS)]
@@ -323,7 +321,10 @@ def test_task_baselines_do_not_depend_on_entries(tmp_path: Path) -> None:
     catalog = TaskCatalog.for_repo(REPO)
     build_leaderboard(registry, tmp_path / "all", catalog=catalog, n_resamples=RESAMPLES)
     every = _baselines_section(tmp_path / "all", DET_TASK)
-    assert "<h3>Model smollm2-135m</h3>" in every and "<h3>Model minilm-l6</h3>" in every
+    stored = task_baselines(registry, DET_TASK)  # one table per stored model (and site)
+    assert sorted(k.split()[0] for k in stored) == ["minilm-l6", "smollm2-135m"]
+    for key in stored:
+        assert f"<h3>Baselines on {key}</h3>" in every
     assert every.count("<td>surprisal</td>") == 1  # the causal model's only
     assert "no baselines stored" not in every
     # the task's entries go, one at a time, until none is left: the section stays
@@ -336,8 +337,8 @@ def test_task_baselines_do_not_depend_on_entries(tmp_path: Path) -> None:
     # a task with no stored baselines says so and shows no entry's baselines
     verbs = _baselines_section(tmp_path / "all", "verb_grammar")
     assert "no baselines stored" in verbs
-    stored = latest_results(registry, "probebench/verb-grammar-smollm2-135m-l8-v1")
-    assert stored["verb_grammar"].result.baselines  # the entry does carry some
+    result = latest_results(registry, "probebench/verb-grammar-smollm2-135m-l8-v1")
+    assert result["verb_grammar"].result.baselines  # the entry does carry some
     assert "<td>random_features</td>" not in verbs and "<table" not in verbs
 
 

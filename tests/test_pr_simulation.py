@@ -344,8 +344,8 @@ def test_a_good_pr_goes_live(github: Simulator) -> None:
     site = github.run_job("leaderboard.yml", "build", run_name="push-2-site", ref="main")
     assert site.ok, site.output
     assert site.workspace is not None
-    index = (site.workspace / "leaderboard/index.html").read_text()
-    ranked = index.split('<table id="leaderboard"')[1].split("</table>")[0]
+    task_page = (site.workspace / f"leaderboard/tasks/{TASK}.html").read_text()
+    ranked = task_page.split('id="task-ranking"')[1].split("</table>")[0]
     assert "passive-sim" in ranked
     page = (site.workspace / "leaderboard/entries/simorg__passive-smollm2-135m-l15-v1.html"
             ).read_text()

@@ -47,6 +47,17 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
         assert task["distshift_auroc"]["imputed"] is False
         assert task["distshift_auroc"]["value"] is not None
         assert {"auroc", "ece", "fpr_at_99tpr"} <= set(task["marks"])
+    for task in (verbs, blimp):
+        # the analytical cost: six SmolLM2 blocks over the prompts' tokens, and the probe
+        cost = task["cost"]
+        assert cost["blocks"] == 6 and 2 < cost["tokens_per_prompt"] < 40
+        per_token = cost["flops_per_prompt"] / cost["tokens_per_prompt"] / 6
+        assert 6.5e6 < per_token < 8e6  # about 7.1 MFLOPs per token and block at 576 wide
+        sel = task["selectivity"]
+        assert 0.0 <= sel["control_accuracy"]["value"] <= 1.0
+        assert sel["selectivity"]["value"] == pytest.approx(
+            sel["accuracy"]["value"] - sel["control_accuracy"]["value"], abs=2e-6)
+        assert 0.3 < sel["control_positive_rate"] < 0.7
     assert verbs["accuracy_name"] == "mc_accuracy" and "mc_accuracy" in verbs["marks"]
     assert blimp["accuracy_name"] == "pair_accuracy"
     assert set(verbs["slices"]) >= {"language", "regularity", "tense", "person", "category",
@@ -71,6 +82,29 @@ def test_same_inputs_and_seed_give_identical_bytes(verb_probe: Path) -> None:
                    SubmitOptions(bootstrap=100, seed=1, progress=False, latency_prompts=3))
     assert other.tasks[0].auroc.value == first.tasks[0].auroc.value
     assert other.tasks[0].auroc.ci_low != first.tasks[0].auroc.ci_low
+
+
+def test_baselines_belong_to_the_task_not_to_the_entry(verb_probe: Path, smollm: Any,
+                                                       tmp_path: Path) -> None:
+    """Another probe on the same task and model gets the same baselines: all of them at
+    the same site, all but the site-bound random features at another site."""
+    same_site = train_task_probe(tmp_path / "verb-l6-small", smollm, "verb_grammar",
+                                 n_train=100)
+    other_site = train_task_probe(tmp_path / "verb-l10", smollm, "verb_grammar", layer=10,
+                                  position="token_avg", n_train=200)
+    options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=1)
+    a = submit(verb_probe, ["verb_grammar"], options).tasks[0]
+    b = submit(same_site, ["verb_grammar"], options).tasks[0]
+    c = submit(other_site, ["verb_grammar"], options).tasks[0]
+    assert a.auroc != b.auroc and a.baselines == b.baselines
+    assert {k: v for k, v in a.baselines.items() if k != "random_features"} == \
+        {k: v for k, v in c.baselines.items() if k != "random_features"}
+    assert a.baselines["random_features"] != c.baselines["random_features"]
+    rf = a.baselines["random_features"].auroc
+    assert rf is not None and rf.ci_low is not None and rf.ci_high is not None
+    assert rf.ci_high > rf.ci_low  # a constant score has a degenerate interval
+    assert a.cost is not None and c.cost is not None and a.cost.blocks == 6
+    assert c.cost.blocks == 10 and c.cost.flops_per_prompt > a.cost.flops_per_prompt
 
 
 def test_invalid_artifact_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -14,6 +14,7 @@ from probebench.artifact.checks import validate
 from probebench.artifact.forms import detect_forms, load_forms
 from probebench.cli import main
 from probebench.errors import InputError
+from probebench.evaluation.reproducibility import VALUE_TOLERANCE
 from probebench.models import Site
 from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, grid_search, train, train_val_items
@@ -48,7 +49,7 @@ def test_train_writes_a_valid_artifact_with_both_forms(trained: Any, tmp_path: P
     meta = yaml.safe_load((out / "meta.yaml").read_text())
     reported = meta["reported_metrics"][TASK]
     assert reported["test_sha256"] == TaskCatalog.default().load(TASK).spec.test_sha256
-    assert reported["auroc"] == pytest.approx(trained.headline.auroc.value, abs=1e-6)
+    assert reported["auroc"] == pytest.approx(trained.headline.auroc.value, abs=VALUE_TOLERANCE)
     assert reported["auroc_ci_low"] <= reported["auroc"] <= reported["auroc_ci_high"]
     readme = (out / "README.md").read_text()
     assert "(chosen)" in readme and f"{trained.headline.auroc.value:.4f}" in readme
@@ -166,7 +167,7 @@ def test_cli_train_then_notebooks_reproduce_the_metrics(tmp_path: Path,
         lines = run_notebook(out / name, timeout=600, cwd=out)
         printed = printed_metrics(lines)[TASK]
         for key in ("auroc", "ece", "brier", "fpr_at_99tpr", "accuracy"):
-            assert printed[key] == pytest.approx(reported[key], abs=1e-6), (name, key)
+            assert printed[key] == pytest.approx(reported[key], abs=VALUE_TOLERANCE), (name, key)
     assert any("max |P(published) - P(reproduced)|" in line for line in
                run_notebook(out / "train.ipynb", timeout=600, cwd=out))
 

@@ -53,10 +53,10 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(tmp_path: P
 
     listed = _run(python, "-m", "probebench", "tasks", "list", cwd=empty, env=env)
     assert listed.returncode == 0, listed.stderr
-    assert "verb_grammar" in listed.stdout and "32 tasks" in listed.stdout
-    assert "tasks: the packaged tasks (32)" in listed.stderr
+    assert "verb_grammar" in listed.stdout and "33 tasks" in listed.stdout
+    assert "tasks: the packaged tasks (33)" in listed.stderr
 
     verified = _run(python, "-m", "probebench", "tasks", "verify", cwd=empty, env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "32 of 32 tasks match their registered hashes" in verified.stdout
+    assert "33 of 33 tasks match their registered hashes" in verified.stdout
     assert list(empty.iterdir()) == []  # nothing written where it ran

@@ -66,7 +66,13 @@ from probebench.evaluation.selectivity import ControlData, selectivity
 from probebench.jsonsafe import load_json
 from probebench.models.activations import BATCH_TOKENS, extract, run_extraction, tokenize
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
-from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
+from probebench.models.loading import (
+    LoadedModel,
+    ResolvedModel,
+    load_model,
+    random_init_model,
+    resolve_model,
+)
 from probebench.models.surprisal import token_surprisals
 from probebench.prompts import Prompt
 from probebench.provenance import hardware, probebench_commit, utc_now
@@ -133,7 +139,10 @@ class Session:
     loaded: dict[str, LoadedModel] = field(default_factory=dict)
     _acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _surprisal: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-    _baselines: dict[tuple[str, str], dict[str, BaselineOut]] = field(default_factory=dict)
+    _baselines: dict[tuple[str, str, Site], dict[str, BaselineOut]] = field(
+        default_factory=dict)
+    _random_lms: dict[str, LoadedModel] = field(default_factory=dict)
+    _random_acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _guards: dict[str, Guard | None] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
@@ -167,6 +176,20 @@ class Session:
                 self.loaded.setdefault(model, result.loaded)
             self._acts[memo] = result[site]
         return self._acts[memo]
+
+    def random_activations(self, model: str, key: str, prompts: Sequence[Prompt],
+                           site: Site) -> np.ndarray:
+        """Activations at ``site`` of a randomly initialised copy of ``model`` (seeded
+        from the run's seed; never cached on disk, where it could pass for the model)."""
+        memo = _ActsKey(model, key, site, False)
+        if memo not in self._random_acts:
+            if model not in self._random_lms:
+                self._random_lms[model] = random_init_model(
+                    self.lm(model), sub_seed(self.options.seed, "random-init"))
+            self._random_acts[memo] = run_extraction(
+                self._random_lms[model], prompts, [site],
+                batch_tokens=self.options.batch_tokens, progress=self.options.progress)[site]
+        return self._random_acts[memo]
 
     def guard(self, model: str) -> Guard | None:
         """The eval-awareness guard of ``model`` (looked up once per session)."""
@@ -245,7 +268,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
 
     evalaware = _evalaware(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
     transfer = _transfer(session, meta, weights, task_id, flat, site, acts)
-    baselines = _baselines(session, meta.model, task_id)
+    baselines = _baselines(session, meta.model, task_id, site)
     control = _selectivity(session, meta, weights, task_id, site)
 
     marks: dict[str, MarkOut] = {}
@@ -365,10 +388,12 @@ def _transfer(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id:
     return out
 
 
-def _baselines(session: Session, model: str, task_id: str) -> dict[str, BaselineOut]:
-    """The task's baselines on ``model``: computed once per (task, model) and identical
-    for every entry, whatever its site or architecture (see ``baselines``)."""
-    key = (model, task_id)
+def _baselines(session: Session, model: str, task_id: str, site: Site
+               ) -> dict[str, BaselineOut]:
+    """The task's baselines on ``model`` at ``site``: computed once per (task, model,
+    site) and identical for every entry there, whatever its architecture (see
+    ``baselines``)."""
+    key = (model, task_id, site)
     if key in session._baselines:
         return session._baselines[key]
     data = session.task(task_id)
@@ -397,10 +422,9 @@ def _baselines(session: Session, model: str, task_id: str) -> dict[str, Baseline
         out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed))
         t_idx, t_y = labelled(train.prompts)
         if len(set(t_y.tolist())) == 2:
-            site0 = Site(0, "token_avg")
-            train_x = session.activations(model, f"{task_id}/train", train.prompts,
-                                          site0)[t_idx]
-            test_x = session.activations(model, f"{task_id}/test", flat.prompts, site0)
+            train_x = session.random_activations(model, f"{task_id}/train", train.prompts,
+                                                 site)[t_idx]
+            test_x = session.random_activations(model, f"{task_id}/test", flat.prompts, site)
             rf = bl.random_feature_scores(train_x, t_y, test_x,
                                           sub_seed(opts.seed, task_id, "random"))
             out["random_features"] = score("random_features", rf)

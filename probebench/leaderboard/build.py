@@ -491,8 +491,8 @@ def _sweeps(registry: Path) -> dict[str, list[dict[str, Any]]]:
 
 def _baselines_view(stored: Mapping[str, BaselineRecord],
                     registered_sha256: str | None) -> list[dict[str, Any]]:
-    """One table per model from the task's stored baselines (``registry/baselines/``):
-    a function of the task and the model only, never of an entry."""
+    """One table per stored key (a model, or a model at a site) from the task's stored
+    baselines (``registry/baselines/``): never a function of an entry."""
     def order(name: str) -> tuple[int, str]:
         return (BASELINES.index(name) if name in BASELINES else len(BASELINES), name)
 

@@ -280,3 +280,29 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
     model.eval()
     model.to(resolved.device)
     return LoadedModel(resolved=resolved, model=model, tokenizer=tokenizer)
+
+
+def random_init_model(base: LoadedModel, seed: int) -> LoadedModel:
+    """A model of ``base``'s architecture and config with freshly initialised weights
+    (``torch`` seeded with ``seed``; the caller's RNG state is left as it was), sharing
+    ``base``'s tokenizer: the random-feature baseline's model (Hewitt and Liang 2019
+    discuss random-init baselines). Its identity says so, so no cache confuses it with
+    the trained model."""
+    import dataclasses
+
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    ident = base.identity
+    cls: Any = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
+    config = base.model.config
+    with torch.random.fork_rng(devices=[]), quiet_transformers():
+        torch.manual_seed(seed)
+        model: Any = cls.from_config(config, dtype=getattr(torch, ident.dtype),
+                                     attn_implementation="sdpa")
+    model.eval()
+    model.to(base.device)
+    identity = dataclasses.replace(ident, name=f"{ident.name} (random init, seed {seed})",
+                                   weights_sha256=f"random-init-seed-{seed}")
+    resolved = dataclasses.replace(base.resolved, identity=identity)
+    return LoadedModel(resolved=resolved, model=model, tokenizer=base.tokenizer)

@@ -1,8 +1,10 @@
-"""The tasks' baselines, stored once per (task, model): ``registry/baselines/<task>/<model>.json``.
+"""The tasks' baselines, stored once per (task, model, site):
+``registry/baselines/<task>/<model>__<layer>-<position>.json``.
 
-A baseline depends on the task and the model only (``probebench.evaluation.baselines``),
-never on an entry, so task pages read it from here and do not change when entries come
-and go. Each file keeps a history like the results store: a new record is appended only
+A baseline depends on the task, the model and the site (``probebench.evaluation.
+baselines``), never on an entry's architecture or weights, so task pages read it from
+here and do not change when entries come and go. Each file keeps a history like the
+results store: a new record is appended only
 when the numbers change beyond the reproducibility contract, or the test set or model
 changed.
 """
@@ -31,6 +33,7 @@ class BaselineRecord(BaseModel):
 
     task: str
     test_sha256: str
+    site: str = Field(description="layer:position the random-feature baseline reads.")
     model: dict[str, Any] = Field(description="The model identity (name, hashes, dtype).")
     seed: int
     bootstrap_resamples: int
@@ -46,15 +49,20 @@ class BaselineHistory(BaseModel):
 
     task: str
     model: str
+    site: str
     history: list[BaselineRecord]
 
+    @property
+    def label(self) -> str:
+        return f"{self.model} at {self.site}"
 
-def _file_name(model: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "__", model) + ".json"
+
+def _file_name(model: str, site: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{model}__{site.replace(':', '-')}") + ".json"
 
 
-def baseline_path(root: Path, task: str, model: str) -> Path:
-    return root / FOLDER / task / _file_name(model)
+def baseline_path(root: Path, task: str, model: str, site: str) -> Path:
+    return root / FOLDER / task / _file_name(model, site)
 
 
 def _read(path: Path) -> BaselineHistory | None:
@@ -72,13 +80,14 @@ def store_baselines(root: Path, submission: Submission) -> list[Path]:
     """Record each task's baselines of ``submission``; returns the files that changed."""
     changed = []
     name = str(submission.model.get("name", submission.probe.model))
+    site = f"{submission.probe.layer}:{submission.probe.position}"
     for task in submission.tasks:
-        record = BaselineRecord(task=task.id, test_sha256=task.test_sha256,
+        record = BaselineRecord(task=task.id, test_sha256=task.test_sha256, site=site,
                                 model=submission.model, seed=submission.seed,
                                 bootstrap_resamples=submission.bootstrap_resamples,
                                 baselines=task.baselines, run=submission.run)
-        path = baseline_path(root, task.id, name)
-        doc = _read(path) or BaselineHistory(task=task.id, model=name, history=[])
+        path = baseline_path(root, task.id, name, site)
+        doc = _read(path) or BaselineHistory(task=task.id, model=name, site=site, history=[])
         if doc.history and not differences(doc.history[-1].deterministic(),
                                            record.deterministic()):
             continue
@@ -91,12 +100,13 @@ def store_baselines(root: Path, submission: Submission) -> list[Path]:
 
 
 def task_baselines(root: Path, task: str) -> dict[str, BaselineRecord]:
-    """model name -> the latest baselines of ``task`` on it (empty when none stored)."""
+    """"<model> at <layer:position>" -> the latest baselines of ``task`` there (empty
+    when none are stored), in file-name order."""
     out = {}
     for path in sorted((root / FOLDER / task).glob("*.json")):
         doc = _read(path)
         if doc is not None and doc.history:
-            out[doc.model] = doc.history[-1]
+            out[doc.label] = doc.history[-1]
     return out
 
 

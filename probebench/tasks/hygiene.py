@@ -30,9 +30,13 @@ def canonical_test_sha256(items: Iterable[Item]) -> str:
     return sha256_bytes(canonical_test_text(items).encode("utf-8"))
 
 
+def hash_order(salt: str, item_id: str) -> int:
+    """An item's place in a salted pseudo-random order (the first 8 bytes of SHA-256)."""
+    return int.from_bytes(hashlib.sha256(f"{salt}/{item_id}".encode()).digest()[:8], "big")
+
+
 def in_test_split(salt: str, item_id: str, test_fraction: float) -> bool:
-    digest = hashlib.sha256(f"{salt}/{item_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") < int(test_fraction * 2**64)
+    return hash_order(salt, item_id) < int(test_fraction * 2**64)
 
 
 def hashed_split(items: Sequence[Item], salt: str,

@@ -22,7 +22,7 @@ import numpy as np
 
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
-from probebench.tasks.hygiene import hashed_split, in_test_split
+from probebench.tasks.hygiene import hash_order, hashed_split
 from probebench.tasks.spec import CarveSpec, HoldoutSpec, TaskSpec
 
 
@@ -131,11 +131,14 @@ class TaskFormat(ABC):
 
 
 def carve(data: TaskData, spec: CarveSpec) -> list[Item]:
-    """The train items a carved holdout takes: those under the salted hash fraction
-    whose prompt texts occur in no other item of any split (so the holdout is disjoint
-    from the test set and from what remains for training, text for text)."""
-    chosen = [i for i in data.splits.get("train", [])
-              if in_test_split(spec.salt, i.id, spec.fraction)]
+    """The train items a carved holdout takes: the ``fraction`` of them (rounded) first
+    in the order of their salted id hash (an exact share, so a small suite is not left
+    with no train items by chance), minus any whose prompt texts occur in another item
+    of any split (so the holdout is disjoint from the test set and from what remains for
+    training, text for text)."""
+    train = data.splits.get("train", [])
+    ranked = sorted(train, key=lambda i: hash_order(spec.salt, i.id))
+    chosen = ranked[: round(spec.fraction * len(train))]
     ids = {i.id for i in chosen}
     elsewhere = {p.text for items in data.splits.values() for i in items if i.id not in ids
                  for p in i.prompts}
