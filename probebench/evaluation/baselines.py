@@ -10,7 +10,8 @@ stored with the task (``registry/baselines/``) as well as beside each result.
   trained on the train split.
 * ``random_features``: a logistic regression (standard-scaled, C = 1) on a fixed random
   Gaussian projection of the activations at the probe's site of a **randomly
-  initialised model of the same architecture** (seeded), trained on the train split.
+  initialised model of the same architecture** (seeded), trained on the train split
+  (an even spread of its items, at most 1,000 prompts).
   It shows what the site gives without any learned weights: token identity passed
   through random layers, mixed by random attention. (The input embedding at the probe's
   position, used before, is constant at ``last_token`` whenever all prompts end in the
@@ -65,6 +66,8 @@ def length_scores(train: Sequence[Prompt], test: Sequence[Prompt], seed: int) ->
     return np.asarray(model.predict_proba((x_test - mean) / std)[:, 1])
 
 
+#: train prompts the random-feature baseline fits on at most (an even spread of items)
+RANDOM_FEATURES_PROMPTS = 1000
 #: the random-feature baseline's inverse regularisation: sklearn's default, fixed (a
 #: grid chosen on the tiny validation splits of SyntaxGym suites picks the strongest
 #: penalty on ties, which flattens the scores)

@@ -420,10 +420,14 @@ def _baselines(session: Session, model: str, task_id: str, site: Site
     if train.prompts:
         seed = sub_seed(opts.seed, task_id, "length")
         out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed))
-        t_idx, t_y = labelled(train.prompts)
+        # an even spread of the train items, at most RANDOM_FEATURES_PROMPTS prompts:
+        # the random model's forward pass is the cost, and a baseline needs no more
+        step = -(-len(train.prompts) // bl.RANDOM_FEATURES_PROMPTS)
+        sample = Flat.of(train_items[::step])
+        t_idx, t_y = labelled(sample.prompts)
         if len(set(t_y.tolist())) == 2:
-            train_x = session.random_activations(model, f"{task_id}/train", train.prompts,
-                                                 site)[t_idx]
+            train_x = session.random_activations(model, f"{task_id}/train-sample",
+                                                 sample.prompts, site)[t_idx]
             test_x = session.random_activations(model, f"{task_id}/test", flat.prompts, site)
             rf = bl.random_feature_scores(train_x, t_y, test_x,
                                           sub_seed(opts.seed, task_id, "random"))
