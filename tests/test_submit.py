@@ -20,6 +20,9 @@ def verb_probe(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
                             "verb_grammar")
 
 
+# a full verb-grammar submit (selectivity, baselines, shift) costs 40-120 s on 2 cores;
+# the default run covers submit through test_reproducibility, test_guard and the README job
+@pytest.mark.slow
 def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     out, report = tmp_path / "submission.json", tmp_path / "REPORT.md"
@@ -71,6 +74,7 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
     assert "| reason_code |" in text
 
 
+@pytest.mark.slow
 def test_same_inputs_and_seed_give_identical_bytes(verb_probe: Path) -> None:
     options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3)
     first = submit(verb_probe, ["verb_grammar"], options)
@@ -84,6 +88,7 @@ def test_same_inputs_and_seed_give_identical_bytes(verb_probe: Path) -> None:
     assert other.tasks[0].auroc.ci_low != first.tasks[0].auroc.ci_low
 
 
+@pytest.mark.slow
 def test_baselines_belong_to_the_task_not_to_the_entry(verb_probe: Path, smollm: Any,
                                                        tmp_path: Path) -> None:
     """Another probe on the same task and model gets the same baselines: all of them at
@@ -131,6 +136,7 @@ def test_unknown_task_is_refused(tmp_path: Path) -> None:
         submit(folder, ["verb_gramar"], SubmitOptions(progress=False))
 
 
+@pytest.mark.slow
 def test_guard_and_declared_transfer_targets(verb_probe: Path, smollm: Any,
                                              tmp_path: Path) -> None:
     # a second path to the same weights: a transfer target with the same hidden size,
