@@ -88,13 +88,9 @@ class SyntaxGymProtocol(LMProtocol):
 
     def item_scores(self, lm: LoadedModel, fmt: TaskFormat, items: Sequence[Item], *,
                     start_token: str | None, progress: bool) -> list[float | None]:
-        from probebench.tasks.formats.syntaxgym import item_passes, score_items
-
-        if not items:
-            return []
-        metric = str(items[0].data["metrics"][0])
-        outcomes = score_items(lm, items, progress=progress)[metric]
-        return [None if ok is None else float(ok) for ok in map(item_passes, outcomes)]
+        scores = fmt.model_item_scores(lm, items, progress=progress)
+        assert scores is not None  # the SyntaxGym format defines its own protocol
+        return scores
 
 
 PROTOCOLS: dict[str, LMProtocol] = {

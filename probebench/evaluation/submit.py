@@ -73,7 +73,7 @@ from probebench.models.loading import (
     random_init_model,
     resolve_model,
 )
-from probebench.models.surprisal import token_surprisals
+from probebench.models.surprisal import sentence_log_probs
 from probebench.prompts import Prompt
 from probebench.provenance import hardware, probebench_commit, utc_now
 from probebench.sites import Site, check_sites
@@ -203,9 +203,8 @@ class Session:
         if key not in self._surprisal:
             # every token scored after the model's BOS (EOS when it has none), as the
             # BLiMP paper and lm-evaluation-harness score minimal pairs
-            results = token_surprisals(self.lm(model), prompts, prepend_bos=True,
-                                       progress=self.options.progress)
-            self._surprisal[key] = -np.array([r.total for r in results])
+            self._surprisal[key] = sentence_log_probs(self.lm(model), prompts,
+                                                      progress=self.options.progress)
         return self._surprisal[key]
 
 

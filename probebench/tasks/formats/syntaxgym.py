@@ -289,11 +289,11 @@ class SyntaxGymFormat(TaskFormat):
                           ) -> list[float | None] | None:
         """SyntaxGym's own accuracy: an item is right when every prediction of the suite
         holds under its (first) metric; an item without predictions is not scored."""
-        outcomes = score_items(lm, items, progress=progress)
-        if not outcomes:
-            return [None] * len(items)
-        first = next(iter(outcomes.values()))
-        return [(1.0 if all(held) else 0.0) if held else None for held in first]
+        if not items:
+            return []
+        metric = str(items[0].data["metrics"][0])
+        outcomes = score_items(lm, items, progress=progress)[metric]
+        return [None if ok is None else float(ok) for ok in map(item_passes, outcomes)]
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:
