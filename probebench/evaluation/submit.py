@@ -14,7 +14,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -346,7 +346,7 @@ def _item_classes(flat: Flat, idx: np.ndarray, y: np.ndarray) -> dict[int, tuple
 
 
 def stratified_least(items: np.ndarray, rating: np.ndarray,
-                     classes: dict[int, tuple[int, ...]]) -> set[int]:
+                     classes: Mapping[int, tuple[int, ...]]) -> set[int]:
     """The least evaluation-like ``1/EVALAWARE_SHARE`` of the items of each class
     (items grouped by the labels they hold), at least one per class: the spec's
     "stratified bottom-quartile split", so the correction keeps the class balance.
