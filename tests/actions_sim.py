@@ -157,6 +157,9 @@ class Simulator:
         self.context.setdefault("github.server_url", self.upstream.parent.as_uri())
         self.context.setdefault("github.token", "ghs_simulated_token_never_real")
         self.context.setdefault("github.event.repository.default_branch", "main")
+        # unset repository variables and secrets read as empty strings, as on GitHub
+        self.context.setdefault("vars.PROBEBENCH_GPU_RUNNER", "")
+        self.context.setdefault("secrets.HF_TOKEN", "")
 
     # --- the simulated GitHub state -----------------------------------------------
     def main_sha(self) -> str:

@@ -13,7 +13,7 @@ import yaml
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.reeval import parse_shard, reeval
+from probebench.registry.reeval import reeval
 from probebench.registry.store import ResultHistory, result_path
 from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import train_task_probe
@@ -138,11 +138,120 @@ def test_a_task_without_holdout_gets_the_interval_submit_gives(repo: Path,
         head.auroc.value, head.auroc.ci_low, head.auroc.ci_high)
 
 
-def test_shards() -> None:
-    assert parse_shard("2/4") == (2, 4)
-    for bad in ("0/4", "5/4", "x"):
-        with pytest.raises(InputError, match="--shard"):
-            parse_shard(bad)
+def _live_entry(root: Path, entry_id: str, artifact: str, layer: int, position: str,
+                task: str) -> None:
+    from probebench.artifact import manifest, scan
+
+    org, rest = entry_id.split("/")
+    data = {"id": entry_id, "name": rest, "short_name": rest[:30], "author": "A", "org": org,
+            "category": "grammar", "probe_type": "linear", "model": "smollm2-135m",
+            "layer": layer, "position": position, "artifact_url": artifact,
+            "artifact_sha256": manifest(scan(root / artifact)).sha256,
+            "reproducer_notebook": "train.ipynb", "license": "Apache-2.0",
+            "release": "2026-11-01", "param_count": 577, "size_mb": 0.01, "tagline": "t",
+            "description": "d", "status": "live", "tasks": [task]}
+    path = entry_path(root / "registry", entry_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def planned_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five live entries at two sites on four tasks: four (model, task) units, one of
+    them serving two probes at two sites; one entry stored far above its holdout."""
+    root = tmp_path_factory.mktemp("planned")
+    copy_catalog(root)
+    train_task_probe(root / "registry/artifacts/l6", smollm, "verb_grammar", n_train=200)
+    train_task_probe(root / "registry/artifacts/l3", smollm, "verb_grammar", layer=3,
+                     position="token_avg", n_train=200)
+    for entry_id, artifact, layer, position, task in [
+            ("org/a-smollm2-135m-l6-v1", "l6", 6, "last_token", "verb_grammar"),
+            ("org/b-smollm2-135m-l3-v1", "l3", 3, "token_avg", "verb_grammar"),
+            ("org/c-smollm2-135m-l6-v1", "l6", 6, "last_token", "blimp_passive_1"),
+            ("org/d-smollm2-135m-l3-v1", "l3", 3, "token_avg", "syntaxgym_number_prep"),
+            ("org/e-smollm2-135m-l6-v1", "l6", 6, "last_token",
+             "blimp_determiner_noun_agreement_1")]:
+        _live_entry(root, entry_id, f"registry/artifacts/{artifact}", layer, position, task)
+    _store(root, "org/a-smollm2-135m-l6-v1", 0.999)  # far above what the holdout gives
+    return root
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_plan_run_merge_on_three_groups_equals_the_unsharded_run(
+        planned_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The workflow's flow (plan -> one `run` per matrix job -> merge), run locally:
+    the same DIFF, diffs and deprecation patch as one unsharded run, and one forward
+    pass per (model, task) whatever the number of probes and sites."""
+    import shutil
+
+    from probebench.registry.reeval import make_plan, read_plan
+
+    whole, sharded = tmp_path / "whole", tmp_path / "sharded"
+    for copy in (whole, sharded):
+        shutil.copytree(planned_repo, copy)
+    common = ["--bootstrap", "50", "--no-cache", "--quiet"]
+    assert main(["reeval", "--repo", str(whole), "--out", str(whole / "out"), *common]) == 0
+    printed = capsys.readouterr().out
+    assert "(4 forward pass(es) of a model)" in printed  # one per unit, not per site
+
+    plan_file = sharded / "plan.json"
+    outputs = tmp_path / "github_output"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GITHUB_OUTPUT", str(outputs))
+        assert main(["reeval", "plan", "--repo", str(sharded), "--groups", "3",
+                     "--bootstrap", "50", "--out", str(plan_file), "--github-output"]) == 0
+    plan = read_plan(plan_file)
+    assert [len(g.units) for g in plan.groups] == [1, 1, 2]
+    lines = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert lines["groups"] == "3"
+    assert json.loads(lines["matrix"]) == {"include": [
+        {"group": g.id, "models": "smollm2-135m", "runs_on": "ubuntu-24.04"}
+        for g in plan.groups]}
+    verb = [u for g in plan.groups for u in g.units if u.task == "verb_grammar"]
+    assert verb[0].sites == ["3:token_avg", "6:last_token"] and len(verb[0].entries) == 2
+    for group in plan.groups:
+        assert main(["reeval", "run", "--repo", str(sharded), "--plan", str(plan_file),
+                     "--group", group.id, "--out", str(sharded / f"out-{group.id}"),
+                     "--no-cache", "--quiet"]) == 0
+    results = [str(sharded / f"out-{g.id}") for g in plan.groups]
+    assert main(["reeval", "merge", "--repo", str(sharded), "--plan", str(plan_file),
+                 *reversed(results), "--out", str(sharded / "out")]) == 0
+    merged = _tree(sharded / "out")
+    assert merged == _tree(whole / "out")
+    assert b"org/a-smollm2-135m-l6-v1" in merged["DIFF.md"]
+    assert _tree(sharded / "registry/probes") == _tree(whole / "registry/probes")
+    assert read_entry(entry_path(sharded / "registry", "org/a-smollm2-135m-l6-v1")
+                      ).status == "deprecated"
+    # an unsharded plan is one group per model
+    assert len(make_plan(planned_repo / "registry", TaskCatalog.for_repo(planned_repo)
+                         ).groups) == 1
+
+
+def test_merge_needs_every_group_of_its_plan_exactly_once(planned_repo: Path,
+                                                          tmp_path: Path) -> None:
+    from probebench.registry.reeval import GroupResult, make_plan, merge
+
+    catalog = TaskCatalog.for_repo(planned_repo)
+    plan = make_plan(planned_repo / "registry", catalog, groups=2)
+    other = make_plan(planned_repo / "registry", catalog, groups=2, seed=1)
+
+    def empty(group: str, sha: str = plan.sha256) -> GroupResult:
+        return GroupResult(plan_sha256=sha, group=group, changes=[], failures={}, passes=0)
+
+    registry = planned_repo / "registry"
+    with pytest.raises(InputError, match="no result for group"):
+        merge(plan, [empty("g1")], registry, tmp_path)
+    with pytest.raises(InputError, match="given twice"):
+        merge(plan, [empty("g1"), empty("g1"), empty("g2")], registry, tmp_path)
+    with pytest.raises(InputError, match="another plan"):
+        merge(plan, [empty("g1"), empty("g2", other.sha256)], registry, tmp_path)
+    with pytest.raises(InputError, match="the plan has no group 'g9'"):
+        plan.group("g9")
+    assert not (tmp_path / "DIFF.md").exists()  # nothing written on a refused merge
 
 
 REFERENCE = "blimp-det-noun-smollm2-135m-l15-v1"

@@ -160,3 +160,35 @@ def test_every_python_call_in_a_workflow_is_isolated() -> None:
             for line in str(step.get("run", "")).splitlines():
                 if re.search(r"\bpython3?\s", line):
                     assert re.search(r"\bpython3? -I ", line), f"{path.name}: {line.strip()}"
+
+
+def test_reeval_is_planned_run_as_a_dynamic_matrix_and_merged() -> None:
+    """plan -> one job per plan group (GPU runner label when configured) -> merge, the
+    flow `tests/test_reeval.py` runs locally on three groups."""
+    jobs = load_workflow("reeval.yml")["jobs"]
+    plan_run = " ".join(str(s.get("run", "")) for s in jobs["plan"]["steps"])
+    assert "probebench reeval plan" in plan_run and "--github-output" in plan_run
+    assert jobs["plan"]["outputs"]["matrix"] == "${{ steps.plan.outputs.matrix }}"
+    run = jobs["run"]
+    assert run["needs"] == "plan" and run["runs-on"] == "${{ matrix.runs_on }}"
+    assert run["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    run_cmds = " ".join(str(s.get("run", "")) for s in run["steps"])
+    assert 'probebench reeval run --plan plan.json --group "$GROUP"' in run_cmds
+    assert any("actions/cache@" in str(s.get("uses", "")) for s in run["steps"])
+    merge = jobs["merge"]
+    assert set(merge["needs"]) == {"plan", "run"}
+    merge_cmds = " ".join(str(s.get("run", "")) for s in merge["steps"])
+    assert "probebench reeval merge --plan" in merge_cmds
+    assert "git diff -- registry/probes > reeval/entry-changes.patch" in merge_cmds
+
+
+def test_the_hub_token_reaches_only_the_trusted_workflows() -> None:
+    """Gated models need HF_TOKEN; a pull request's jobs (validate-pr, comment) and the
+    CI never see it."""
+    holders = {p.name for p in FILES if "secrets.HF_TOKEN" in p.read_text()}
+    assert holders == {"reeval.yml", "publish.yml"}
+    jobs = load_workflow("reeval.yml")["jobs"]
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            if "HF_TOKEN" in (step.get("env") or {}):
+                assert name == "run" and str(step["run"]).startswith("probebench reeval run")

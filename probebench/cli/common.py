@@ -26,6 +26,7 @@ from probebench.models.builtin import DEFAULT_MODEL
 from probebench.tasks.catalog import TaskCatalog
 
 DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 def enclosing_repo(start: Path | None = None) -> Path:
@@ -124,9 +125,45 @@ def add_bootstrap(parser: argparse.ArgumentParser) -> None:
                              "(default: %(default)s)")
 
 
-def add_device(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", default="auto", choices=DEVICES,
-                        help="auto picks CUDA when present (default: %(default)s)")
+def add_device(parser: argparse.ArgumentParser, *, batching: bool = True) -> None:
+    """--device, --dtype, --batch-tokens and --max-batch-size: where and how a command
+    runs the model (every command that runs one has them; ``batching=False`` leaves out
+    the activation batch options for commands that read logits instead)."""
+    group = parser.add_argument_group(
+        "model runtime",
+        "float32 is the reference precision on every device; bfloat16/float16 results "
+        "are accepted when they agree with it within the measured tolerances "
+        "(METHODOLOGY.md, \"Precision policy\").")
+    group.add_argument("--device", default="auto", choices=DEVICES,
+                       help="auto picks CUDA when present (default: %(default)s)")
+    group.add_argument("--dtype", default="auto", choices=DTYPES,
+                       help="model precision; auto is float32 on every device "
+                            "(default: %(default)s)")
+    if not batching:
+        return
+    group.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N",
+                       help="padded tokens per forward batch (default: sized from the "
+                            "device: 4096 on the CPU, from the GPU's memory on CUDA)")
+    group.add_argument("--max-batch-size", type=positive_int, default=None, metavar="N",
+                       help="prompts per forward batch (default: sized from the device: "
+                            "64 on the CPU, up to 1024 on CUDA)")
+
+
+def runtime(args: argparse.Namespace) -> dict[str, Any]:
+    """The model-runtime options of ``add_device`` as keyword arguments."""
+    return {"device": args.device, "dtype": args.dtype,
+            "batch_tokens": getattr(args, "batch_tokens", None),
+            "max_batch_size": getattr(args, "max_batch_size", None)}
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, found {value}")
+    return value
 
 
 def add_model(parser: argparse.ArgumentParser) -> None:

@@ -76,7 +76,7 @@ def cmd_score_lm(args: argparse.Namespace) -> int:
     catalog = workspace(args).catalog
     result = score_lm(args.model, csv_list(args.tasks) or None, catalog=catalog,
                       split=args.split, seed=args.seed, n_resamples=args.bootstrap,
-                      start_token=args.start_token, device=args.device,
+                      start_token=args.start_token, device=args.device, dtype=args.dtype,
                       progress=not args.quiet)
     print(_table(result))
     if args.json_out:
@@ -107,7 +107,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="also write the results, versions, seed and task hashes as JSON")
     add_seed(parser)
     add_bootstrap(parser)
-    add_device(parser)
+    add_device(parser, batching=False)
     add_quiet(parser, "no progress bars")
     add_workspace_options(parser)
     parser.set_defaults(func=cmd_score_lm)

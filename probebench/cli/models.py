@@ -6,9 +6,8 @@ import argparse
 import time
 from pathlib import Path
 
-from probebench.cli.common import add_device, add_model, add_no_cache, add_quiet, raw
+from probebench.cli.common import add_device, add_model, add_no_cache, add_quiet, raw, runtime
 from probebench.errors import ProbebenchError, SiteError
-from probebench.models.activations import BATCH_TOKENS
 
 EXAMPLES_EXTRACT = """\
 input: a JSONL file, one object per line:
@@ -80,8 +79,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
     from probebench.models.output import write_activations
 
     start = time.perf_counter()
-    result = extract(args.model, prompts, sites, cache=not args.no_cache, device=args.device,
-                     dtype=args.dtype, batch_tokens=args.batch_tokens, progress=not args.quiet)
+    result = extract(args.model, prompts, sites, cache=not args.no_cache, **runtime(args),
+                     progress=not args.quiet)
     elapsed = time.perf_counter() - start
     write_activations(out, result, prompts)
     ident = result.model.identity
@@ -123,11 +122,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ext.add_argument("--input", required=True, type=Path, help="prompts, JSONL")
     ext.add_argument("--out", required=True, type=Path, help="output .safetensors file")
     add_device(ext)
-    ext.add_argument("--dtype", default="auto",
-                     choices=["auto", "float32", "bfloat16", "float16"],
-                     help="auto: float32 on CPU, bfloat16 on CUDA (default: %(default)s)")
-    ext.add_argument("--batch-tokens", type=int, default=BATCH_TOKENS,
-                     help="padded tokens per batch (default: %(default)s)")
     add_no_cache(ext)
     add_quiet(ext, "no progress bars")
     ext.set_defaults(func=cmd_extract)

@@ -14,11 +14,11 @@ from probebench.cli.common import (
     add_workspace_options,
     csv_list,
     raw,
+    runtime,
     workspace,
 )
 from probebench.errors import InputError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
-from probebench.models.activations import BATCH_TOKENS
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -41,10 +41,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         guards = fixed_guard(Guard(args.guard, args.guard.name))
     else:
         guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
-    options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, device=args.device,
+    options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (), guards=guards,
-                            cache=not args.no_cache, progress=not args.quiet,
-                            batch_tokens=args.batch_tokens)
+                            cache=not args.no_cache, progress=not args.quiet)
     results = submit_many(args.artifacts, tasks, options, catalog=ws.catalog)
     for artifact, result in zip(args.artifacts, results, strict=True):
         if args.out_dir is not None:
@@ -99,21 +98,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="use this guard artifact for the probe's model instead")
     guard.add_argument("--no-guard", action="store_true",
                        help="use no guard: impute the eval-awareness-corrected AUROC")
-    sub.add_argument("--batch-tokens", type=positive_int, default=BATCH_TOKENS, metavar="N",
-                     help="padded tokens per forward batch (default: %(default)s); another "
-                          "budget changes results only within the reproducibility contract "
-                          "(METHODOLOGY.md)")
     add_no_cache(sub)
     add_quiet(sub)
     add_workspace_options(sub, registry=True)
     sub.set_defaults(func=cmd_submit)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, found {value}")
-    return value

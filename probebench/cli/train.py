@@ -16,6 +16,7 @@ from probebench.cli.common import (
     add_seed,
     add_workspace_options,
     raw,
+    runtime,
     workspace,
 )
 from probebench.errors import InputError
@@ -32,7 +33,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     catalog = workspace(args).catalog
     config = TrainConfig(task=args.task, site=Site.parse(args.site), model=args.model,
                          probe_type=args.probe_type, seed=args.seed, hidden=args.hidden,
-                         bootstrap=args.bootstrap, device=args.device)
+                         bootstrap=args.bootstrap, **runtime(args))
     trained = train(config, catalog=catalog, progress=not args.quiet, cache=not args.no_cache)
     created = dt.date.fromisoformat(args.created_at) if args.created_at else None
     write_artifact(trained, out, author=args.author, contact=args.contact,
@@ -57,7 +58,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                              f"{args.layers!r}") from None
     sweep = layer_sweep(args.task, args.model, args.position, probe_type=args.probe_type,
                         seed=args.seed, bootstrap=args.bootstrap, layers=layers,
-                        catalog=workspace(args).catalog, progress=not args.quiet)
+                        catalog=workspace(args).catalog, progress=not args.quiet,
+                        **runtime(args))
     write_sweep(sweep, Path(args.out))
     table = sweep.markdown()
     if args.markdown:
@@ -130,6 +132,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_bootstrap(swp)
     swp.add_argument("--out", required=True, help="sweep JSON to write")
     swp.add_argument("--markdown", default=None, help="also write the table here")
+    add_device(swp)
     add_quiet(swp, "no progress bars")
     add_workspace_options(swp)
     swp.set_defaults(func=cmd_sweep)

@@ -64,7 +64,7 @@ from probebench.evaluation.results import (
 )
 from probebench.evaluation.selectivity import ControlData, selectivity
 from probebench.jsonsafe import load_json
-from probebench.models.activations import BATCH_TOKENS, extract, run_extraction, tokenize
+from probebench.models.activations import extract, run_extraction, tokenize
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
 from probebench.models.loading import (
     LoadedModel,
@@ -97,6 +97,8 @@ class SubmitOptions:
     seed: int = 0
     bootstrap: int = N_RESAMPLES
     device: str = "auto"
+    #: the model's precision; auto is float32, the reference (see evaluation/precision)
+    dtype: str = "auto"
     transfer_targets: Sequence[str] = ()
     #: model -> its eval-awareness guard (``registry.guards.RegistryGuards`` reads
     #: registry/guards.yaml); the default has none, so corrections are imputed
@@ -104,9 +106,10 @@ class SubmitOptions:
     cache: bool = True
     progress: bool = True
     latency_prompts: int = LATENCY_PROMPTS
-    #: padded tokens per extraction batch; another budget changes results only within
-    #: the reproducibility contract
-    batch_tokens: int = BATCH_TOKENS
+    #: padded tokens and prompts per extraction batch (None: sized from the device); in
+    #: float32 another budget changes results only within the reproducibility contract
+    batch_tokens: int | None = None
+    max_batch_size: int | None = None
 
 
 def _versions() -> dict[str, str]:
@@ -144,6 +147,8 @@ class Session:
     _random_lms: dict[str, LoadedModel] = field(default_factory=dict)
     _random_acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _guards: dict[str, Guard | None] = field(default_factory=dict)
+    #: forward passes of a model run for activations (disk-cache hits not counted)
+    passes: int = 0
 
     def say(self, message: str) -> None:
         if self.options.progress:
@@ -155,6 +160,7 @@ class Session:
     def model(self, name: str) -> ResolvedModel:
         if name not in self.resolved:
             self.resolved[name] = resolve_model(name, device=self.options.device,
+                                                dtype=self.options.dtype,
                                                 progress=self.options.progress)
         return self.resolved[name]
 
@@ -166,16 +172,30 @@ class Session:
 
     def activations(self, model: str, key: str, prompts: Sequence[Prompt], site: Site,
                     prefix: str | None = None) -> np.ndarray:
-        memo = _ActsKey(model, key, site, prefix is not None)
-        if memo not in self._acts:
+        return self.activations_at(model, key, prompts, [site], prefix)[site]
+
+    def activations_at(self, model: str, key: str, prompts: Sequence[Prompt],
+                       sites: Sequence[Site], prefix: str | None = None
+                       ) -> dict[Site, np.ndarray]:
+        """Activations at every one of ``sites``, from one forward pass over ``prompts``
+        for the sites neither memoised nor in the disk cache (``passes`` counts the
+        passes that ran the model)."""
+        shifted = prefix is not None
+        missing = [s for s in dict.fromkeys(sites)
+                   if _ActsKey(model, key, s, shifted) not in self._acts]
+        if missing:
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
-            result = extract(source, prompts, [site], cache=self.options.cache,
+            result = extract(source, prompts, missing, cache=self.options.cache,
                              prefix=prefix, progress=self.options.progress,
-                             batch_tokens=self.options.batch_tokens)
+                             batch_tokens=self.options.batch_tokens,
+                             max_batch_size=self.options.max_batch_size)
             if result.loaded is not None:  # a cache miss loaded the model: keep it
                 self.loaded.setdefault(model, result.loaded)
-            self._acts[memo] = result[site]
-        return self._acts[memo]
+            if set(missing) - result.cached:
+                self.passes += 1
+            for s in missing:
+                self._acts[_ActsKey(model, key, s, shifted)] = result[s]
+        return {s: self._acts[_ActsKey(model, key, s, shifted)] for s in sites}
 
     def random_activations(self, model: str, key: str, prompts: Sequence[Prompt],
                            site: Site) -> np.ndarray:
@@ -188,7 +208,8 @@ class Session:
                     self.lm(model), sub_seed(self.options.seed, "random-init"))
             self._random_acts[memo] = run_extraction(
                 self._random_lms[model], prompts, [site],
-                batch_tokens=self.options.batch_tokens, progress=self.options.progress)[site]
+                batch_tokens=self.options.batch_tokens,
+                max_batch_size=self.options.max_batch_size, progress=self.options.progress)[site]
         return self._random_acts[memo]
 
     def guard(self, model: str) -> Guard | None:

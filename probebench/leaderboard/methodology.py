@@ -1,6 +1,7 @@
-"""The generated parts of METHODOLOGY.md: the ProbeScore axes and the metric definitions.
+"""The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions and
+the precision policy's tolerances.
 
-Both tables are rendered from the code that computes the numbers (``AXES`` and the
+The tables are rendered from the code that computes the numbers (``AXES`` and the
 specs, ``metric_definitions``), between marker comments, so the document cannot drift
 from the code. ``python -m probebench.leaderboard.methodology METHODOLOGY.md`` rewrites
 them; a test fails when the committed file is stale.
@@ -47,7 +48,17 @@ def definitions_list() -> str:
     return "".join(f"- **{name}**: {text}\n" for name, text in metric_definitions().items())
 
 
-SECTIONS = {"axes": axes_table, "definitions": definitions_list}
+def tolerance_table() -> str:
+    """The precision policy's tolerances (``evaluation.precision.TOLERANCE``)."""
+    from probebench.evaluation.precision import TOLERANCE
+
+    rows = ["| metric | tolerance (absolute) |", "| --- | ---: |"]
+    rows += [f"| {name} | {value:g} |" for name, value in TOLERANCE.items()]
+    return "\n".join(rows) + "\n"
+
+
+SECTIONS = {"axes": axes_table, "definitions": definitions_list,
+            "tolerances": tolerance_table}
 
 
 def render(text: str, source: str = "METHODOLOGY.md") -> str:

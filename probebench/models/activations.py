@@ -6,10 +6,17 @@ and stop the pass after the deepest layer needed. The LM head never runs. Prompt
 sorted by length and grouped under a token budget, right-padded with an attention mask
 (right padding keeps position ids correct for causal models without extra work).
 
-Batching changes results only by float rounding: a row's numbers depend on the kernel
-shapes chosen for its batch, by about one float32 ulp of each value. SmolLM2 has
-"massive activations" (values near 8000 on the first token, where one ulp is 5e-4),
-so comparisons use ``atol=1e-4`` plus ``rtol=1e-5``.
+The batch budget is sized from the device (``probebench.models.batching``) unless a
+caller gives one. In float32, batching changes results only by float rounding: a row's
+numbers depend on the kernel shapes chosen for its batch, by about one float32 ulp of
+each value. SmolLM2 has "massive activations" (values near 8000 on the first token,
+where one ulp is 5e-4), so comparisons use ``atol=1e-4`` plus ``rtol=1e-5``. In
+bfloat16 or float16 the batch composition moves values by far more (issue 16 measured
+a cosine of 0.9989 between two batchings on an H100), so there the budget is part of
+the activation cache key, and results in reduced precision are compared with the
+float32 reference under the precision policy (``probebench.evaluation.precision``).
+
+Pooled vectors stay on the device until the last batch is done: one transfer per site.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from probebench.errors import SiteError
+from probebench.models.batching import BATCH_TOKENS, Budget, batch_budget
 from probebench.models.cache import ActivationCache, prompts_sha256
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
 from probebench.prompts import Prompt, as_prompts
@@ -29,8 +37,7 @@ from probebench.sites import SPAN_OF_POSITION, Site, check_sites
 if TYPE_CHECKING:
     import torch
 
-#: padded tokens per batch unless a caller asks for another budget
-BATCH_TOKENS = 4096
+__all__ = ["BATCH_TOKENS", "ExtractionResult", "extract", "run_extraction"]
 
 
 @dataclass
@@ -49,15 +56,16 @@ class ExtractionResult:
 
 def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt | str],
             sites: Sequence[Site], *, cache: ActivationCache | bool = True,
-            device: str = "auto", dtype: str = "auto", batch_tokens: int = BATCH_TOKENS,
-            max_batch_size: int = 64, prefix: str | None = None,
+            device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
+            max_batch_size: int | None = None, prefix: str | None = None,
             progress: bool = True) -> ExtractionResult:
     """Pooled hidden states of ``prompts`` at every site, through the activation cache.
 
     ``model`` is a name (alias, folder or hub id), a resolved model, or a loaded one.
     When the cache holds every site, the model is not loaded at all. ``cache=False``
     bypasses the cache both ways. ``batch_tokens`` and ``max_batch_size`` shape the
-    batches (see ``length_batches``). ``prefix`` puts the same text before every prompt
+    batches (see ``length_batches``); left out, they are sized from the device
+    (``probebench.models.batching``). ``prefix`` puts the same text before every prompt
     (see ``run_extraction``); positions still read the prompt's own tokens.
     """
     prompt_list = as_prompts(prompts)
@@ -76,14 +84,18 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
                                                progress=progress)
     ident = resolved.identity
     check_sites(site_list, ident.num_layers, prompt_list)
+    budget = batch_budget(resolved.path, device=resolved.device, dtype=ident.dtype,
+                          hidden=ident.hidden_size, tokens=batch_tokens, rows=max_batch_size)
 
     store = ActivationCache() if cache is True else (cache or None)
     arrays: dict[Site, np.ndarray] = {}
     keys: dict[Site, str] = {}
     if store is not None:
         digest = prompts_sha256(prompt_list, prefix)
+        # in reduced precision the batch composition changes the numbers
+        batching = None if ident.dtype == "float32" else (budget.tokens, budget.rows)
         for site in site_list:
-            keys[site] = store.key(ident, resolved.device, digest, site)
+            keys[site] = store.key(ident, resolved.device, digest, site, batching=batching)
             hit = store.get(keys[site], (len(prompt_list), ident.hidden_size))
             if hit is not None:
                 arrays[site] = hit
@@ -95,8 +107,8 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
             fresh_load = load_model(resolved, progress=progress)
         lm = loaded if loaded is not None else fresh_load
         assert lm is not None
-        fresh = run_extraction(lm, prompt_list, missing, batch_tokens=batch_tokens,
-                               max_batch_size=max_batch_size, prefix=prefix,
+        fresh = run_extraction(lm, prompt_list, missing, batch_tokens=budget.tokens,
+                               max_batch_size=budget.rows, prefix=prefix,
                                progress=progress)
         for site, array in fresh.items():
             arrays[site] = array
@@ -235,6 +247,7 @@ def pad_id_of(lm: LoadedModel) -> int:
 @dataclass
 class _Batch:
     rows: np.ndarray                 #: indices into the prompt list
+    index: torch.Tensor              #: the same indices, on the device
     lengths: torch.Tensor            #: (B,) real tokens per row
     mask: torch.Tensor               #: (B, T) 1 for real tokens
     marker: dict[str, torch.Tensor]  #: position -> (B,) token index
@@ -281,6 +294,10 @@ _POOLERS: dict[str, Callable[[Any, _Batch, Site], Any]] = {
 }
 
 
+#: positions whose pooling picks one token per row (no arithmetic over tokens)
+_SELECTING = frozenset({"last_token", "end_question", "mid_think", "end_think", "end_answer"})
+
+
 def _attention_module(block: Any, layer: int) -> Any:
     for name, module in block.named_modules():
         if name and type(module).__name__.endswith("Attention"):
@@ -303,9 +320,10 @@ def _prefix_cache(lm: LoadedModel, prefix: str) -> tuple[Any, int]:
 
 
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
-                   batch_tokens: int = BATCH_TOKENS, max_batch_size: int = 64,
+                   batch_tokens: int | None = None, max_batch_size: int | None = None,
                    prefix: str | None = None, progress: bool = True) -> dict[Site, np.ndarray]:
-    """Run the model over ``prompts`` and pool every site (no cache).
+    """Run the model over ``prompts`` and pool every site (no cache); the batch budget
+    is sized from the device unless given.
 
     With ``prefix``, every prompt is read after the same text: the prefix's tokens
     (with the tokenizer's special tokens) are followed by the prompt's own tokens
@@ -319,6 +337,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
 
     ident = lm.identity
     check_sites(sites, ident.num_layers, prompts)
+    budget = lm_budget(lm, batch_tokens, max_batch_size)
     prefix_cache, prefix_len = _prefix_cache(lm, prefix) if prefix else (None, 0)
     tok = tokenize(lm, prompts, add_special_tokens=not prefix, reserved=prefix_len)
     markers = {s.position for s in sites if s.position in SPAN_OF_POSITION}
@@ -333,15 +352,21 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         by_layer.setdefault(site.layer, []).append(site)
     deepest = max(by_layer)
     attn_layers = sorted({s.layer for s in sites if s.position == "attention_weighted"})
-    out = {s: np.empty((len(prompts), ident.hidden_size), dtype=np.float32) for s in sites}
+    device = lm.device
+    # pooled vectors are gathered on the device and copied to the host once per site
+    # (on the CPU the tensors are views of the returned arrays: no copy at all)
+    host = {s: np.empty((len(prompts), ident.hidden_size), dtype=np.float32) for s in sites}
+    gathered = {s: (torch.from_numpy(a) if device == "cpu"
+                    else torch.empty(a.shape, dtype=torch.float32, device=device))
+                for s, a in host.items()}
     current: list[_Batch] = []
 
     def pool(layer: int, hidden: torch.Tensor) -> None:
         batch = current[0]
-        h = hidden.float()
         for site in by_layer[layer]:
-            vectors = _POOLERS[site.position](h, batch, site)
-            out[site][batch.rows] = vectors.cpu().numpy()
+            # positions that pick one token per row select before widening to float32
+            h = hidden if site.position in _SELECTING else hidden.float()
+            gathered[site][batch.index] = _POOLERS[site.position](h, batch, site).float()
 
     def make_pre_hook(layer: int) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -375,9 +400,8 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         # with a prefix every row attends over (and copies the cache of) the prefix too:
         # it counts against the token budget (5 GB -> 1.4 GB and 2x faster for a
         # 690-token prefix over the verb-grammar test set; see BENCHMARKS.md)
-        batches = length_batches(tok.lengths + prefix_len, batch_tokens=batch_tokens,
-                                 max_batch_size=max_batch_size)
-        device = lm.device
+        batches = length_batches(tok.lengths + prefix_len, batch_tokens=budget.tokens,
+                                 max_batch_size=budget.rows)
         with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
                                           desc=f"extract {ident.name}", unit="prompt",
                                           leave=False) as bar:
@@ -394,6 +418,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                              "use_cache": True}
                 current[:] = [_Batch(
                     rows=rows,
+                    index=torch.from_numpy(rows).to(device),
                     lengths=torch.from_numpy(lengths).to(device),
                     mask=mask_t,
                     marker={p: torch.from_numpy(v[rows]).to(device)
@@ -401,7 +426,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                 )]
                 try:
                     kwargs = {"attention_mask": mask_t, "use_cache": False, **extra}
-                    result = lm.base(input_ids=torch.from_numpy(ids).to(device), **kwargs)
+                    result = lm.base(input_ids=_to_device(ids, device), **kwargs)
                 except _StopForwardError:
                     pass
                 else:
@@ -413,5 +438,25 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         if attn_layers:
             lm.model.set_attn_implementation(previous_attn)
         current.clear()
-    return out
+    if device != "cpu":
+        for site, tensor in gathered.items():
+            host[site][...] = tensor.cpu().numpy()
+    return host
+
+
+def lm_budget(lm: LoadedModel, tokens: int | None, rows: int | None) -> Budget:
+    """The batch budget of a loaded model: ``batch_budget`` for its folder and device."""
+    return batch_budget(lm.resolved.path, device=lm.device, dtype=lm.identity.dtype,
+                        hidden=lm.identity.hidden_size, tokens=tokens, rows=rows)
+
+
+def _to_device(array: np.ndarray, device: str) -> torch.Tensor:
+    """A host array on ``device``: through pinned memory and without blocking the host
+    on a GPU (the copy overlaps the previous batch's kernels)."""
+    import torch
+
+    tensor = torch.from_numpy(array)
+    if device == "cpu":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)
 

@@ -9,7 +9,9 @@ is the SHA-256 of a canonical JSON record of everything that decides the numbers
 * the site, and
 * the versions of probebench, torch and transformers and the cache format.
 
-Batch sizes are not part of the key: they change results only by float rounding.
+In float32 batch sizes are not part of the key: they change results only by float
+rounding. In bfloat16 and float16 they change results by more, so there the batch
+budget (padded tokens, prompts) is part of the key too.
 
 Entries are safetensors files written atomically (temporary file, fsync, rename). Each
 carries an HMAC-SHA256 of its key and array bytes under a per-installation secret
@@ -124,8 +126,9 @@ class ActivationCache:
             self._secret = installation_key()
         return self._secret
 
-    def key(self, identity: ModelIdentity, device: str, prompts_hash: str, site: Site) -> str:
-        record = {
+    def key(self, identity: ModelIdentity, device: str, prompts_hash: str, site: Site, *,
+            batching: tuple[int, int] | None = None) -> str:
+        record: dict[str, object] = {
             "format": FORMAT_VERSION,
             "model": identity.to_dict(),
             "device": device,
@@ -133,6 +136,8 @@ class ActivationCache:
             "site": {"layer": site.layer, "position": site.position},
             "versions": _versions(),
         }
+        if batching is not None:
+            record["batching"] = list(batching)
         return sha256_json(record)
 
     def path(self, key: str) -> Path:

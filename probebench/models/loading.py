@@ -16,9 +16,10 @@ from probebench.errors import InputError, ModelError
 from probebench.hashing import sha256_files
 from probebench.jsonsafe import load_json
 from probebench.models._hf import quiet_transformers
+from probebench.models.batching import DTYPE_BYTES, weight_count
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
-from probebench.paths import hub_offline
+from probebench.paths import home, hub_offline
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")
@@ -133,9 +134,17 @@ def resolve_device(device: str) -> str:
     return device
 
 
+#: the precision results are referenced in; ``auto`` means it on every device
+REFERENCE_DTYPE = "float32"
+
+
 def resolve_dtype(dtype: str, device: str) -> str:
+    """``auto`` is float32 on every device: the reference precision, so a GPU result
+    compares with a CPU one within the reproducibility contract. bfloat16 and float16
+    are opt-in, and their results are checked against the float32 reference under the
+    precision policy (``probebench.evaluation.precision``)."""
     if dtype == "auto":
-        return "bfloat16" if device == "cuda" else "float32"
+        return REFERENCE_DTYPE
     if dtype not in DTYPES:
         raise ModelError(f"dtype must be auto or one of {', '.join(DTYPES)}; found {dtype!r}")
     return dtype
@@ -255,9 +264,11 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
                device: str = "auto", dtype: str = "auto", progress: bool = True) -> LoadedModel:
     """Load a model and its (fast) tokenizer for extraction and surprisal.
 
-    ``device="auto"`` picks CUDA when present (with ``dtype="auto"``: bfloat16 there,
-    float32 on the CPU). Causal LMs load with their LM head (needed for surprisal);
-    encoders load as the bare model.
+    ``device="auto"`` picks CUDA when present; ``dtype="auto"`` is float32 everywhere.
+    Causal LMs load with their LM head (needed for surprisal); encoders load as the
+    bare model. A model whose weights do not fit the GPU's free memory is spread over
+    the GPU, the CPU memory and disk by accelerate (``device_map="auto"``, offload
+    folder under ``$PROBEBENCH_HOME/offload``): slower, but it runs.
     """
     resolved = (name_or_path if isinstance(name_or_path, ResolvedModel)
                 else resolve_model(name_or_path, revision=revision, device=device, dtype=dtype,
@@ -267,10 +278,16 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
 
     ident = resolved.identity
     cls: Any = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
+    placement: dict[str, Any] = {}
+    if resolved.device != "cpu":
+        free = int(torch.cuda.mem_get_info(torch.device(resolved.device))[0])
+        if needs_offload(weight_count(resolved.path), ident.dtype, free):
+            placement = {"device_map": "auto", "offload_folder": str(home() / "offload")}
     try:
         with quiet_transformers():
             model: Any = cls.from_pretrained(resolved.path, dtype=getattr(torch, ident.dtype),
-                                             attn_implementation="sdpa", use_safetensors=True)
+                                             attn_implementation="sdpa", use_safetensors=True,
+                                             **placement)
             tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     except Exception as exc:  # transformers raises many types for a broken folder
         raise ModelError(f"{resolved.path}: cannot load the model ({exc})") from exc
@@ -278,8 +295,26 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
         raise ModelError(f"{resolved.path}: the tokenizer is not a fast tokenizer; probebench "
                          "needs character offsets, which only fast tokenizers give")
     model.eval()
-    model.to(resolved.device)
+    if not placement:
+        model.to(resolved.device)
     return LoadedModel(resolved=resolved, model=model, tokenizer=tokenizer)
+
+
+#: share of a GPU's free memory the weights may take before the model is offloaded
+#: (the rest holds the activations of a batch)
+OFFLOAD_SHARE = 0.85
+
+
+def needs_offload(parameters: int, dtype: str, free_bytes: int) -> bool:
+    """Whether weights of ``parameters`` in ``dtype`` need accelerate's offload on a
+    device with ``free_bytes`` free.
+
+    >>> needs_offload(135_000_000, "float32", 80 * 2**30)
+    False
+    >>> needs_offload(70_000_000_000, "bfloat16", 80 * 2**30)
+    True
+    """
+    return parameters * DTYPE_BYTES[dtype] > OFFLOAD_SHARE * free_bytes
 
 
 def random_init_model(base: LoadedModel, seed: int) -> LoadedModel:

@@ -4,7 +4,7 @@ evaluate``, the pull-request workflow and ``tools/build_reference.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from probebench.evaluation.results import Submission
@@ -12,7 +12,7 @@ from probebench.evaluation.submit import Session, submit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
-from probebench.registry.store import store_submission
+from probebench.registry.store import precision_problems, store_submission
 
 
 @dataclass
@@ -23,6 +23,9 @@ class EntryEvaluation:
     submission: Submission
     #: results and baselines files that gained a record (empty when already stored)
     changed: list[Path]
+    #: where a reduced-precision run disagrees with the stored float32 results beyond
+    #: the precision policy's tolerance (empty for float32 runs)
+    precision: list[str] = field(default_factory=list)
 
 
 def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, *,
@@ -40,10 +43,11 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
                         expected_sha256=entry.artifact_sha256)
     finally:
         session.options.transfer_targets = targets
+    precision = precision_problems(registry, entry_id, result)
     changed = store_submission(registry, entry_id, result) if store else []
     if store:
         changed += store_baselines(registry, result)
-    return EntryEvaluation(entry, result, changed)
+    return EntryEvaluation(entry, result, changed, precision)
 
 
 __all__ = ["EntryEvaluation", "evaluate_entry"]

@@ -61,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         from nbclient import NotebookClient
 
         nb = nbformat.read(args.notebook, as_version=4)  # type: ignore[no-untyped-call]
-        client = NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
+        # the kernel's start counts against the notebook's own timeout, not nbclient's
+        # fixed 60 s (a busy machine can take longer to import ipykernel)
+        client = NotebookClient(nb, timeout=args.timeout, startup_timeout=args.timeout,
+                                kernel_name="python3",
                                 resources={"metadata": {"path": str(args.notebook.parent)}})
         try:
             client.execute()

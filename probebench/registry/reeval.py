@@ -8,25 +8,42 @@ task. Per entry and task a diff file is written. A drop of more than 5 AUROC poi
 listed in the public ``DIFF.md``; more than 10 points, with the stored AUROC above the
 holdout's whole 95% CI (so a small holdout's noise never deprecates), sets the entry's
 status to ``deprecated`` with a notice, as a change to its YAML for a maintainer to
-review. Shards split the (model, task) pairs so a CI matrix
-can spread the work: shard I of N takes the pairs at positions I-1, I-1+N, ...
+review.
+
+The work is planned, run and merged in three steps, so any engine can spread it:
+
+* ``plan``: the live entries become *units*, one per (model, task), each listing every
+  entry and site it serves; units are packed into groups, one per model by default
+  (contiguous in (model, task) order, so a group loads as few models as it can). The
+  plan is JSON; one group is one CLI call (``reeval run --plan P --group ID``).
+* ``run``: per unit, one forward pass of the model over the holdout pools every site
+  the unit's entries read, and the activations fan out to all of its probes: the cost
+  grows with models and tasks, not with probes. A group writes ``result.json``.
+* ``merge``: the groups' results (each exactly once, all of the same plan) become the
+  per-entry diffs, ``DIFF.md``, ``diff.json`` and the deprecations, exactly as an
+  unsharded run writes them (``reeval`` with no action runs all three in one process).
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.artifact.checks import validate
-from probebench.errors import InputError, ProbebenchError
+from probebench.artifact.weights import ProbeWeights
+from probebench.errors import InputError, ProbebenchError, field_problem
 from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.submit import Session, SubmitOptions
-from probebench.hashing import atomic_write_bytes
+from probebench.hashing import atomic_write_bytes, sha256_json
 from probebench.registry.check import entries_with_status
+from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import latest_results
 from probebench.sites import Site
@@ -34,6 +51,10 @@ from probebench.tasks.catalog import ReevalSet, TaskCatalog
 
 LIST_DROP = 5.0
 DEPRECATE_DROP = 10.0
+PLAN_VERSION = 1
+RESULT_FILE = "result.json"
+#: the runner a group runs on when no GPU runner label is configured
+CPU_RUNNER = "ubuntu-24.04"
 
 
 @dataclass
@@ -65,77 +86,276 @@ class Change:
         return "none"
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    try:
-        index, total = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise InputError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
-    if not 1 <= index <= total:
-        raise InputError(f"--shard {text!r}: I must be between 1 and N")
-    return index, total
-
-
 class ReevalChanges(list[Change]):
     """The changes of a re-evaluation, and the entries it could not re-evaluate."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, changes: Iterable[Change] = ()) -> None:
+        super().__init__(changes)
         #: entry id -> why it was skipped (its artifact no longer resolves or validates)
         self.failures: dict[str, str] = {}
+        #: forward passes of a model this run needed (disk-cache hits not counted)
+        self.passes = 0
+
+
+# --- plan ------------------------------------------------------------------------------
+
+
+class Unit(BaseModel):
+    """One forward pass: a model over one task's holdout, serving every listed entry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    task: str
+    entries: list[str] = Field(min_length=1)
+    #: the sites the entries declare ("layer:position"); the validated artifacts decide
+    sites: list[str]
+
+
+class Group(BaseModel):
+    """A share of the plan that one job runs: ``probebench reeval run --group ID``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^g[0-9]{1,4}$")
+    models: list[str]
+    runs_on: str
+    units: list[Unit] = Field(min_length=1)
+
+
+class Plan(BaseModel):
+    """The whole re-evaluation: which groups run which units, with which seed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = PLAN_VERSION
+    seed: int
+    bootstrap: int
+    #: hash of the live entries the plan was made from (merge checks every group's
+    #: result was run on the same plan)
+    entries_sha256: str
+    groups: list[Group]
+
+    @property
+    def sha256(self) -> str:
+        return sha256_json(self.model_dump(mode="json"))
+
+    def group(self, group_id: str) -> Group:
+        for group in self.groups:
+            if group.id == group_id:
+                return group
+        raise InputError(f"the plan has no group {group_id!r}; it has "
+                         f"{', '.join(g.id for g in self.groups) or 'none'}")
+
+    def matrix(self) -> dict[str, list[dict[str, str]]]:
+        """The GitHub Actions matrix: one job per group."""
+        return {"include": [{"group": g.id, "models": ", ".join(g.models),
+                             "runs_on": g.runs_on} for g in self.groups]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+
+
+def make_plan(registry: Path, catalog: TaskCatalog, *, groups: int | None = None,
+              seed: int = 0, bootstrap: int = N_RESAMPLES,
+              gpu_runner: str | None = None) -> Plan:
+    """Plan the re-evaluation of every live entry: one unit per (model, task), packed
+    into ``groups`` groups (default: one per model). Groups split the (model, task)
+    order into contiguous runs of nearly equal size, so a model's units stay together."""
+    live = entries_with_status(registry, "live")
+    by_unit: dict[tuple[str, str], list[Entry]] = {}
+    for _, entry in live:
+        for task in entry.tasks:
+            if task in catalog.specs:
+                by_unit.setdefault((entry.model, task), []).append(entry)
+    units = [Unit(model=model, task=task, entries=sorted(e.id for e in entries),
+                  sites=sorted({f"{e.layer}:{e.position}" for e in entries}))
+             for (model, task), entries in sorted(by_unit.items())]
+    models = sorted({u.model for u in units})
+    if groups is not None and groups < 1:
+        raise InputError(f"--groups {groups}: expected at least 1")
+    chunks: list[list[Unit]]
+    if groups is None:
+        chunks = [[u for u in units if u.model == m] for m in models]
+    else:
+        n = min(groups, len(units))
+        bounds = [math.floor(k * len(units) / n) for k in range(n + 1)] if n else [0]
+        chunks = [units[bounds[k]:bounds[k + 1]] for k in range(n)]
+    runs_on = gpu_runner or CPU_RUNNER
+    entries = [e.model_dump(mode="json") for _, e in sorted(live, key=lambda x: x[1].id)]
+    return Plan(seed=seed, bootstrap=bootstrap, entries_sha256=sha256_json(entries),
+                groups=[Group(id=f"g{k + 1}", models=sorted({u.model for u in chunk}),
+                              runs_on=runs_on, units=chunk)
+                        for k, chunk in enumerate(chunks)])
+
+
+def read_plan(path: Path) -> Plan:
+    try:
+        return Plan.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the plan ({exc.strerror})") from None
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a re-evaluation plan: {field_problem(exc)}") from None
+
+
+# --- run -------------------------------------------------------------------------------
+
+
+class ChangeOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str
+    task: str
+    version: int
+    test_sha256: str
+    old_auroc: float | None
+    new_auroc: float
+    ci_low: float
+    ci_high: float
+
+
+class GroupResult(BaseModel):
+    """What ``reeval run`` writes for one group (``result.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan_sha256: str
+    group: str
+    changes: list[ChangeOut]
+    failures: dict[str, str]
+    passes: int
+
+
+def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
+              catalog: TaskCatalog, progress: bool = False,
+              session: Session | None = None) -> GroupResult:
+    """Re-evaluate one group's units: per unit one forward pass at every site its
+    entries read, fanned out to all of them. An entry whose artifact no longer resolves
+    or validates is reported in ``failures`` and skipped: one bad entry never stops the
+    group."""
+    group = plan.group(group_id)
+    session = session or Session(catalog, SubmitOptions(
+        seed=plan.seed, bootstrap=plan.bootstrap, progress=progress))
+    probes: dict[str, tuple[ProbeWeights, Site] | str] = {}
+    sets: dict[str, ReevalSet] = {}
+    result = GroupResult(plan_sha256=plan.sha256, group=group.id, changes=[], failures={},
+                         passes=0)
+    before = session.passes
+    for unit in group.units:
+        ready: list[tuple[str, ProbeWeights, Site]] = []
+        for entry_id in unit.entries:
+            if entry_id not in probes:
+                probes[entry_id] = _load_probe(registry, repo, entry_id, catalog)
+            loaded = probes[entry_id]
+            if isinstance(loaded, str):
+                result.failures[entry_id] = loaded
+            else:
+                ready.append((entry_id, *loaded))
+        if not ready:
+            continue
+        if unit.task not in sets:
+            sets[unit.task] = catalog.reeval_set(unit.task)
+        held = sets[unit.task]
+        flat = Flat.of(held.data.test)
+        acts = session.activations_at(unit.model, f"{unit.task}/reeval-v{held.version}",
+                                      flat.prompts, sorted({site for _, _, site in ready}))
+        for entry_id, weights, site in ready:
+            probs = weights.predict_proba(acts[site])[:, 1]
+            iv = task_auroc(unit.task, held.data.test, probs, seed=plan.seed,
+                            n_resamples=plan.bootstrap)
+            assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
+            stored = latest_results(registry, entry_id).get(unit.task)
+            result.changes.append(ChangeOut(
+                entry=entry_id, task=unit.task, version=held.version,
+                test_sha256=held.test_sha256,
+                old_auroc=stored.result.auroc.value if stored else None,
+                new_auroc=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high))
+    result.passes = session.passes - before
+    return result
+
+
+def _load_probe(registry: Path, repo: Path, entry_id: str,
+                catalog: TaskCatalog) -> tuple[ProbeWeights, Site] | str:
+    """The entry's validated probe and site, or why it cannot be re-evaluated."""
+    try:
+        entry = read_entry(entry_path(registry, entry_id))
+        folder, _ = resolve_artifact(entry.artifact_url, repo)
+    except ProbebenchError as exc:
+        return str(exc)
+    report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
+    if not report.valid or report.weights is None or report.meta is None:
+        return "the artifact no longer validates: " + "; ".join(
+            f"{c.name}: {c.message}" for c in report.failed())
+    return report.weights, Site(report.meta.layer, report.meta.position)
+
+
+def write_group_result(out: Path, result: GroupResult) -> Path:
+    path = out / RESULT_FILE
+    atomic_write_bytes(path, (json.dumps(result.model_dump(mode="json"), indent=1,
+                                         sort_keys=True) + "\n").encode("utf-8"))
+    return path
+
+
+def read_group_result(path: Path) -> GroupResult:
+    if path.is_dir():
+        path = path / RESULT_FILE
+    try:
+        return GroupResult.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read a group result ({exc.strerror})") from None
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a re-evaluation group result: "
+                         f"{field_problem(exc)}") from None
+
+
+# --- merge -----------------------------------------------------------------------------
+
+
+def merge(plan: Plan, results: Sequence[GroupResult], registry: Path,
+          out: Path) -> ReevalChanges:
+    """Combine every group's result (each exactly once, all run on ``plan``) into the
+    per-entry diffs, DIFF.md, diff.json and the deprecations of the entries' YAML."""
+    seen: dict[str, GroupResult] = {}
+    for result in results:
+        if result.plan_sha256 != plan.sha256:
+            raise InputError(f"group {result.group}'s result was run on another plan "
+                             f"({result.plan_sha256[:12]}, this plan is {plan.sha256[:12]})")
+        if result.group in seen:
+            raise InputError(f"group {result.group}'s result is given twice")
+        seen[result.group] = result
+    missing = [g.id for g in plan.groups if g.id not in seen]
+    if missing:
+        raise InputError(f"no result for group(s) {', '.join(missing)}; a merge needs every "
+                         "group of the plan")
+    extra = sorted(set(seen) - {g.id for g in plan.groups})
+    if extra:
+        raise InputError(f"result(s) for group(s) {', '.join(extra)}, which the plan lacks")
+    changes = ReevalChanges(sorted((Change(**c.model_dump()) for r in results
+                                    for c in r.changes), key=lambda c: (c.entry, c.task)))
+    for result in results:
+        changes.failures.update(result.failures)
+        changes.passes += result.passes
+    for change in changes:
+        _write_diff(out, change)
+        if change.action == "deprecate":
+            _deprecate(entry_path(registry, change.entry), change)
+    _write_public(out, changes)
+    return changes
 
 
 def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
-           shard: tuple[int, int] = (1, 1), seed: int = 0, bootstrap: int = N_RESAMPLES,
-           progress: bool = False) -> ReevalChanges:
-    """Score every live entry on the newest holdout of each of its tasks and write the
-    diffs. The AUROC and its CI come from the same code and seeds as ``submit``'s, so a
-    task without a holdout reproduces the stored interval exactly. An entry whose
-    artifact no longer resolves or validates is reported (``failures`` and DIFF.md) and
-    skipped: one bad entry never stops the shard."""
-    live = entries_with_status(registry, "live")
-    pairs = sorted({(e.model, t) for _, e in live for t in e.tasks if t in catalog.specs})
-    index, total = shard
-    mine = set(pairs[index - 1::total])
-    session = Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap,
-                                             progress=progress))
-    sets: dict[str, ReevalSet] = {}
-    changes = ReevalChanges()
-    for path, entry in live:
-        tasks = [t for t in entry.tasks if (entry.model, t) in mine]
-        if not tasks:
-            continue
-        # validate once per entry, not once per task
-        try:
-            folder, _ = resolve_artifact(entry.artifact_url, repo)
-        except ProbebenchError as exc:
-            changes.failures[entry.id] = str(exc)
-            continue
-        report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
-        if not report.valid or report.weights is None or report.meta is None:
-            changes.failures[entry.id] = "the artifact no longer validates: " + "; ".join(
-                f"{c.name}: {c.message}" for c in report.failed())
-            continue
-        site = Site(report.meta.layer, report.meta.position)
-        for task in tasks:
-            if task not in sets:
-                sets[task] = catalog.reeval_set(task)
-            held = sets[task]
-            flat = Flat.of(held.data.test)
-            acts = session.activations(entry.model, f"{task}/reeval-v{held.version}",
-                                       flat.prompts, site)
-            probs = report.weights.predict_proba(acts)[:, 1]
-            iv = task_auroc(task, held.data.test, probs, seed=seed, n_resamples=bootstrap)
-            assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
-            stored = latest_results(registry, entry.id).get(task)
-            old = stored.result.auroc.value if stored else None
-            change = Change(entry.id, task, held.version, held.test_sha256, old, iv.value,
-                            iv.ci_low, iv.ci_high)
-            changes.append(change)
-            _write_diff(out, change)
-            if change.action == "deprecate":
-                _deprecate(path, change)
-    _write_public(out, changes, shard)
-    return changes
+           seed: int = 0, bootstrap: int = N_RESAMPLES, progress: bool = False,
+           session: Session | None = None) -> ReevalChanges:
+    """Plan, run and merge in one process: every live entry scored on the newest
+    holdout of each of its tasks, the diffs written. The AUROC and its CI come from the
+    same code and seeds as ``submit``'s, so a task without a holdout reproduces the
+    stored interval exactly."""
+    plan = make_plan(registry, catalog, groups=1, seed=seed, bootstrap=bootstrap)
+    session = session or Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap,
+                                                        progress=progress))
+    results = [run_group(plan, g.id, registry, repo, catalog=catalog, session=session)
+               for g in plan.groups]
+    return merge(plan, results, registry, out)
 
 
 def _write_diff(out: Path, change: Change) -> None:
@@ -157,9 +377,9 @@ def _deprecate(path: Path, change: Change) -> None:
                                             allow_unicode=True).encode("utf-8"))
 
 
-def _write_public(out: Path, changes: ReevalChanges, shard: tuple[int, int]) -> None:
+def _write_public(out: Path, changes: ReevalChanges) -> None:
     flagged = [c for c in changes if c.action != "none"]
-    lines = [f"# Re-evaluation diff (shard {shard[0]}/{shard[1]})", "",
+    lines = ["# Re-evaluation diff", "",
              f"{len(changes)} (entry, task) pairs re-evaluated; drops over {LIST_DROP:.0f} "
              f"AUROC points are listed, over {DEPRECATE_DROP:.0f} deprecate the entry.", ""]
     if flagged:

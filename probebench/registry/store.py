@@ -4,12 +4,17 @@ Every record carries its provenance: the model identity (with its dtype), the de
 the library versions and a ``run`` block (UTC time, probebench commit, hardware).
 
 Each file is a ``ResultHistory``; a re-evaluation appends a ``ResultRecord`` when its
-deterministic part differs from the latest one beyond the reproducibility contract
-(``probebench.evaluation.reproducibility.differences``) and leaves the file untouched
-when it agrees: no number is ever overwritten, and float noise from another machine or
-batch budget never makes a new record. (A record stored before provenance was kept
-gains the ``run`` block, with that run's latency, of the first re-run that reproduces
-its deterministic part exactly.) Records are read back through the same
+deterministic part differs from the latest record of the same precision beyond the
+reproducibility contract (``probebench.evaluation.reproducibility.differences``; the
+device is provenance, not part of the comparison) and leaves the file untouched when it
+agrees: no number is ever overwritten, and float noise from another machine, device or
+batch budget never makes a new record. Under the precision policy
+(``probebench.evaluation.precision``) a bfloat16/float16 result within the measured
+tolerance of the float32 record is not stored either, and readers (the leaderboard,
+re-evaluation) take the latest float32 record whenever there is one. (A record stored
+before provenance was kept gains the ``run`` block, with that run's latency, of the
+first re-run that reproduces its deterministic part exactly.) Records are read back
+through the same
 pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
 at the boundary with the file's name, not deep inside the leaderboard.
 """
@@ -23,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
+from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, beyond_tolerance
 from probebench.evaluation.reproducibility import differences
 from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
@@ -55,9 +61,9 @@ class ResultRecord(BaseModel):
                    run=submission.run)
 
     def deterministic(self) -> dict[str, Any]:
-        """The fields a re-run on the same inputs reproduces (timing and provenance left
-        out)."""
-        return self.model_dump(mode="json", exclude={"latency_ms", "run"})
+        """The fields a re-run on the same inputs reproduces (timing and provenance,
+        the device included, left out)."""
+        return self.model_dump(mode="json", exclude={"latency_ms", "run", "device"})
 
     @property
     def dtype(self) -> str:
@@ -97,6 +103,37 @@ def read_history(path: Path) -> list[ResultRecord]:
                          "probebench version)") from None
 
 
+def latest_of(history: list[ResultRecord], dtype: str | None = None) -> ResultRecord | None:
+    """The latest record in ``dtype`` (any dtype when None)."""
+    for record in reversed(history):
+        if dtype is None or record.dtype == dtype:
+            return record
+    return None
+
+
+def reference_record(history: list[ResultRecord]) -> ResultRecord | None:
+    """The record readers use: the latest float32 one, else the latest of any dtype."""
+    return latest_of(history, REFERENCE_DTYPE) or latest_of(history)
+
+
+def precision_problems(root: Path, entry_id: str, submission: Submission) -> list[str]:
+    """Where a reduced-precision submission disagrees with the entry's stored float32
+    results beyond the precision policy's tolerance (empty for float32 submissions)."""
+    dtype = str(submission.model.get("dtype", "unknown"))
+    if dtype == REFERENCE_DTYPE:
+        return []
+    problems = []
+    for task in submission.tasks:
+        reference = latest_of(read_history(result_path(root, entry_id, task.id)),
+                              REFERENCE_DTYPE)
+        if reference is None:
+            continue
+        for name, gap in sorted(beyond_tolerance(reference.result, task).items()):
+            problems.append(f"{task.id}: {name} in {dtype} is {gap:.4f} from the float32 "
+                            f"result (tolerance {TOLERANCE[name]})")
+    return problems
+
+
 def store_submission(root: Path, entry_id: str, submission: Submission) -> list[Path]:
     """Append each task's result to its history; returns the files that changed."""
     changed = []
@@ -104,8 +141,13 @@ def store_submission(root: Path, entry_id: str, submission: Submission) -> list[
         path = result_path(root, entry_id, task.id)
         history = read_history(path)
         record = ResultRecord.of(submission, task)
-        if history and not differences(history[-1].deterministic(), record.deterministic()):
-            if history[-1].run is not None or record.run is None:
+        if record.dtype != REFERENCE_DTYPE:
+            reference = latest_of(history, REFERENCE_DTYPE)
+            if reference is not None and not beyond_tolerance(reference.result, task):
+                continue  # accepted: the float32 record stands for it
+        same = latest_of(history, record.dtype)
+        if same is not None and not differences(same.deterministic(), record.deterministic()):
+            if same.run is not None or record.run is None or same is not history[-1]:
                 continue
             # stored before provenance was kept: the first run that reproduces it exactly
             # is when and where these numbers were (again) measured; its timing and its
@@ -119,15 +161,16 @@ def store_submission(root: Path, entry_id: str, submission: Submission) -> list[
 
 
 def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
-    """task id -> latest record, for every stored task of an entry."""
+    """task id -> the record to read (latest float32, else latest), per stored task."""
     folder = root / "results" / entry_id
     out = {}
     for path in sorted(folder.glob("*.json")):
-        history = read_history(path)
-        if history:
-            out[path.stem] = history[-1]
+        record = reference_record(read_history(path))
+        if record is not None:
+            out[path.stem] = record
     return out
 
 
-__all__ = ["ResultHistory", "ResultRecord", "latest_results", "read_history", "result_path",
+__all__ = ["ResultHistory", "ResultRecord", "latest_of", "latest_results",
+           "precision_problems", "read_history", "reference_record", "result_path",
            "store_submission"]

@@ -73,6 +73,11 @@ class TrainConfig:
     hidden: int = DEFAULT_HIDDEN
     bootstrap: int = N_RESAMPLES
     device: str = "auto"
+    #: the model's precision (auto: float32, the reference) and batch budget (None:
+    #: sized from the device)
+    dtype: str = "auto"
+    batch_tokens: int | None = None
+    max_batch_size: int | None = None
     kind: InitVar[str | None] = None
 
     def __post_init__(self, kind: str | None) -> None:
@@ -167,8 +172,9 @@ class SplitActivations:
 
 
 def split_activations(data: TaskData, model: str, sites: Sequence[Site], *,
-                      device: str = "auto", cache: bool = True,
-                      progress: bool = True) -> SplitActivations:
+                      device: str = "auto", dtype: str = "auto",
+                      batch_tokens: int | None = None, max_batch_size: int | None = None,
+                      cache: bool = True, progress: bool = True) -> SplitActivations:
     """Activations of the labelled train and validation prompts and of every test prompt
     (keyed as ``submit`` keys them), loading the model at most once."""
     from probebench.models.activations import extract
@@ -179,11 +185,12 @@ def split_activations(data: TaskData, model: str, sites: Sequence[Site], *,
                "test": Flat.of(data.test).prompts}
     y_train = labels_of(prompts["train"], "train")
     y_val = labels_of(prompts["val"], "validation")
-    resolved = resolve_model(model, device=device, progress=progress)
+    resolved = resolve_model(model, device=device, dtype=dtype, progress=progress)
     source: ResolvedModel | LoadedModel = resolved
     acts = {}
     for name, split in prompts.items():
-        result = extract(source, split, sites, cache=cache, progress=progress)
+        result = extract(source, split, sites, cache=cache, progress=progress,
+                         batch_tokens=batch_tokens, max_batch_size=max_batch_size)
         if result.loaded is not None:
             source = result.loaded
         acts[name] = result
@@ -222,8 +229,10 @@ def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: 
     """Fit a probe on ``config.task`` of ``catalog`` (default: the packaged tasks)
     following the protocol in the module docstring."""
     data = (catalog or TaskCatalog.default()).load(config.task)
-    split = split_activations(data, config.model, [config.site],
-                              device=config.device, cache=cache, progress=progress)
+    split = split_activations(data, config.model, [config.site], device=config.device,
+                              dtype=config.dtype, batch_tokens=config.batch_tokens,
+                              max_batch_size=config.max_batch_size, cache=cache,
+                              progress=progress)
     f = fit_and_score(config, split)
     return Trained(config=config, data=split.data, probe=f.probe, scaler=f.scaler,
                    grid=f.grid, chosen=f.chosen, n_train=len(split.y_train),

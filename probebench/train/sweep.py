@@ -88,14 +88,20 @@ def read_sweep(path: Path) -> Sweep:
 def layer_sweep(task: str, model: str = DEFAULT_MODEL, position: str = "last_token", *,
                 probe_type: str = "linear", seed: int = 0, bootstrap: int = N_RESAMPLES,
                 layers: list[int] | None = None, catalog: TaskCatalog | None = None,
-                progress: bool = True) -> Sweep:
+                progress: bool = True, device: str = "auto", dtype: str = "auto",
+                batch_tokens: int | None = None,
+                max_batch_size: int | None = None) -> Sweep:
+    """The train protocol at every layer (or ``layers``) of ``model`` at ``position``:
+    one forward pass per batch serves every layer."""
     from probebench.models.loading import resolve_model
 
     data = (catalog or TaskCatalog.default()).load(task)
-    ident = resolve_model(model, progress=progress).identity
+    ident = resolve_model(model, device=device, dtype=dtype, progress=progress).identity
     chosen_layers = list(range(ident.num_layers + 1)) if layers is None else layers
     sites = [Site(layer, position) for layer in chosen_layers]
-    split = split_activations(data, model, sites, progress=progress)
+    split = split_activations(data, model, sites, device=device, dtype=dtype,
+                              batch_tokens=batch_tokens, max_batch_size=max_batch_size,
+                              progress=progress)
     sweep = Sweep(task=task, task_version=data.spec.version, test_sha256=data.spec.test_sha256,
                   model=model, model_sha256=ident.weights_sha256, position=position,
                   probe_type=probe_type, seed=seed, bootstrap=bootstrap,

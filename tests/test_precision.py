@@ -1,0 +1,190 @@
+"""The precision policy and the device runtime: float32 is the reference everywhere,
+reduced precision is accepted within measured tolerances, devices alternate without new
+records, batch budgets are sized from the device, and every model command has the
+runtime options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from probebench.cli import build_parser
+from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, beyond_tolerance
+from probebench.evaluation.results import ProbeInfo, Submission, TaskResult
+from probebench.models.batching import (
+    BATCH_TOKENS,
+    CPU_MAX_ROWS,
+    GPU_MAX_ROWS,
+    GPU_MAX_TOKENS,
+    Budget,
+    batch_budget,
+    gpu_budget,
+    weight_count,
+)
+from probebench.models.loading import needs_offload, resolve_dtype
+from probebench.registry.store import (
+    latest_results,
+    precision_problems,
+    read_history,
+    result_path,
+    store_submission,
+)
+from tests.registry_fixture import synthetic_result
+
+ENTRY = "org/p-smollm2-135m-l1-v1"
+TASK = "blimp_passive_1"
+
+
+def _submission(task: TaskResult, dtype: str, device: str = "cpu") -> Submission:
+    return Submission(spec_version="0.0.1", probebench_version="x",
+                      probe=ProbeInfo(id="p", bundle_sha256="0" * 64, probe_type="linear",
+                                      model="smollm2-135m", layer=1, position="last_token",
+                                      license="MIT"),
+                      model={"name": "smollm2-135m", "dtype": dtype}, device=device, seed=0,
+                      bootstrap_resamples=100, versions={}, definitions={}, tasks=[task])
+
+
+def _shifted(task: TaskResult, ece: float) -> TaskResult:
+    return task.model_copy(update={"ece": task.ece + ece})
+
+
+def test_auto_is_float32_on_every_device() -> None:
+    assert resolve_dtype("auto", "cpu") == resolve_dtype("auto", "cuda") == REFERENCE_DTYPE
+    assert resolve_dtype("bfloat16", "cuda") == "bfloat16"
+
+
+def test_devices_alternate_without_new_records(tmp_path: Path) -> None:
+    task = synthetic_result(TASK, 0.3, np.random.default_rng(0))
+    assert len(store_submission(tmp_path, ENTRY, _submission(task, "float32", "cpu"))) == 1
+    assert store_submission(tmp_path, ENTRY, _submission(task, "float32", "cuda")) == []
+    assert store_submission(tmp_path, ENTRY, _submission(task, "float32", "cpu")) == []
+    assert len(read_history(result_path(tmp_path, ENTRY, TASK))) == 1
+
+
+def test_reduced_precision_is_accepted_within_tolerance_and_kept_apart_beyond(
+        tmp_path: Path) -> None:
+    task = synthetic_result(TASK, 0.3, np.random.default_rng(0))
+    store_submission(tmp_path, ENTRY, _submission(task, "float32"))
+    path = result_path(tmp_path, ENTRY, TASK)
+
+    close = _submission(_shifted(task, TOLERANCE["ece"] / 2), "bfloat16", "cuda")
+    assert precision_problems(tmp_path, ENTRY, close) == []
+    assert store_submission(tmp_path, ENTRY, close) == []  # the float32 record stands
+    assert len(read_history(path)) == 1
+
+    far = _submission(_shifted(task, 2 * TOLERANCE["ece"]), "bfloat16", "cuda")
+    (problem,) = precision_problems(tmp_path, ENTRY, far)
+    assert problem.startswith(f"{TASK}: ece in bfloat16 is 0.0400 from the float32 result")
+    assert store_submission(tmp_path, ENTRY, far) == [path]  # stored: nothing is hidden
+    history = read_history(path)
+    assert [r.dtype for r in history] == ["float32", "bfloat16"]
+    # readers keep the float32 record
+    assert latest_results(tmp_path, ENTRY)[TASK].dtype == "float32"
+    assert latest_results(tmp_path, ENTRY)[TASK].result == history[0].result
+    # the same bfloat16 numbers again add nothing
+    assert store_submission(tmp_path, ENTRY, far) == []
+    # a new float32 measurement becomes the reference
+    newer = synthetic_result(TASK, 0.5, np.random.default_rng(0))
+    store_submission(tmp_path, ENTRY, _submission(newer, "float32"))
+    assert latest_results(tmp_path, ENTRY)[TASK].result == newer
+
+
+def test_beyond_tolerance_names_each_metric() -> None:
+    task = synthetic_result(TASK, 0.3, np.random.default_rng(0))
+    assert beyond_tolerance(task, task) == {} and task.auroc.value is not None
+    moved = task.model_copy(update={
+        "auroc": task.auroc.model_copy(update={"value": task.auroc.value - 0.05}),
+        "brier": task.brier + TOLERANCE["brier"] / 2})
+    assert set(beyond_tolerance(task, moved)) == {"auroc"}
+
+
+def test_gpu_budgets_come_from_total_memory_and_the_model() -> None:
+    small = gpu_budget(80 * 2**30, 135_000_000, 576, 1536, "bfloat16")
+    assert small == Budget(GPU_MAX_TOKENS, GPU_MAX_ROWS)
+    big = gpu_budget(80 * 2**30, 8_000_000_000, 4096, 14336, "bfloat16")
+    assert BATCH_TOKENS < big.tokens < GPU_MAX_TOKENS and big.rows == GPU_MAX_ROWS
+    # the same inputs always give the same budget; less memory never gives more
+    assert big == gpu_budget(80 * 2**30, 8_000_000_000, 4096, 14336, "bfloat16")
+    assert gpu_budget(40 * 2**30, 8_000_000_000, 4096, 14336, "bfloat16").tokens < big.tokens
+    assert gpu_budget(8 * 2**30, 8_000_000_000, 4096, 14336, "float32") == Budget(
+        BATCH_TOKENS, CPU_MAX_ROWS)  # does not fit: offloaded, the floor budget
+    assert needs_offload(8_000_000_000, "float32", 24 * 2**30)
+    assert not needs_offload(8_000_000_000, "bfloat16", 80 * 2**30)
+
+
+def test_cpu_budget_and_overrides(smollm: Any) -> None:
+    folder = smollm.resolved.path
+    assert batch_budget(folder, device="cpu", dtype="float32", hidden=576) == Budget(
+        BATCH_TOKENS, CPU_MAX_ROWS)
+    assert batch_budget(folder, device="cpu", dtype="float32", hidden=576, tokens=512,
+                        rows=8) == Budget(512, 8)
+    # the weights' headers give the parameter count the loaded model has (the tied LM
+    # head counted once)
+    assert weight_count(folder) == sum(t.numel() for t in smollm.model.parameters())
+
+
+def test_reduced_precision_batching_is_part_of_the_cache_key(smollm: Any,
+                                                              tmp_path: Path) -> None:
+    import dataclasses
+
+    from probebench.models import ActivationCache, Site
+
+    cache = ActivationCache(tmp_path)
+    site = Site(3, "last_token")
+    ident = smollm.identity
+    bf16 = dataclasses.replace(ident, dtype="bfloat16")
+    assert cache.key(ident, "cpu", "h", site) == cache.key(ident, "cpu", "h", site)
+    assert (cache.key(bf16, "cpu", "h", site, batching=(4096, 64))
+            != cache.key(bf16, "cpu", "h", site, batching=(262144, 1024)))
+
+
+def test_bfloat16_extraction_on_the_cpu_is_recorded_and_close(smollm: Any,
+                                                              tmp_path: Path) -> None:
+    from probebench.models import ActivationCache, Site, extract
+
+    prompts = ["The cat sleeps on the mat.", "They were walking home.", "¿Dónde está?"]
+    site = Site(15, "last_token")
+    full = extract(smollm, prompts, [site], cache=False, progress=False)[site]
+    cache = ActivationCache(tmp_path)
+    half = extract("smollm2-135m", prompts, [site], dtype="bfloat16", cache=cache,
+                   progress=False)
+    assert half.model.identity.dtype == "bfloat16"
+    cos = (full * half[site]).sum(1) / (np.linalg.norm(full, axis=1)
+                                        * np.linalg.norm(half[site], axis=1))
+    assert cos.min() > 0.95  # close, not equal: why it is not the reference
+    assert not np.array_equal(full, half[site])
+    # another batch budget is another cache entry in reduced precision
+    again = extract(half.model, prompts, [site], cache=cache, max_batch_size=1,
+                    progress=False)
+    assert again.cached == set() and len(list(tmp_path.rglob("*.safetensors"))) == 2
+
+
+MODEL_COMMANDS = [["extract"], ["train"], ["sweep"], ["submit"], ["score-lm"],
+                  ["registry", "evaluate"], ["registry", "publish"], ["reeval"],
+                  ["reeval", "run"]]
+
+
+@pytest.mark.parametrize("command", MODEL_COMMANDS, ids=" ".join)
+def test_every_model_command_has_the_runtime_options(command: list[str]) -> None:
+    parser = build_parser()
+    sub: Any = parser
+    for word in command:
+        action = next(a for a in sub._actions if a.dest and hasattr(a, "choices")
+                      and isinstance(a.choices, dict) and word in a.choices)
+        sub = action.choices[word]
+    options = {o for a in sub._actions for o in a.option_strings}
+    assert {"--device", "--dtype"} <= options
+    if command != ["score-lm"]:  # reads logits, not pooled activations
+        assert {"--batch-tokens", "--max-batch-size"} <= options
+
+
+def test_the_documented_examples_hold() -> None:
+    import doctest
+
+    from probebench.models import batching, loading
+
+    for module in (batching, loading):
+        assert doctest.testmod(module).failed == 0
