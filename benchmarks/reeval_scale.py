@@ -3,7 +3,8 @@
     python benchmarks/reeval_scale.py [--probes 1 10 50] [--task ID]
 
 Builds a scratch registry with N live entries on one task of the embedded SmolLM2, each
-its own probe artifact at one of 20 sites (layers 3-30 in steps of 3, ``last_token`` and
+its own probe artifact at one of 20 sites (layers 30 down to 3 in steps of 3, so every N
+reads the last layer; ``last_token`` and
 ``token_avg``), and times ``probebench reeval`` over it (activation cache off, so every
 forward pass is paid). Per-(model, task) planning runs the model once and fans the
 activations out to every probe, so the wall time should stay flat in N. The named
@@ -24,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SITES = [(layer, position) for layer in range(3, 31, 3)
+SITES = [(layer, position) for layer in range(30, 2, -3)
          for position in ("last_token", "token_avg")]
 
 

@@ -77,7 +77,8 @@ def test_reduced_precision_is_accepted_within_tolerance_and_kept_apart_beyond(
 
     far = _submission(_shifted(task, 2 * TOLERANCE["ece"]), "bfloat16", "cuda")
     (problem,) = precision_problems(tmp_path, ENTRY, far)
-    assert problem.startswith(f"{TASK}: ece in bfloat16 is 0.0400 from the float32 result")
+    gap = f"{2 * TOLERANCE['ece']:.4f}"
+    assert problem.startswith(f"{TASK}: ece in bfloat16 is {gap} from the float32 result")
     assert store_submission(tmp_path, ENTRY, far) == [path]  # stored: nothing is hidden
     history = read_history(path)
     assert [r.dtype for r in history] == ["float32", "bfloat16"]

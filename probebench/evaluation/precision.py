@@ -24,16 +24,18 @@ from probebench.evaluation.results import TaskResult
 REFERENCE_DTYPE = "float32"
 
 #: the largest |reduced precision - float32| accepted per headline metric (absolute, on
-#: the metric's own 0-1 scale); twice the largest difference benchmarks/precision.py
-#: measured over the reference probes, rounded up (see BENCHMARKS.md, "Precision")
+#: the metric's own 0-1 scale): at least twice the largest difference
+#: benchmarks/precision.py measured over the 13 reference probes in bfloat16 on the CPU,
+#: rounded up (BENCHMARKS.md, "Precision"); GPU bfloat16 kernels differ, so re-measure
+#: there with `python benchmarks/precision.py --device cuda` when a GPU is at hand
 TOLERANCE: dict[str, float] = {
-    "auroc": 0.01,
-    "accuracy": 0.02,
-    "ece": 0.02,
-    "brier": 0.01,
-    "fpr_at_99tpr": 0.10,
-    "distshift_auroc": 0.02,
-    "evalaware_auroc": 0.02,
+    "auroc": 0.01,            # largest seen 0.0039 (syntaxgym_number_prep)
+    "accuracy": 0.06,         # 0.0300 (verb_grammar, layer 15)
+    "ece": 0.07,              # 0.0304 (verb_grammar MLP, layer 20)
+    "brier": 0.05,            # 0.0244 (verb_grammar, layer 20)
+    "fpr_at_99tpr": 0.03,     # 0.0121 (blimp_determiner_noun_agreement_1)
+    "distshift_auroc": 0.04,  # 0.0156 (syntaxgym_number_prep, 32 prompts)
+    "evalaware_auroc": 0.13,  # 0.0625 (syntaxgym_number_prep, 32 prompts)
 }
 
 
