@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -57,8 +56,11 @@ RESULT_FILE = "result.json"
 CPU_RUNNER = "ubuntu-24.04"
 
 
-@dataclass
-class Change:
+class Change(BaseModel):
+    """One (entry, task) re-evaluated: its stored and its holdout AUROC."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     entry: str
     task: str
     version: int
@@ -201,19 +203,6 @@ def read_plan(path: Path) -> Plan:
 # --- run -------------------------------------------------------------------------------
 
 
-class ChangeOut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    entry: str
-    task: str
-    version: int
-    test_sha256: str
-    old_auroc: float | None
-    new_auroc: float
-    ci_low: float
-    ci_high: float
-
-
 class GroupResult(BaseModel):
     """What ``reeval run`` writes for one group (``result.json``)."""
 
@@ -221,7 +210,7 @@ class GroupResult(BaseModel):
 
     plan_sha256: str
     group: str
-    changes: list[ChangeOut]
+    changes: list[Change]
     failures: dict[str, str]
     passes: int
 
@@ -265,7 +254,7 @@ def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
                             n_resamples=plan.bootstrap)
             assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
             stored = latest_results(registry, entry_id).get(unit.task)
-            result.changes.append(ChangeOut(
+            result.changes.append(Change(
                 entry=entry_id, task=unit.task, version=held.version,
                 test_sha256=held.test_sha256,
                 old_auroc=stored.result.auroc.value if stored else None,
@@ -330,7 +319,7 @@ def merge(plan: Plan, results: Sequence[GroupResult], registry: Path,
     extra = sorted(set(seen) - {g.id for g in plan.groups})
     if extra:
         raise InputError(f"result(s) for group(s) {', '.join(extra)}, which the plan lacks")
-    changes = ReevalChanges(sorted((Change(**c.model_dump()) for r in results
+    changes = ReevalChanges(sorted((c for r in results
                                     for c in r.changes), key=lambda c: (c.entry, c.task)))
     for result in results:
         changes.failures.update(result.failures)
