@@ -134,10 +134,12 @@ def bwrap_command(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
            *_system_binds()]
     for p in _ETC:
         cmd += ["--ro-bind-try", p, p]
+    # the empty /tmp first, then the Python roots: a virtual environment or checkout that
+    # lives under /tmp stays visible (a later mount shadows an earlier one)
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for root in [*python_roots(), *readonly]:
         cmd += ["--ro-bind", str(root), str(root)]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-            "--bind", str(scratch), SCRATCH]
+    cmd += ["--bind", str(scratch), SCRATCH]
     models = models_dir()
     inner_home = "/tmp/home"
     if models.is_dir():  # converted embedded models, read-only, where probebench looks
