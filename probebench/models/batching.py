@@ -114,6 +114,8 @@ def batch_budget(folder: Path, *, device: str, dtype: str, hidden: int,
                  tokens: int | None = None, rows: int | None = None) -> Budget:
     """The budget for a model (its folder, hidden size and dtype) on ``device``; a
     given ``tokens`` or ``rows`` replaces the sized one."""
+    if tokens is not None and rows is not None:
+        return Budget(tokens=tokens, rows=rows)  # given: no device query, no file read
     if device == "cpu":
         sized = Budget(BATCH_TOKENS, CPU_MAX_ROWS)
     else:
