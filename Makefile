@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow check lint typecheck bench clean
+.PHONY: install demo test test-slow check lint typecheck bench site-shots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,5 +53,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/shift.py
 	$(BIN)/python benchmarks/sandbox.py
 
+# Screenshots of the leaderboard built from registry/ (index, an entry page, a task page;
+# 1400 x 1000 and 390 x 844) in headless Debian Chromium, for reviewers; not committed.
+site-shots: $(STAMP)
+	$(BIN)/python tools/site_shots.py --out site-shots
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard site-shots

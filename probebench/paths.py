@@ -7,6 +7,7 @@ from pathlib import Path
 
 HOME_ENV = "PROBEBENCH_HOME"
 ACTIVATION_CACHE_ENV = "PROBEBENCH_ACTIVATION_CACHE"
+ARTIFACT_CACHE_ENV = "PROBEBENCH_ARTIFACT_CACHE"
 
 
 def hub_offline() -> bool:
@@ -29,3 +30,32 @@ def activation_cache_dir() -> Path:
     """Content-addressed activation cache: ``$PROBEBENCH_ACTIVATION_CACHE`` or HOME/activations."""
     value = os.environ.get(ACTIVATION_CACHE_ENV)
     return Path(value).expanduser() if value else home() / "activations"
+
+
+def artifact_cache_dir() -> Path:
+    """Remote artifacts fetched at a commit (hub copies, git checkouts):
+    ``$PROBEBENCH_ARTIFACT_CACHE`` or HOME/artifacts."""
+    value = os.environ.get(ARTIFACT_CACHE_ENV)
+    return Path(value).expanduser() if value else home() / "artifacts"
+
+
+def hub_cache_dir() -> Path:
+    """The Hugging Face hub cache as ``huggingface_hub`` finds it (``HF_HUB_CACHE``,
+    ``HF_HOME``/hub, ``XDG_CACHE_HOME``/huggingface/hub, ``~/.cache/huggingface/hub``),
+    read from the environment now rather than when ``huggingface_hub`` was imported."""
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(name):
+            return Path(os.environ[name]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "huggingface" / "hub"
+
+
+def enclosing_repo(start: Path | None = None) -> Path:
+    """The git checkout holding ``start`` (default: the current folder), else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here

@@ -17,7 +17,12 @@ What it stands in for, and how:
   checks such a step holds nothing but installation commands, so no real command can hide
   in one.
 - The GitHub CLI ``gh``: a shim that answers ``pr view --json headRefOid`` from the
-  simulated PR and records ``pr comment`` / ``pr create`` bodies.
+  simulated PR and records ``pr comment`` / ``pr create`` bodies and labels added
+  through ``gh api .../issues/N/labels``.
+- Step and job outputs: each step gets its own ``$GITHUB_OUTPUT`` file; a step with an
+  ``id`` exposes its ``key=value`` lines as ``steps.<id>.outputs.<key>``, and the job's
+  ``outputs:`` are filled from them. :meth:`Simulator.should_run` decides whether a job
+  runs from its ``needs`` and its ``if:`` (``needs.<job>.outputs.<key> == '<value>'``).
 """
 
 from __future__ import annotations
@@ -72,9 +77,18 @@ if [ "$1 $2" = "pr list" ]; then
   exit 0
 fi
 if [ "$1" = "api" ]; then
+  labelled=""
   for word in "$@"; do
-    case "$word" in repos/*/pulls/*/files) number=${word%/files}; number=${number##*/} ;; esac
+    case "$word" in
+      repos/*/pulls/*/files) number=${word%/files}; number=${number##*/} ;;
+      repos/*/issues/*/labels) labelled=${word%/labels}; labelled=${labelled##*/} ;;
+      'labels[]='*) label=${word#'labels[]='} ;;
+    esac
   done
+  if [ -n "$labelled" ]; then
+    mkdir -p "$SIM_STATE/labels"; printf '%s\n' "$label" >> "$SIM_STATE/labels/$labelled"
+    exit 0
+  fi
   cat "$SIM_STATE/pr_files_$number.tsv"; exit 0
 fi
 if [ "$1 $2" = "pr comment" ] || [ "$1 $2" = "pr create" ]; then
@@ -128,6 +142,8 @@ class JobResult:
     ok: bool
     steps: list[StepResult] = field(default_factory=list)
     workspace: Path | None = None
+    #: the job's ``outputs:``, filled from its steps' ``$GITHUB_OUTPUT``
+    outputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def output(self) -> str:
@@ -168,6 +184,10 @@ class Simulator:
     def comment(self, number: int) -> str:
         path = self.state / "comment" / f"{number}.md"
         return path.read_text() if path.is_file() else ""
+
+    def labels(self, number: int) -> list[str]:
+        path = self.state / "labels" / str(number)
+        return path.read_text().splitlines() if path.is_file() else []
 
     def created_prs(self) -> dict[str, str]:
         folder = self.state / "create"
@@ -213,6 +233,25 @@ class Simulator:
         self.context["github.sha"] = git(work, "rev-parse", "HEAD")
 
     # --- running a job ----------------------------------------------------------
+    @staticmethod
+    def should_run(doc: dict[Any, Any], job: str, done: dict[str, JobResult]) -> bool:
+        """Whether GitHub runs ``job`` of the workflow ``doc`` after the jobs in ``done``:
+        every job it needs ran and succeeded (a skipped need skips it), and its ``if:``
+        holds. Only the ``needs.<job>.outputs.<key> == '<value>'`` form is understood."""
+        spec = doc["jobs"][job]
+        needs = spec.get("needs", [])
+        needs = [needs] if isinstance(needs, str) else needs
+        if not all(n in done and done[n].ok for n in needs):
+            return False
+        when = spec.get("if")
+        if when is None:
+            return True
+        m = re.fullmatch(r"(?:\$\{\{\s*)?needs\.([\w-]+)\.outputs\.([\w-]+)\s*==\s*"
+                         r"'([^']*)'(?:\s*\}\})?", str(when).strip())
+        if m is None:
+            raise AssertionError(f"the simulator does not understand if: {when}")
+        return done[m.group(1)].outputs.get(m.group(2), "") == m.group(3)
+
     def _expand(self, value: str) -> str:
         def sub(m: re.Match[str]) -> str:
             key = m.group(1)
@@ -255,7 +294,8 @@ class Simulator:
             "SIM_STATE": str(self.state), "RUNNER_TEMP": str(temp), "CI": "true",
             "GITHUB_WORKSPACE": str(workspace), **(extra_env or {})})
         result = JobResult(job, True, workspace=workspace)
-        for step in spec["steps"]:
+        step_outputs: dict[str, str] = {}
+        for number, step in enumerate(spec["steps"]):
             name = step.get("name") or step.get("uses") or "step"
             when = step.get("if")
             if when == "failure()":
@@ -301,16 +341,27 @@ class Simulator:
                             shutil.copytree(src, workspace / opts["path"], dirs_exist_ok=True)
                         out, ok = f"downloaded {', '.join(p.name for p in found)}", True
                 elif "run" in step:
-                    step_env = {**env, **{k: self._expand(str(v))
-                                          for k, v in step.get("env", {}).items()}}
+                    output_file = temp / f"github_output_{number}"
+                    output_file.touch()
+                    step_env = {**env, "GITHUB_OUTPUT": str(output_file),
+                                **{k: self._expand(str(v))
+                                   for k, v in step.get("env", {}).items()}}
                     proc = subprocess.run(["bash", "-e", "-c", str(step["run"])],
                                           cwd=workspace, env=step_env, capture_output=True,
                                           text=True, timeout=1800)
                     out, ok = proc.stdout + proc.stderr, proc.returncode == 0
+                    if "id" in step:
+                        for line in output_file.read_text().splitlines():
+                            key, sep, value = line.partition("=")
+                            if sep:
+                                step_outputs[f"steps.{step['id']}.outputs.{key}"] = value
                 else:
                     raise AssertionError(f"the simulator does not know {uses!r}")
             except subprocess.CalledProcessError as exc:
                 out, ok = f"{exc}\n{exc.stderr}", False
             result.steps.append(StepResult(name, ok, out))
             result.ok = result.ok and ok
+        for key, value in spec.get("outputs", {}).items():
+            result.outputs[key] = _EXPR.sub(lambda m: step_outputs.get(m.group(1), ""),
+                                            str(value))
         return result

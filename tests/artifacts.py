@@ -111,3 +111,16 @@ def train_task_probe(folder: Path, lm: Any, task_id: str, *, layer: int = 6,
                         "training_data": f"{task_id} train ({len(prompts)} prompts)"})
     sklearn_to_weights(probe, scaler).save_native(folder)
     return folder
+
+
+def entry_numbers(folder: Path) -> dict[str, Any]:
+    """The ``param_count`` and ``size_mb`` an honest registry entry declares for the
+    artifact in ``folder`` (``registry check`` compares them with the artifact)."""
+    from probebench.artifact import scan
+    from probebench.artifact.forms import detect_forms, load_forms
+    from probebench.registry.entry import artifact_megabytes, trained_parameters
+
+    files = scan(folder).files
+    weights = load_forms(folder, detect_forms(set(files)))
+    return {"param_count": trained_parameters(weights),
+            "size_mb": round(artifact_megabytes(files), 4)}

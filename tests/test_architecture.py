@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("train", {"train"}),
     ("registry", {"registry"}),
     ("leaderboard", {"leaderboard"}),
-    ("interfaces", {"cli", "schemas", "__init__", "__main__"}),
+    ("interfaces", {"cli", "schemas", "apidoc", "__init__", "__main__"}),
 ]
 
 

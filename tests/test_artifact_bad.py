@@ -176,6 +176,11 @@ def _three_classes(folder: Path) -> None:
     y = np.arange(90) % 3
     joblib.dump(LogisticRegression(max_iter=50).fit(scaler.transform(x), y),
                 folder / "probe.joblib")
+    # a three-class probe is a valid artifact, but not one that reports on a binary task
+    from probebench.tasks.catalog import TaskCatalog
+
+    sha = TaskCatalog.default().spec("verb_grammar").test_sha256
+    _meta_with(reported_metrics={"verb_grammar": {"test_sha256": sha, "auroc": 0.9}})(folder)
 
 
 def _object_array(folder: Path) -> None:
@@ -286,7 +291,8 @@ CORPUS: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("zero-scale", _zero_scale, "weights", "values <= 0"),
     ("wrong-width", _wrong_width, "model_site", "reads 100 features but smollm2-135m's hidden "
      "size is 576"),
-    ("three-classes", _three_classes, "safe_load", "binary"),
+    ("three-classes", _three_classes, "reported_metrics",
+     "the task is binary; the probe has 3 classes"),
     ("layer-999", _meta_with(layer=999), "model_site", "layer 999 is out of range"),
     ("unknown-position", _meta_with(position="middle_token"), "meta_schema",
      "field 'position'"),

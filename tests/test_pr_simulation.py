@@ -22,7 +22,7 @@ from probebench.registry.entry import read_entry
 from probebench.registry.store import latest_results
 from probebench.train.notebooks import eval_notebook, write_notebook
 from tests.actions_sim import REPO, JobResult, Simulator, git, install_lines, load_workflow
-from tests.artifacts import make_artifact
+from tests.artifacts import entry_numbers, make_artifact
 
 ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
 ENTRY_FILE = "registry/probes/simorg/passive-smollm2-135m-l15-v1.yaml"
@@ -89,7 +89,7 @@ def _add_submission(fork: Path, *, notebook_code: str | None = None,
         "probe_type": "linear", "model": "smollm2-135m", "layer": 15,
         "position": "last_token", "artifact_url": ARTIFACT,
         "artifact_sha256": manifest(scan(folder)).sha256, "reproducer_notebook": "eval.ipynb",
-        "license": "CC-BY-4.0", "release": "2026-11-20", "param_count": 577, "size_mb": 0.01,
+        "license": "CC-BY-4.0", "release": "2026-11-20", **entry_numbers(folder),
         "tagline": "passive voice, simulated", "description": "A simulated submission.",
         "status": "pending_review", "tasks": [TASK],
         "evalaware_imputation_acknowledged": True, **(entry or {})}

@@ -16,7 +16,7 @@ from probebench.registry.entry import entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import latest_results, read_history, store_submission
 from probebench.tasks.catalog import TaskCatalog
-from tests.artifacts import make_artifact
+from tests.artifacts import entry_numbers, make_artifact
 from tests.catalogs import copy_catalog
 
 ENTRY_ID = "testorg/verb-tense-smollm2-135m-l15-v1"
@@ -29,7 +29,7 @@ def repo(tmp_path: Path) -> Path:
     folder, *_ = make_artifact(tmp_path / "registry" / "artifacts" / "verb-tense")
     from probebench.artifact import manifest, scan
     sha = manifest(scan(folder)).sha256
-    _write_entry(tmp_path, {"artifact_sha256": sha})
+    _write_entry(tmp_path, {"artifact_sha256": sha, **entry_numbers(folder)})
     return tmp_path
 
 

@@ -113,11 +113,20 @@ def test_least_privilege_and_no_persisted_credentials(path: Path) -> None:
 
 def test_pr_workflow_confines_first_and_sandboxes_the_notebook() -> None:
     doc = load_workflow("validate-pr.yml")
-    assert _on(doc)["pull_request"]["paths"] == ["registry/**"]
+    assert _on(doc)["pull_request"]["paths"] == ["registry/**", "tasks/proposed/**"]
     assert doc["permissions"] == {}
     jobs = doc["jobs"]
     assert jobs["reproduce"]["needs"] == "confine"
     assert jobs["evaluate"]["needs"] == ["confine", "reproduce"]
+    # confine routes the PR: probe jobs for a submission, the proposal job for a task
+    assert jobs["confine"]["outputs"] == {"kind": "${{ steps.confine.outputs.kind }}"}
+    for job in ("reproduce", "evaluate"):
+        assert jobs[job]["if"] == "needs.confine.outputs.kind == 'probe'"
+    assert jobs["proposal"]["needs"] == "confine"
+    assert jobs["proposal"]["if"] == "needs.confine.outputs.kind == 'task'"
+    assert jobs["proposal"]["permissions"] == {"contents": "read"}
+    proposal = " ".join(str(s.get("run", "")) for s in jobs["proposal"]["steps"])
+    assert "registry check-task --changed" in proposal and "merge" not in proposal
     # the submitter's code: no token, no checkout, a GitHub-hosted runner, bubblewrap
     reproduce = jobs["reproduce"]
     assert reproduce["permissions"] == {} and reproduce["runs-on"] == "ubuntu-24.04"
@@ -131,7 +140,7 @@ def test_pr_workflow_confines_first_and_sandboxes_the_notebook() -> None:
     assert "registry check --changed" in evaluate and "registry confine" in evaluate
     # probebench comes from the base commit in every job that reads the pull request,
     # and pip runs isolated (-I): no module of the PR's checkout can shadow it
-    for job in ("confine", "evaluate"):
+    for job in ("confine", "evaluate", "proposal"):
         install = next(s for s in jobs[job]["steps"] if s.get("name", "").startswith("Install"))
         assert '"$RUNNER_TEMP/base" "$BASE_SHA"' in install["run"]
         assert "pip install ." not in install["run"]

@@ -105,12 +105,14 @@ REFERENCES = [
 
 
 def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict[str, object]:
+    from probebench.artifact import scan
     from probebench.artifact.weights import ProbeWeights
+    from probebench.registry.entry import artifact_megabytes, trained_parameters
 
     assert isinstance(weights, ProbeWeights)
-    params = sum(int(w.size) for w in weights.weights) + sum(int(b.size)
-                                                            for b in weights.biases)
-    size = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
+    # the definitions `registry check` holds the entry to
+    params = trained_parameters(weights)
+    size = artifact_megabytes(scan(folder).files)
     layer, position = ref.site.split(":")
     return {
         "id": ref.entry_id, "name": ref.title,

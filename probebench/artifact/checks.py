@@ -1,6 +1,8 @@
 """``probebench validate``: every check an artifact must pass, listed with its reason.
 
-Checks run in a fixed order; a check whose inputs failed is reported as skipped
+Checks run in a fixed order. Each needs the checks and the files it reads, nothing
+more: a missing README fails ``required_files`` while the schema, safe loading and the
+rest still run. A check whose inputs failed or are missing is reported as skipped
 (naming what it needs), never silently passed. Nothing here imports torch, loads a
 model or unpickles with plain ``pickle``.
 """
@@ -27,6 +29,7 @@ from probebench.jsonsafe import load_json
 from probebench.licenses import check_license
 from probebench.sites import POSITIONS
 from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import get_format
 
 REQUIRED_FILES = ("meta.yaml", *COMPANION_FILES)
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -46,20 +49,28 @@ class CheckResult:
 
 @dataclass
 class ValidationReport:
-    artifact: Path
-    checks: list[CheckResult] = field(default_factory=list)
-    bundle_sha256: str | None = None
+    """What ``validate`` found: one ``CheckResult`` per check, in ``CHECKS`` order, and
+    what the passing checks read (the bundle hash, ``meta.yaml``, the weights)."""
+
+    artifact: Path                   #: the artifact folder as given
+    checks: list[CheckResult] = field(default_factory=list)  #: pass, fail or skip, each
+    bundle_sha256: str | None = None  #: the bundle hash (None when it could not be made)
+    #: every file of the bundle (what the hash covers) and its size in bytes
+    file_sizes: dict[str, int] = field(default_factory=dict)
     meta: ProbeMeta | None = None
     weights: ProbeWeights | None = None
 
     @property
     def valid(self) -> bool:
+        """True when every check passed (a skipped check is not a pass)."""
         return all(c.status == PASS for c in self.checks)
 
     def failed(self) -> list[CheckResult]:
+        """The checks that failed, with their reasons."""
         return [c for c in self.checks if c.status == FAIL]
 
     def to_json(self) -> dict[str, Any]:
+        """What ``probebench validate --json`` prints: validity, hash and every check."""
         return {
             "artifact": str(self.artifact),
             "valid": self.valid,
@@ -87,6 +98,25 @@ class _Check:
     description: str
     needs: tuple[str, ...]
     run: Callable[[_Context], str]
+    #: why the files it reads are not there (then it is skipped), or None
+    missing: Callable[[_Context], str | None] = lambda ctx: None
+
+
+def _files(*names: str) -> Callable[[_Context], str | None]:
+    def missing(ctx: _Context) -> str | None:
+        assert ctx.scan is not None
+        absent = [n for n in names if n not in ctx.scan.files]
+        return f"needs {', '.join(absent)} (missing)" if absent else None
+    return missing
+
+
+def _probe_form(ctx: _Context) -> str | None:
+    assert ctx.scan is not None
+    try:
+        detect_forms(set(ctx.scan.files))
+    except ProbebenchError as exc:
+        return f"needs a complete probe form ({exc})"
+    return None
 
 
 def _limits(ctx: _Context) -> str:
@@ -94,6 +124,8 @@ def _limits(ctx: _Context) -> str:
     if ctx.scan.problems:
         raise CheckFailedError("; ".join(ctx.scan.problems))
     size = sum(ctx.scan.files.values())
+    assert ctx.report is not None
+    ctx.report.file_sizes = dict(ctx.scan.files)
     _snapshot(ctx)
     return f"{len(ctx.scan.files)} files, {size / 1024:.0f} KiB, no links or archives"
 
@@ -274,9 +306,32 @@ def _metrics(ctx: _Context) -> str:
                             "is not registered in tasks.yaml")
         elif owner != task:
             problems.append(f"reported_metrics.{task}: test_sha256 belongs to task {owner!r}")
+        elif ctx.report.weights is not None:
+            problems += _class_problems(catalog, task, ctx.report.weights)
     if problems:
         raise CheckFailedError("; ".join(problems))
     return f"{len(reported)} task(s), every test-set hash registered"
+
+
+def _class_problems(catalog: TaskCatalog, task: str, weights: ProbeWeights) -> list[str]:
+    """A probe reports on a task only if its outputs fit it: two classes for a binary
+    task, the task's own classes (in order) for a multi-class one."""
+    spec = catalog.spec(task)
+    fmt = get_format(spec.format)
+    if not fmt.multiclass(spec):
+        if weights.is_binary:
+            return []
+        return [f"reported_metrics.{task}: the task is binary; the probe has "
+                f"{weights.n_classes} classes {list(weights.classes)}"]
+    try:
+        data = catalog.load(task)
+    except ProbebenchError as exc:
+        return [f"reported_metrics.{task}: {exc}"]
+    classes = list(fmt.classes(data) or ())
+    if [str(c) for c in weights.classes] != classes:
+        return [f"reported_metrics.{task}: the task's classes are {classes}; the probe's "
+                f"outputs are {list(weights.classes)}"]
+    return []
 
 
 CHECKS = (
@@ -285,16 +340,16 @@ CHECKS = (
     _Check("required_files", "meta.yaml, README.md, notebooks and one probe form",
            ("limits",), _required),
     _Check("meta_schema", "meta.yaml is safe YAML matching the spec v0.0.1 schema",
-           ("required_files",), _schema),
-    _Check("notebooks", "train.ipynb and eval.ipynb are notebooks", ("required_files",),
-           _notebooks),
+           ("limits",), _schema, _files("meta.yaml")),
+    _Check("notebooks", "train.ipynb and eval.ipynb are notebooks", ("limits",),
+           _notebooks, _files("train.ipynb", "eval.ipynb")),
     _Check("bundle_hash", "manifest and bundle hash (and MANIFEST.sha256 if present)",
            ("limits",), _hash),
-    _Check("safe_load", "the probe loads without running code", ("required_files",),
-           _safe_load),
+    _Check("safe_load", "the probe loads without running code", ("limits",),
+           _safe_load, _probe_form),
     _Check("probe_type", "probe_type can be re-evaluated and matches the file",
            ("meta_schema", "safe_load"), _probe_type),
-    _Check("weights", "finite weights, scale > 0, two classes, consistent shapes",
+    _Check("weights", "finite weights, scale > 0, two or more classes, consistent shapes",
            ("safe_load",), _weights),
     _Check("model_site", "layer in range, position known, input width = hidden size",
            ("meta_schema", "safe_load"), _model),
@@ -326,9 +381,12 @@ def _run_checks(ctx: _Context, report: ValidationReport) -> None:
     status: dict[str, str] = {}
     for check in CHECKS:
         blocked = [n for n in check.needs if status.get(n) != PASS]
+        absent = None if blocked else check.missing(ctx)
         if blocked:
             result = CheckResult(check.name, SKIP, f"needs {', '.join(blocked)}",
                                  check.description)
+        elif absent is not None:
+            result = CheckResult(check.name, SKIP, absent, check.description)
         else:
             try:
                 result = CheckResult(check.name, PASS, check.run(ctx), check.description)

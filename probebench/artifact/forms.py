@@ -28,6 +28,7 @@ from probebench.artifact.unpickle import (
     Recorded,
     safe_load_pickle,
 )
+from probebench.artifact.unsupported import explain_estimator
 from probebench.artifact.weights import ProbeWeights, from_sklearn_state, load_native
 from probebench.errors import InputError
 
@@ -114,8 +115,8 @@ def _load_skops(folder: Path) -> ProbeWeights:
 
     probe, scaler = read(folder / "probe.skops"), read(folder / "scaler.skops")
     if type(probe) not in (LogisticRegression, MLPClassifier):
-        raise InputError(f"{folder / 'probe.skops'}: holds {type(probe).__name__}; expected a "
-                         "LogisticRegression or MLPClassifier")
+        raise InputError(f"{folder / 'probe.skops'}: holds {type(probe).__name__}: "
+                         f"{explain_estimator(type(probe).__name__)}")
     if type(scaler) is not StandardScaler:
         raise InputError(f"{folder / 'scaler.skops'}: holds {type(scaler).__name__}; "
                          "expected a StandardScaler")
@@ -169,8 +170,17 @@ def load_forms(folder: Path, forms: list[ProbeForm]) -> ProbeWeights:
     return first
 
 
-def load_probe(folder: Path) -> ProbeWeights:
-    """Load the probe of an artifact folder safely, in whichever form(s) it holds."""
+def load_weights(folder: Path) -> ProbeWeights:
+    """The weights of an artifact folder, loaded safely from whichever form(s) it holds.
+
+    No check beyond the forms' own (``validate`` runs every check, and
+    ``probebench.load_probe`` returns a scoring ``Probe`` with its metadata).
+    """
     folder = Path(folder)
     names = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
     return load_forms(folder, detect_forms(names))
+
+
+#: the name ``load_weights`` had before ``probebench.load_probe`` returned a ``Probe``;
+#: published reproducer notebooks import it from here, so it stays
+load_probe = load_weights

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from probebench.errors import InputError
-from probebench.sites import Position
+from probebench.sites import Position, transformerlens_fields
 from probebench.yamlsafe import load_yaml
 
 SPEC_VERSION = "0.0.1"
@@ -86,6 +86,9 @@ def parse_meta(data: Any, source: str) -> ProbeMeta:
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a mapping of fields, found "
                          f"{type(data).__name__}")
+    hooks = transformerlens_fields(data)
+    if hooks:
+        raise InputError(f"{source}: " + "; ".join(hooks))
     try:
         return ProbeMeta.model_validate(data)
     except ValidationError as exc:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from probebench.artifact.unsupported import explain_estimator
 from probebench.errors import ProbebenchError
 
 MAX_DECOMPRESSED_BYTES = 256 << 20
@@ -276,6 +277,10 @@ class SafeUnpickler(pickle._Unpickler):
                 base = _ArrayWrapper if full == _JOBLIB_WRAPPER else Recorded
                 self._stand_ins[full] = _stand_in(full, base)
             return self._stand_ins[full]
+        if module.split(".", 1)[0] == "sklearn" and name[:1].isupper():
+            # most likely an honest probe in a shape the spec does not take: say which
+            raise UnsafePickleError(f"{self._source}: refused global {full!r}, so the file "
+                                    f"was not loaded: {explain_estimator(name)}")
         raise UnsafePickleError(f"{self._source}: refused global {full!r}: not on probebench's "
                                 "allow-list of scikit-learn and numpy names (the file may try "
                                 "to run code; it was not loaded)")

@@ -4,12 +4,14 @@ A probe is a standard scaler followed by dense layers::
 
     z0 = (x - mean) / scale
     z_{i+1} = act(z_i @ W_i + b_i)        for the hidden layers
-    logit   = z_L @ W_L + b_L             (one output unit)
-    P(classes[1]) = sigmoid(logit)
+    logit   = z_L @ W_L + b_L             (one output unit; K for K > 2 classes)
+    P(classes[1]) = sigmoid(logit)        (binary)
+    P(classes[k]) = softmax(logit)[k]     (multi-class, K > 2)
 
-A logistic regression is the case with no hidden layer. ``predict_proba`` returns
-``(n, 2)`` columns for ``classes[0]`` and ``classes[1]`` exactly as scikit-learn orders
-them; the forward runs in float64 and equals scikit-learn's to ~1e-15.
+A logistic regression is the case with no hidden layer (a multinomial one for K > 2
+classes). ``predict_proba`` returns ``(n, K)`` columns in ``classes`` order exactly as
+scikit-learn orders them (``(n, 2)`` for a binary probe); the forward runs in float64
+and equals scikit-learn's to ~1e-15.
 
 The native on-disk form is ``probe.safetensors`` (tensors ``scaler.mean``,
 ``scaler.scale``, ``layers.{i}.weight`` of shape (in, out), ``layers.{i}.bias``) plus
@@ -47,6 +49,12 @@ def _act_numpy(name: str, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _softmax(x: np.ndarray) -> np.ndarray:
+    z = x - x.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True))
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     # the same numerically stable form as scipy.special.expit
     out = np.empty_like(x)
@@ -59,22 +67,40 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ProbeWeights:
-    """Scaler and dense layers of a binary probe, as plain float64 arrays."""
+    """Scaler and dense layers of a probe, as plain float64 arrays: binary (one output,
+    P(classes[1]) is the score) or multi-class (K > 2 outputs, softmax)."""
 
     mean: np.ndarray                 #: (n_features,)
     scale: np.ndarray                #: (n_features,), > 0
-    weights: tuple[np.ndarray, ...]  #: per layer, (in, out); the last has out == 1
+    weights: tuple[np.ndarray, ...]  #: per layer, (in, out); the last has out == 1, or K
     biases: tuple[np.ndarray, ...]   #: per layer, (out,)
     activation: str                  #: hidden-layer activation (unused without hidden layers)
-    classes: tuple[Any, ...]         #: the two class labels; P(classes[1]) is the score
+    classes: tuple[Any, ...]         #: the class labels, in output order
     probe_type: str                  #: "linear" or "mlp"
 
     @property
     def n_features(self) -> int:
+        """The width of the activations the probe reads (the model's hidden size)."""
         return int(self.mean.shape[0])
 
     @property
+    def n_classes(self) -> int:
+        """How many classes the probe tells apart (2 for a binary probe)."""
+        return len(self.classes)
+
+    @property
+    def is_binary(self) -> bool:
+        """Two classes, one output unit: P(classes[1]) is the probe's score."""
+        return len(self.classes) == 2
+
+    @property
+    def n_outputs(self) -> int:
+        """Units of the last layer: 1 for a binary probe, K for K > 2 classes."""
+        return 1 if self.is_binary else len(self.classes)
+
+    @property
     def hidden_sizes(self) -> list[int]:
+        """The width of each hidden layer (empty for a linear probe)."""
         return [int(w.shape[1]) for w in self.weights[:-1]]
 
     def problems(self) -> list[str]:
@@ -92,11 +118,15 @@ class ProbeWeights:
                 break
             prev = w.shape[1]
         else:
-            if prev != 1:
-                out.append(f"the last layer has {prev} outputs; a binary probe has 1")
-        if len(self.classes) != 2:
-            out.append(f"{len(self.classes)} classes {list(self.classes)}; a probe is binary "
-                       "(exactly 2)")
+            if len(self.classes) >= 2 and prev != self.n_outputs:
+                kind = "a binary probe" if self.is_binary else \
+                    f"a probe of {len(self.classes)} classes"
+                out.append(f"the last layer has {prev} outputs; {kind} has {self.n_outputs}")
+        if len(self.classes) < 2:
+            out.append(f"{len(self.classes)} classes {list(self.classes)}; a probe has at "
+                       "least 2")
+        elif len({str(c) for c in self.classes}) != len(self.classes):
+            out.append(f"classes {list(self.classes)} repeat a label")
         if self.activation not in ACTIVATIONS:
             out.append(f"activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
         arrays = [("scaler mean", self.mean), ("scaler scale", self.scale)]
@@ -111,19 +141,29 @@ class ProbeWeights:
         return out
 
     def decision_function(self, x: np.ndarray) -> np.ndarray:
-        """The logit of ``classes[1]``, float64, shape (n,)."""
+        """The logit of ``classes[1]``, float64, shape (n,); for a multi-class probe the
+        K logits, shape (n, K)."""
         z = (np.asarray(x, dtype=np.float64) - self.mean) / self.scale
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             z = _act_numpy(self.activation, z @ w + b)
-        return np.asarray((z @ self.weights[-1] + self.biases[-1])[:, 0])
+        logits = np.asarray(z @ self.weights[-1] + self.biases[-1])
+        return np.asarray(logits[:, 0]) if self.is_binary else logits
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        """(n, 2) probabilities of ``classes[0]`` and ``classes[1]``, like scikit-learn."""
+        """(n, K) probabilities in ``classes`` order, like scikit-learn: (n, 2) columns of
+        ``classes[0]`` and ``classes[1]`` for a binary probe, a softmax for K > 2."""
+        if not self.is_binary:
+            return _softmax(self.decision_function(x))
         p = _sigmoid(self.decision_function(x))
         return np.stack([1.0 - p, p], axis=1)
 
+    def predict(self, x: np.ndarray) -> list[Any]:
+        """The most probable class label of each row (ties: the first in ``classes``)."""
+        return [self.classes[i] for i in np.argmax(self.predict_proba(x), axis=1).tolist()]
+
     def forward_torch(self, x: torch.Tensor) -> torch.Tensor:
-        """P(classes[1]) for a (n, n_features) tensor, on its device, in float64."""
+        """P(classes[1]) for a (n, n_features) tensor, on its device, in float64; for a
+        multi-class probe the (n, K) softmax."""
         import torch
 
         dev = x.device
@@ -136,11 +176,15 @@ class ProbeWeights:
                 "logistic": torch.sigmoid}
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             z = acts[self.activation](z @ t(w) + t(b))
-        return torch.sigmoid(z @ t(self.weights[-1]) + t(self.biases[-1]))[:, 0]
+        logits = z @ t(self.weights[-1]) + t(self.biases[-1])
+        if not self.is_binary:
+            return torch.softmax(logits, dim=1)
+        return torch.sigmoid(logits)[:, 0]
 
     # --- the native, pickle-free form ----------------------------------------------
 
     def native_json(self) -> dict[str, Any]:
+        """The content of ``probe.json`` in the native form (the tensors' description)."""
         return {
             "format": NATIVE_FORMAT,
             "version": NATIVE_VERSION,
@@ -152,6 +196,8 @@ class ProbeWeights:
         }
 
     def save_native(self, folder: Path) -> list[Path]:
+        """Write the native form, ``probe.safetensors`` and ``probe.json``, into
+        ``folder`` (atomically); returns the two paths."""
         from safetensors.numpy import save
 
         from probebench.hashing import atomic_write_bytes
@@ -202,14 +248,20 @@ def from_sklearn_state(probe_kind: str, probe: dict[str, Any], scaler: dict[str,
         coef = _as_f64(probe.get("coef_"), f"{source}: coef_")
         intercept = _as_f64(probe.get("intercept_"), f"{source}: intercept_")
         classes = _classes(probe.get("classes_"), source)
-        if coef.ndim != 2 or coef.shape[0] != 1:
-            raise InputError(f"{source}: coef_ has shape {coef.shape}; a binary logistic "
-                             f"regression has (1, n_features) (classes: {list(classes)})")
-        if intercept.size != 1:
-            raise InputError(f"{source}: intercept_ has {intercept.size} values; a binary "
-                             "logistic regression has 1")
+        rows = 1 if len(classes) == 2 else len(classes)
+        if coef.ndim != 2 or coef.shape[0] != rows:
+            raise InputError(f"{source}: coef_ has shape {coef.shape}; a logistic regression "
+                             f"of {len(classes)} classes has ({rows}, n_features) (classes: "
+                             f"{list(classes)})")
+        if intercept.size != rows:
+            raise InputError(f"{source}: intercept_ has {intercept.size} values; a logistic "
+                             f"regression of {len(classes)} classes has {rows}")
+        if rows > 1 and probe.get("multi_class") == "ovr":
+            raise InputError(f"{source}: a one-vs-rest logistic regression (multi_class="
+                             "'ovr') normalises K sigmoids; probebench reads multinomial ones "
+                             "(refit without multi_class='ovr')")
         weights: tuple[np.ndarray, ...] = (coef.T.copy(),)
-        biases: tuple[np.ndarray, ...] = (intercept.reshape(1),)
+        biases: tuple[np.ndarray, ...] = (intercept.reshape(rows),)
         activation, probe_type = "identity", "linear"
     elif probe_kind == "MLPClassifier":
         coefs, intercepts = probe.get("coefs_"), probe.get("intercepts_")
@@ -231,9 +283,11 @@ def from_sklearn_state(probe_kind: str, probe: dict[str, Any], scaler: dict[str,
             width = w.shape[1]
         classes = _classes(probe.get("classes_"), source)
         out_act = probe.get("out_activation_")
-        if out_act != "logistic":
-            raise InputError(f"{source}: out_activation_ is {out_act!r}; a binary MLP "
-                             f"classifier has 'logistic' (classes: {list(classes)})")
+        expected = "logistic" if len(classes) == 2 else "softmax"
+        if out_act != expected:
+            raise InputError(f"{source}: out_activation_ is {out_act!r}; an MLP classifier "
+                             f"of {len(classes)} classes has {expected!r} (classes: "
+                             f"{list(classes)})")
         activation, probe_type = str(probe.get("activation")), "mlp"
     else:
         raise InputError(f"{source}: {probe_kind} is not a supported probe estimator "

@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="probebench: %(message)s")
+    # huggingface_hub prints through a handler of its own; passed on to ours as well,
+    # every one of its lines would be printed twice
+    logging.getLogger("huggingface_hub").propagate = False
     try:
         code: int = args.func(args)
     except ProbebenchError as exc:

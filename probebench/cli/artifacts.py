@@ -8,16 +8,15 @@ import sys
 from pathlib import Path
 
 from probebench.cli.common import add_workspace_options, raw, workspace
+from probebench.cli.locate import ARTIFACT_HELP, artifact_folder
 from probebench.errors import InputError
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from probebench.artifact.checks import FAIL, PASS, validate
 
-    path = Path(args.path)
-    if not path.is_dir():
-        raise InputError(f"{path}: not a folder; an artifact is a folder holding "
-                         "meta.yaml, the probe files, README.md and notebooks")
+    path = artifact_folder(args.path)
+    shown = args.path if "://" in args.path else path
     ws = workspace(args)
     report = validate(path, catalog=ws.catalog, expected_sha256=args.sha256)
     if args.json:
@@ -30,7 +29,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         failed = len(report.failed())
         verdict = "valid" if report.valid else (
             f"INVALID ({failed} of {len(report.checks)} checks failed)")
-        print(f"{path}: {verdict}")
+        print(f"{shown}: {verdict}")
     return 0 if report.valid else 1
 
 
@@ -60,7 +59,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from probebench.artifact.meta import COMPANION_FILES
 
     weights, files = export_native(args.probe, args.scaler, args.meta, args.out,
-                                   force=args.force)
+                                   force=args.force, allow_missing=args.allow_missing)
     layers = " -> ".join(str(n) for n in [weights.n_features, *weights.hidden_sizes, 1])
     print(f"wrote {args.out}: {', '.join(files)} ({weights.probe_type} probe, {layers})")
     missing = [n for n in COMPANION_FILES if n not in files]
@@ -76,7 +75,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         **raw("Run every artifact check and print each as PASS, FAIL or SKIP with its "
               "reason. Nothing is unpickled with plain pickle and no model is loaded.",
               "exit status: 0 valid, 1 invalid, 2 usage error"))
-    val.add_argument("path", type=Path, help="the artifact folder")
+    val.add_argument("path", metavar="ARTIFACT", help=ARTIFACT_HELP)
     val.add_argument("--json", action="store_true", help="print the report as JSON")
     val.add_argument("--sha256", metavar="HASH",
                      help="also require this bundle hash (e.g. the registry's artifact_sha256)")
@@ -100,15 +99,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     exp = commands.add_parser(
         "export", help="convert your own sklearn probe to the pickle-free native form",
         **raw("Convert a trusted local scikit-learn probe (LogisticRegression or "
-              "MLPClassifier, with its StandardScaler) into probe.safetensors + probe.json. "
-              "The files are loaded with joblib/skops as they are: run this only on probes "
-              "you made.",
-              "example:\n  probebench export --probe probe.joblib --scaler scaler.joblib "
-              "--meta meta.yaml --out my-probe/"))
-    exp.add_argument("--probe", type=Path, required=True, help="probe .joblib/.pkl/.skops")
+              "MLPClassifier, with its StandardScaler; or a Pipeline of the two, which is "
+              "split) into probe.safetensors + probe.json. The files are loaded with "
+              "joblib/skops as they are: run this only on probes you made.\n\n"
+              "README.md, train.ipynb and eval.ipynb beside meta.yaml are copied, with every "
+              "file the notebooks name that lies there (a data file they name that is "
+              "missing is an error); a notebook that names probe.joblib/scaler.joblib (or "
+              "the .skops pair) gets that form written from the same estimator and scaler.",
+              "examples:\n  probebench export --probe probe.joblib --scaler scaler.joblib "
+              "--meta meta.yaml --out my-probe/\n"
+              "  probebench export --probe pipeline.joblib --meta meta.yaml --out my-probe/"))
+    exp.add_argument("--probe", type=Path, required=True,
+                     help="probe .joblib/.pkl/.skops: the estimator, or a Pipeline of a "
+                          "StandardScaler and the estimator")
     exp.add_argument("--scaler", type=Path, default=None,
                      help="StandardScaler .joblib/.pkl/.skops (default: none, identity)")
     exp.add_argument("--meta", type=Path, required=True, help="meta.yaml (validated)")
     exp.add_argument("--out", type=Path, required=True, help="output artifact folder")
     exp.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    exp.add_argument("--allow-missing", action="store_true",
+                     help="export even when the notebooks name data files that are not "
+                          "beside meta.yaml (files the notebooks write themselves)")
     exp.set_defaults(func=cmd_export)

@@ -3,7 +3,8 @@
 Every command that reads tasks, the registry or artifact paths resolves them here, once,
 from the repository root: ``--repo`` (default: the enclosing git checkout, else the
 current folder), ``--tasks-file`` (default: ``<repo>/tasks.yaml`` when the repository
-has one, else the tasks shipped with probebench) and ``--registry`` (default:
+has one, else the tasks shipped with probebench), ``--include`` (more tasks files
+added to those: your own tasks, evaluated privately) and ``--registry`` (default:
 ``<repo>/registry``). The command says on stderr which it used.
 
 Shared options are accepted before or after the action (``registry --registry X check``
@@ -23,19 +24,11 @@ from probebench.artifact.meta import EVALUABLE_PROBE_TYPES as PROBE_TYPES
 from probebench.errors import InputError
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.models.builtin import DEFAULT_MODEL
+from probebench.paths import enclosing_repo
 from probebench.tasks.catalog import TaskCatalog
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
-def enclosing_repo(start: Path | None = None) -> Path:
-    """The git checkout holding ``start`` (default: the current folder), else ``start``."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
 
 
 @dataclass
@@ -71,6 +64,12 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
                        help="registered tasks (default: REPO/tasks.yaml if REPO is a git "
                             "checkout or given with --repo and has one, else the tasks "
                             "shipped with probebench)")
+    group.add_argument("--include", type=Path, action="append", default=argparse.SUPPRESS,
+                       metavar="TASKS_YAML",
+                       help="add the tasks of another tasks file (or a folder holding a "
+                            "tasks.yaml) to the registered ones, e.g. your own task made "
+                            "with `probebench tasks add`; repeatable. Results on included "
+                            "tasks are yours: the registry accepts only registered tasks")
     if registry:
         group.add_argument("--registry", type=Path, default=argparse.SUPPRESS,
                            help="registry folder with probes/ and results/ "
@@ -78,8 +77,11 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
 
 
 def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
-              uses_tasks: bool = True) -> Workspace:
-    """Resolve --repo, --tasks-file and --registry once, and say which were used."""
+              uses_tasks: bool = True, private: bool = False) -> Workspace:
+    """Resolve --repo, --tasks-file, --include and --registry once, and say which were
+    used. ``--include`` is refused where the registry is written or ranked (only
+    registered tasks reach it), unless the command is ``private`` (its results stay
+    with the user, as ``submit``'s do)."""
     given_repo = getattr(args, "repo", None)
     repo = Path(given_repo or enclosing_repo()).resolve()
     tasks_file = getattr(args, "tasks_file", None)
@@ -91,11 +93,20 @@ def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
             catalog = TaskCatalog.for_repo(repo)
         else:  # a folder that is no checkout (an artifact, say) never supplies the tasks
             catalog = TaskCatalog.default()
+        included = getattr(args, "include", None)
+        if included and uses_registry and not private:
+            raise InputError("--include adds your own tasks for private evaluation; the "
+                             "registry and the leaderboard read only registered tasks "
+                             "(propose yours: README.md, \"Proposing a task\")")
+        if included:
+            catalog = catalog.including(included)
     given = getattr(args, "registry", None)
     registry = Path(given or repo / "registry")
     if uses_registry and given is not None and not (registry / "probes").is_dir():
-        raise InputError(f"--registry {registry}: not a registry (no probes/ folder); leave "
-                         "it out to use REPO/registry")
+        why = ("" if registry.is_dir() else
+               f": the folder {registry.resolve()} does not exist")
+        raise InputError(f"--registry {registry}: not a registry (no probes/ folder){why}; "
+                         "leave it out to use REPO/registry")
     ws = Workspace(repo, registry, catalog)
     if not getattr(args, "quiet", False):
         print(f"probebench: {ws.describe(registry=uses_registry)}", file=sys.stderr)
@@ -174,7 +185,8 @@ def add_model(parser: argparse.ArgumentParser) -> None:
 
 def add_no_cache(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true",
-                        help="neither read nor write the activation cache")
+                        help="neither read nor write the on-disk cache (activations, "
+                             "and the model's own scores in submit)")
 
 
 def add_probe_type(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     ws = workspace(args, uses_registry=True)
     start = time.perf_counter()
     summary = build_leaderboard(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
-                                n_resamples=args.resamples, seed=args.seed)
+                                n_resamples=args.resamples, seed=args.seed,
+                                source_url=args.source_url)
     for note in summary.skipped:
         print(f"  skipped {note}")
     print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s")
@@ -55,6 +56,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="ProbeScore spec version (default: %(default)s)")
     build.add_argument("--resamples", type=int, default=RANK_RESAMPLES,
                        help="bootstrap resamples for rank intervals (default: %(default)s)")
+    build.add_argument("--source-url", metavar="URL", default=None,
+                       help="link repository files (artifact files, notebooks, stored "
+                            "results) under URL/<path>, e.g. https://github.com/OWNER/REPO/"
+                            "blob/COMMIT (default: copy them into the site under files/, so "
+                            "every link works from file://)")
     add_seed(build, "seed of the rank bootstrap")
     build.add_argument("--top", type=int, default=5,
                        help="print the N best entries of each family/task-set group, one "

@@ -1,5 +1,5 @@
-"""``probebench registry check|confine|evaluate|publish|reproduce``, ``review`` and
-``reeval``."""
+"""``probebench registry check|check-task|confine|evaluate|publish|reproduce``, ``review``
+and ``reeval``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,8 @@ def cmd_confine(args: argparse.Namespace) -> int:
         changes,
         confinement_problems,
         git_toplevel,
+        pr_kind,
+        proposed_task,
         read_changes_file,
         shown,
         submitted_entry,
@@ -75,28 +77,83 @@ def cmd_confine(args: argparse.Namespace) -> int:
         found = read_changes_file(Path(args.changes_file))
     else:
         found = changes(git_toplevel(ws.repo), args.base, args.head)
+    kind = pr_kind(found)
     problems = confinement_problems(found)
     for change in found:
         print(f"  {change.status}  {shown(change.path)}")
     for problem in problems:
         print(f"  REFUSED  {problem}")
     entry = submitted_entry(found)
+    task = proposed_task(found)
     if entry is not None:
         print(f"confined to one entry and its artifact: {entry}")
         if args.entry_file:
             atomic_write_bytes(Path(args.entry_file), f"{entry}\n".encode())
+    elif task is not None:
+        print(f"confined to one task proposal: tasks/proposed/{task}/ (checked by `probebench "
+              "registry check-task`, then reviewed by a maintainer)")
     else:
-        print(f"{len(problems)} problem(s): the submission is refused")
+        what = "task proposal" if kind == "task" else "submission"
+        print(f"{len(problems)} problem(s): the {what} is refused")
         if args.markdown:
             from probebench.registry.comment import capped, code_block
 
+            rule = (
+                "A task proposal adds one folder `tasks/proposed/<task id>/`: its "
+                "`tasks.yaml` (the one task), its data under `data/<task id>/` and "
+                "optionally `README.md` and `training/`; it changes, deletes, moves and "
+                "touches nothing else (registered tasks are immutable)." if kind == "task" else
+                "A submission adds or updates one entry `registry/probes/<org>/<name>.yaml` "
+                "and regular files in one folder `registry/artifacts/<folder>/`; it deletes, "
+                "moves and touches nothing else.")
             text = capped(
-                "## probebench: submission refused\n\nA submission adds or updates one entry "
-                "`registry/probes/<org>/<name>.yaml` and regular files in one folder "
-                "`registry/artifacts/<folder>/`; it deletes, moves and touches nothing else."
+                f"## probebench: {what} refused\n\n{rule} A pull request is a probe "
+                "submission or a task proposal, never both."
                 f"\n\n{code_block(problems)}\n")
             atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+    if not problems and args.github_output:
+        # a step output for the workflow's routing (appended, as GITHUB_OUTPUT wants)
+        with Path(args.github_output).open("a", encoding="utf-8") as handle:
+            handle.write(f"kind={kind}\n")
     return 1 if problems else 0
+
+
+def cmd_check_task(args: argparse.Namespace) -> int:
+    from probebench.hashing import atomic_write_bytes
+    from probebench.registry.confine import (
+        changes,
+        confinement_problems,
+        git_toplevel,
+        pr_kind,
+        proposed_task,
+    )
+    from probebench.registry.proposal import check_proposal
+
+    # the registered tasks only (--include refused): a proposal's id must be new
+    ws = workspace(args, uses_registry=True)
+    if (args.folder is None) == (not args.changed):
+        raise InputError("give the proposal's folder (tasks/proposed/<task id>), or --changed "
+                         "to find it from git")
+    if args.changed:
+        top = git_toplevel(ws.repo)
+        found = changes(top, args.base, "HEAD")
+        task = proposed_task(found)
+        if task is None:
+            why = ("; ".join(confinement_problems(found)) if pr_kind(found) == "task"
+                   else "the pull request proposes no task (nothing under tasks/proposed/)")
+            raise InputError(f"--changed: not one confined task proposal since {args.base}: "
+                             f"{why} (see `probebench registry confine`)")
+        folder, label = top / "tasks" / "proposed" / task, f"tasks/proposed/{task}"
+    else:
+        folder, label = Path(args.folder), None
+    report = check_proposal(folder, catalog=ws.catalog, label=label)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.text(), end="")
+    if args.markdown:
+        atomic_write_bytes(Path(args.markdown), report.markdown().encode("utf-8"))
+    return 0 if report.passed else 1
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -303,14 +360,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     from probebench.registry.sandbox import SandboxLimits
 
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "
-                              "publish, reproduce")
+                              "publish, reproduce; task proposals: check-task")
     add_workspace_options(reg, registry=True)
     reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
 
     rcheck = reg_sub.add_parser(
         "check", help="schema, unique ids, file names, artifacts and their hashes",
         description="Check registry entries: schema, unique ids, file name = id, license, "
-                    "tasks registered, artifact resolvable (path, file://, hf://REPO@REV) "
+                    "tasks registered, artifact resolvable (a registry/artifacts folder, or "
+                    "hf://, https://huggingface.co/ or https://github.com/ at a 40-hex "
+                    "commit) "
                     "and valid with a bundle hash equal to artifact_sha256.")
     rcheck.add_argument("--changed", action="store_true",
                         help="only entries added or modified since --base (git), with the "
@@ -326,12 +385,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rcheck.set_defaults(func=cmd_check)
 
     rconf = reg_sub.add_parser(
-        "confine", help="refuse a PR that touches more than one entry and its artifact",
+        "confine", help="refuse a PR that is not one entry and its artifact, or one task "
+                        "proposal",
         description="List the paths changed since the merge base of --base and --head "
-                    "(renames as delete + add) and refuse anything but one added or "
-                    "modified entry registry/probes/<org>/<name>.yaml and files in at most "
-                    "one folder registry/artifacts/<folder>/. Plain git: nothing of the "
-                    "pull request is loaded. Exit 0 when confined.")
+                    "(renames as delete + add) and classify the pull request: a task "
+                    "proposal when it touches tasks/proposed/, else a probe submission. A "
+                    "submission is refused unless it is one added or modified entry "
+                    "registry/probes/<org>/<name>.yaml and files in at most one folder "
+                    "registry/artifacts/<folder>/; a task proposal unless it only adds "
+                    "regular files to one folder tasks/proposed/<task id>/ (within the size "
+                    "limits). Plain git: nothing of the pull request is loaded. Exit 0 when "
+                    "confined.")
     rconf.add_argument("--base", default="origin/main", help="base branch or commit")
     rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
     rconf.add_argument("--entry-file", default=None, metavar="FILE",
@@ -343,8 +407,34 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="judge these changes instead of git's: STATUS<TAB>PATH"
                             "[<TAB>PREVIOUS] lines, STATUS a git letter or a GitHub API file "
                             "status (comment.yml feeds it the PR's file list)")
+    rconf.add_argument("--github-output", default=None, metavar="FILE",
+                       help="when confined, append kind=probe or kind=task to FILE (a "
+                            "workflow step's $GITHUB_OUTPUT: it routes the pull request to "
+                            "the probe jobs or the task-proposal job)")
     add_workspace_options(rconf, registry=True)
     rconf.set_defaults(func=cmd_confine)
+
+    rtask = reg_sub.add_parser(
+        "check-task", help="the checks of a task proposal (tasks/proposed/<task id>/)",
+        description="Check a task proposal's folder tasks/proposed/<task id>/: its files "
+                    "(regular, in the layout, within the size limits), tasks.yaml holding "
+                    "one TaskSpec of a new task id, provenance (source) and licence, every hash "
+                    "recomputed, personal data in every prompt, prompts shared between "
+                    "splits, and leakage of test prompts into the author's declared training "
+                    "data (training/). Failures name the file and line. Exit 0 when every "
+                    "check passes; a maintainer still reviews the proposal.")
+    rtask.add_argument("folder", nargs="?", metavar="FOLDER",
+                       help="the proposal's folder, e.g. tasks/proposed/my_task")
+    rtask.add_argument("--changed", action="store_true",
+                       help="find the folder from git: the one task proposal added since "
+                            "--base (refused unless the changes are confined to it)")
+    rtask.add_argument("--base", default="origin/main", help="git base for --changed")
+    rtask.add_argument("--json", action="store_true", help="print JSON instead of text")
+    rtask.add_argument("--markdown", default=None, metavar="FILE",
+                       help="also write the PR comment (escaped) here, passed or not")
+    add_quiet(rtask, "no workspace line on stderr")
+    add_workspace_options(rtask, registry=True)
+    rtask.set_defaults(func=cmd_check_task)
 
     reval = reg_sub.add_parser("evaluate", help="submit entries and store their results",
                                description="Re-evaluate entries on their declared tasks and "

@@ -13,10 +13,12 @@ from probebench.cli.common import (
     add_seed,
     add_workspace_options,
     csv_list,
+    positive_int,
     raw,
     runtime,
     workspace,
 )
+from probebench.cli.locate import artifact_folder
 from probebench.errors import InputError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 
@@ -33,7 +35,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise InputError("several artifacts need --out-dir (one folder per probe)")
     if args.no_guard and args.guard is not None:
         raise InputError("--guard and --no-guard contradict each other")
-    ws = workspace(args, uses_registry=args.guard is None and not args.no_guard)
+    folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
+    ws = workspace(args, uses_registry=args.guard is None and not args.no_guard,
+                   private=True)
     guards: GuardLookup
     if args.no_guard:
         guards = no_guards
@@ -43,23 +47,27 @@ def cmd_submit(args: argparse.Namespace) -> int:
         guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (), guards=guards,
-                            cache=not args.no_cache, progress=not args.quiet)
-    results = submit_many(args.artifacts, tasks, options, catalog=ws.catalog)
-    for artifact, result in zip(args.artifacts, results, strict=True):
+                            cache=not args.no_cache, progress=not args.quiet,
+                            limit=args.limit)
+    results = submit_many(folders, tasks, options, catalog=ws.catalog)
+    for artifact, result in zip(folders, results, strict=True):
         if args.out_dir is not None:
-            folder = Path(args.out_dir) / Path(artifact).resolve().name
+            folder = Path(args.out_dir) / artifact.resolve().name
             out, report = folder / "submission.json", folder / "REPORT.md"
         else:
             out, report = Path(args.out), Path(args.report)
         atomic_write_bytes(out, result.to_json().encode("utf-8"))
         atomic_write_bytes(report, render_report(result).encode("utf-8"))
         print(f"{result.probe.id}: wrote {out} and {report}")
+        if result.limit is not None:
+            print(f"  NOTE: {result.limit.note}")
         for task in result.tasks:
             auroc = task.auroc
             shown = "n/a" if auroc.value is None else (
                 f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]")
             acc = task.accuracy.value
-            print(f"  {task.id:<32} AUROC {shown}  {task.accuracy_name} "
+            name = "AUROC" if task.classes is None else "macro AUROC"
+            print(f"  {task.id:<32} {name} {shown}  {task.accuracy_name} "
                   f"{'n/a' if acc is None else f'{acc:.3f}'}  "
                   f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
     return 0
@@ -75,8 +83,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
               "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines and "
               "marks.",
               "example:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1"))
-    sub.add_argument("artifacts", nargs="+", type=Path, metavar="ARTIFACT",
-                     help="artifact folder(s); several share one model load and the cache")
+    sub.add_argument("artifacts", nargs="+", metavar="ARTIFACT",
+                     help="artifact folder(s), or URL(s) of one at a revision (the forms "
+                          "`probebench validate --help` lists); several share one model "
+                          "load and the cache")
     sub.add_argument("--tasks", action="append", required=True, metavar="ID[,ID...]",
                      help="task ids, comma-separated or repeated (see `probebench tasks list`)")
     sub.add_argument("--out", default="submission.json",
@@ -98,6 +108,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="use this guard artifact for the probe's model instead")
     guard.add_argument("--no-guard", action="store_true",
                        help="use no guard: impute the eval-awareness-corrected AUROC")
+    sub.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                     help="a quick look: evaluate only the first N items of each task's test "
+                          "set (marked 'not for the registry' in the output, which the "
+                          "registry refuses)")
     add_no_cache(sub)
     add_quiet(sub)
     add_workspace_options(sub, registry=True)

@@ -67,6 +67,58 @@ def cmd_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
+    out = {}
+    for value in values or []:
+        key, eq, rest = value.partition("=")
+        if not eq or not key.strip():
+            raise InputError(f"{what} {value!r}: expected NAME=VALUE")
+        out[key.strip()] = rest
+    return out
+
+
+def _option_value(text: str) -> object:
+    """An --option value: an integer when it reads as one, else the string."""
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from probebench.tasks.formats import get_format
+    from probebench.tasks.scaffold import add_task, new_spec
+
+    tasks_file = Path(args.to)
+    if tasks_file.is_dir():
+        tasks_file = tasks_file / "tasks.yaml"
+    files = {role: Path(p) for role, p in _pairs(args.file, "--file").items()}
+    if args.data is not None:
+        roles = get_format(args.format).roles
+        if len(roles) != 1:
+            raise InputError(f"format {args.format} reads {len(roles)} files "
+                             f"({', '.join(roles)}): give each with --file ROLE=PATH")
+        files[roles[0]] = Path(args.data)
+    options = {k: _option_value(v) for k, v in _pairs(args.option, "--option").items()}
+    labels = {}
+    for key, meaning in _pairs(args.label, "--label").items():
+        if not key.lstrip("-").isdigit():
+            raise InputError(f"--label {key}={meaning}: the label is an integer (1, 0)")
+        labels[int(key)] = meaning
+    spec = new_spec(task_id=args.id, fmt=args.format, files=files, folder=tasks_file.parent,
+                    title=args.title or args.id, license=args.license, source=args.source,
+                    description=args.description, options=options, labels=labels or None,
+                    slices=args.slice, test_fraction=args.test_fraction, salt=args.salt)
+    catalog = add_task(tasks_file, spec)
+    data = catalog.load(spec.id)
+    counts = ", ".join(f"{name} {len(items)}" for name, items in data.splits.items())
+    classes = data.format.classes(data)
+    kind = f"{len(classes)} classes" if classes else "binary"
+    print(f"added task {spec.id} ({spec.format}, {kind}; items: {counts}) to {tasks_file}")
+    print(f"  test_sha256 {spec.test_sha256}")
+    print(f"evaluate it privately: probebench submit ARTIFACT --tasks {spec.id} "
+          f"--include {tasks_file}")
+    print("propose it for the registry: README.md, \"Proposing a task\"")
+    return 0
+
+
 def _verb_files(catalog: TaskCatalog) -> tuple[dict[str, Path], str]:
     verbs = catalog.with_format("verbs")
     if not verbs:
@@ -134,6 +186,53 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                "registering a new task or version); registered values are "
                                "not read.")
     thash.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: all)")
+    add = tasks_sub.add_parser(
+        "add", help="register your own task in a tasks file, hashes computed",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Append a task to TASKS_YAML (created when missing) with every file "
+                    "hash and the canonical test-set hash computed from the files as they "
+                    "are, then read it back and verify it. The data files must be inside "
+                    "the tasks file's folder (paths are relative to it).",
+        epilog="examples:\n"
+               "  # a multi-class SentEval file (tr/va/te<TAB>label<TAB>sentence)\n"
+               "  probebench tasks add my-tasks/sentence_length.txt --to my-tasks \\\n"
+               "      --id my_sentence_length --format senteval --license CC-BY-4.0 \\\n"
+               "      --source 'built from ...'\n"
+               "  # binary, with minimal pairs grouped by an id in column 3\n"
+               "  probebench tasks add my-tasks/tense.tsv --to my-tasks --id my_tense \\\n"
+               "      --format senteval --option positive_class=past --option item_column=3 \\\n"
+               "      --license MIT --source 'written by hand'\n"
+               "  # then evaluate privately\n"
+               "  probebench submit ./my-probe --tasks my_tense --include my-tasks")
+    add.set_defaults(func=cmd_add)
+    add.add_argument("data", nargs="?", type=Path,
+                     help="the data file, for a format that reads one (senteval: data)")
+    add.add_argument("--to", type=Path, required=True, metavar="TASKS_YAML",
+                     help="the tasks file to add to (or its folder; created when missing)")
+    add.add_argument("--id", required=True, help="the new task's id (lowercase, _ and -)")
+    add.add_argument("--format", required=True,
+                     help="task format: senteval, blimp, syntaxgym, verbs, or one you "
+                          "registered")
+    add.add_argument("--license", required=True, help="the data's licence (SPDX id)")
+    add.add_argument("--source", required=True,
+                     help="provenance: where the data comes from, who made it, how")
+    add.add_argument("--title", default=None, help="one line (default: the id)")
+    add.add_argument("--description", default="", help="longer description")
+    add.add_argument("--file", action="append", metavar="ROLE=PATH",
+                     help="a file by role, for formats that read several; repeatable")
+    add.add_argument("--option", action="append", metavar="NAME=VALUE",
+                     help="a format option, e.g. positive_class=past or item_column=3 "
+                          "(senteval); repeatable")
+    add.add_argument("--label", action="append", metavar="N=MEANING",
+                     help="what label N means, e.g. 1='past tense'; repeatable (default: "
+                          "from the format; a multi-class task lists its classes)")
+    add.add_argument("--slice", action="append", default=None,
+                     help="a slice tag the prompts carry (default: class for senteval)")
+    add.add_argument("--test-fraction", type=float, default=None,
+                     help="for formats without a split of their own (blimp, syntaxgym): "
+                          "the share of items hashed into the test split")
+    add.add_argument("--salt", default=None,
+                     help="salt of that hashed split (default: probebench-<id>-v1)")
     action("check-verbs", cmd_check_verbs,
            help="every rule of the verb-grammar set: fields, coverage, leakage",
            description="Validate the verb-grammar files: fields and value sets, expected "

@@ -41,7 +41,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                    catalog=catalog)
     print(trained.describe())
     print(trained.metrics_table())
-    print(f"wrote {out} (validated); next: probebench submit {out} --tasks {args.task}")
+    include = "".join(f" --include {p}" for p in getattr(args, "include", None) or [])
+    print(f"wrote {out} (validated); next: probebench submit {out} --tasks {args.task}"
+          f"{include}")
     return 0
 
 

@@ -92,7 +92,8 @@ class Headline:
     item_scores: list[float | None]
     ece: float
     brier: float
-    fpr_at_99tpr: float
+    #: None for a multi-class probe (no single multi-class meaning)
+    fpr_at_99tpr: float | None
 
     def printable(self) -> dict[str, float | None]:
         """The numbers a reproducer prints and ``review`` compares (reported_metrics keys)."""

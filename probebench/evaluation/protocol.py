@@ -7,6 +7,12 @@ and scored by validation accuracy (P >= 0.5 against the label, per prompt); ties
 the stronger regularisation; the chosen value is refitted on train + validation. The
 validation split is the task's own ``val`` split, else a hashed 20% of the train items
 (salt ``probebench-train-val/<task>``), so items never straddle the two.
+
+Multi-class tasks (SentEval without ``positive_class``) follow the SentEval probing
+protocol (Conneau et al., 2018): the L2 penalty tuned on validation, and for the MLP
+the hidden size too (``HIDDEN_GRID`` x ``ALPHA_GRID``; SentEval also tunes dropout,
+which scikit-learn's MLP does not have: ``alpha`` is its only regulariser). The
+logistic regression is multinomial.
 """
 
 from __future__ import annotations
@@ -30,12 +36,16 @@ C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
 ALPHA_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 VAL_FRACTION = 0.2
 MAX_ITER = {"linear": 100, "mlp": 400}
+#: the MLP hidden sizes the multi-class (SentEval) protocol searches
+HIDDEN_GRID = (50, 100, 200)
 
 
 @dataclass(frozen=True)
 class GridPoint:
     value: float
     val_accuracy: float
+    #: the MLP's hidden size when the grid searches it (multi-class), else None
+    hidden: int | None = None
 
 
 def grid_of(probe_type: str) -> tuple[float, ...]:
@@ -98,16 +108,45 @@ def fit(probe_type: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: in
     return probe, scaler
 
 
+def class_labels(prompts: Sequence[Prompt], classes: Sequence[str], what: str,
+                 class_of: Any) -> np.ndarray:
+    """The class label (a string) of each prompt of a multi-class task; the split must
+    hold at least two classes, and only the task's."""
+    y = np.array([class_of(p) for p in prompts], dtype=object)
+    unknown = sorted({str(c) for c in y.tolist()} - set(classes))
+    if unknown:
+        raise InputError(f"the {what} split has prompts of classes {unknown} that are not "
+                         f"the task's {list(classes)}")
+    if len(set(y.tolist())) < 2:
+        raise InputError(f"the {what} split needs prompts of at least two classes, found "
+                         f"{sorted(set(y.tolist()))}")
+    return np.asarray(y.astype(str))
+
+
 def search(probe_type: str, x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray,
            y_val: np.ndarray, *, seed: int, hidden: int) -> tuple[list[GridPoint], float]:
     """Every grid point fitted on train and scored on validation; (points, chosen)."""
+    points, best = search_grid(probe_type, x_train, y_train, x_val, y_val, seed=seed,
+                               hiddens=(hidden,))
+    return points, best.value
+
+
+def search_grid(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
+                x_val: np.ndarray, y_val: np.ndarray, *, seed: int,
+                hiddens: Sequence[int]) -> tuple[list[GridPoint], GridPoint]:
+    """Every (penalty, hidden size) fitted on train and scored on validation, penalties
+    strongest first and sizes smallest first within each; (points, the first best).
+    A linear probe ignores ``hiddens``; one size is recorded as None."""
+    sizes = list(hiddens) if probe_type == "mlp" else [hiddens[0]]
     points = []
     for value in grid_of(probe_type):
-        probe, scaler = fit(probe_type, value, x_train, y_train, seed=seed, hidden=hidden)
-        pred = probe.predict(scaler.transform(np.asarray(x_val, dtype=np.float64)))
-        points.append(GridPoint(value, float(np.mean(pred == y_val))))
+        for size in sizes:
+            probe, scaler = fit(probe_type, value, x_train, y_train, seed=seed, hidden=size)
+            pred = probe.predict(scaler.transform(np.asarray(x_val, dtype=np.float64)))
+            points.append(GridPoint(value, float(np.mean(pred == y_val)),
+                                    size if len(sizes) > 1 else None))
     best = max(points, key=lambda p: p.val_accuracy)  # first maximum: strongest penalty
-    return points, best.value
+    return points, best
 
 
 def fit_protocol(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
@@ -121,6 +160,6 @@ def fit_protocol(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
     return probe, scaler, chosen
 
 
-__all__ = ["ALPHA_GRID", "C_GRID", "DEFAULT_HIDDEN", "MAX_ITER", "VAL_FRACTION", "GridPoint",
-           "fit", "fit_protocol", "grid_of", "labelled_prompts", "labels_of",
-           "make_estimator", "search", "train_val_items"]
+__all__ = ["ALPHA_GRID", "C_GRID", "DEFAULT_HIDDEN", "HIDDEN_GRID", "MAX_ITER", "VAL_FRACTION",
+           "GridPoint", "class_labels", "fit", "fit_protocol", "grid_of", "labelled_prompts",
+           "labels_of", "make_estimator", "search", "search_grid", "train_val_items"]

@@ -89,11 +89,20 @@ class PromptScores(_Model):
 
     prompt_ids: list[str]
     items: list[int] = Field(description="Item index of each prompt (0-based, test order).")
-    labels: list[int]
-    probs: list[Number]
+    labels: list[int] = Field(description="Binary: the label (1, 0); multi-class: the index "
+                              "of the prompt's class in the task's classes.")
+    probs: list[Number] = Field(description="Binary: P(positive); multi-class: P(the "
+                                "prompt's class).")
+    class_probs: list[list[Number]] | None = Field(
+        default=None, description="Multi-class only: every class's probability, in the "
+                                  "task's class order.")
 
 
 class TaskResult(_Model):
+    """One task's result: headline metrics with item-bootstrap CIs, shift and guard
+    corrections, slices, baselines, marks, cost, selectivity and the per-prompt
+    predictions (``predictions``)."""
+
     id: str
     version: int
     format: str
@@ -106,7 +115,7 @@ class TaskResult(_Model):
     accuracy: IntervalOut
     ece: Number
     brier: Number
-    fpr_at_99tpr: Number
+    fpr_at_99tpr: Number | None = Field(description="None for a multi-class task.")
     distshift_auroc: FlaggedOut
     evalaware_auroc: FlaggedOut
     transfer: dict[str, FlaggedOut]
@@ -118,7 +127,14 @@ class TaskResult(_Model):
                                  "on results stored before ProbeScore 0.1.0).")
     selectivity: SelectivityOut | None = Field(default=None, description="Control-task "
                                                "selectivity (None when the task has no train "
-                                               "split, and on older results).")
+                                               "split, for a multi-class task, and on older "
+                                               "results).")
+    classes: list[str] | None = Field(
+        default=None, description="A multi-class task's classes, in the probe's output "
+                                  "order (None for a binary task). Then auroc is the "
+                                  "one-vs-rest macro AUROC, accuracy the argmax accuracy, "
+                                  "ece the top-label ECE and brier the multi-class Brier "
+                                  "(probebench.evaluation.multiclass).")
 
 
 class ProbeInfo(_Model):
@@ -149,7 +165,20 @@ class RunInfo(_Model):
     python: str = Field(description="Python version.")
 
 
+class LimitOut(_Model):
+    """Set by ``submit --limit N``: a quick look at a probe, never a registry result."""
+
+    items: int = Field(description="Only the first N items of each task's test set were "
+                       "evaluated (in the test set's order).")
+    note: str = Field(description="'limited to N items per task: not for the registry'.")
+
+
 class Submission(_Model):
+    """What ``submit`` returns and ``submission.json`` holds: the probe, the model's
+    identity, the run's seed and versions, the metric definitions and one ``TaskResult``
+    per task. ``to_dict()`` is the JSON document as a dict, ``to_json()`` its text, and
+    ``read_submission`` reads the file back."""
+
     schema_version: str = SCHEMA_VERSION
     spec_version: str
     probebench_version: str
@@ -163,6 +192,10 @@ class Submission(_Model):
     tasks: list[TaskResult]
     timing: Timing | None = None
     run: RunInfo | None = Field(default=None, description="Provenance: when and where.")
+    limit: LimitOut | None = Field(
+        default=None, description="Set when only the first N items of each task were "
+                                  "evaluated (`submit --limit N`): not for the registry, "
+                                  "whose evaluation and results store refuse it.")
 
     def deterministic_json(self) -> str:
         """The JSON without the timing and run blocks (what determinism is judged on)."""
@@ -171,10 +204,16 @@ class Submission(_Model):
         return json.dumps(self.model_dump(mode="json", exclude={"timing", "run"}), indent=2,
                           sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The submission as plain JSON types: ``json.loads(self.to_json())``, without
+        the round trip through text."""
+        return self.model_dump(mode="json")
+
     def to_json(self) -> str:
+        """``submission.json``'s text: ``to_dict()`` with sorted keys, indent 2."""
         import json
 
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True,
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True,
                           ensure_ascii=False, allow_nan=False) + "\n"
 
 

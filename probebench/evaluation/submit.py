@@ -14,7 +14,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from probebench.artifact.checks import validate
-from probebench.artifact.forms import load_probe
+from probebench.artifact.forms import load_weights
 from probebench.artifact.meta import SPEC_VERSION, ProbeMeta, read_meta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, ProbebenchError, SiteError
 from probebench.evaluation import baselines as bl
+from probebench.evaluation import multiclass as mc
 from probebench.evaluation.definitions import (
     EVALAWARE_IMPUTE,
     EVALAWARE_SHARE,
@@ -52,6 +53,7 @@ from probebench.evaluation.results import (
     CostOut,
     FlaggedOut,
     IntervalOut,
+    LimitOut,
     MarkOut,
     ProbeInfo,
     PromptScores,
@@ -63,8 +65,10 @@ from probebench.evaluation.results import (
     Timing,
 )
 from probebench.evaluation.selectivity import ControlData, selectivity
+from probebench.hashing import sha256_json
 from probebench.jsonsafe import load_json
-from probebench.models.activations import extract, run_extraction, tokenize
+from probebench.models.activations import BATCH_TOKENS, extract, run_extraction, tokenize
+from probebench.models.cache import ActivationCache, cached_scores
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
 from probebench.models.loading import (
     LoadedModel,
@@ -73,7 +77,7 @@ from probebench.models.loading import (
     random_init_model,
     resolve_model,
 )
-from probebench.models.surprisal import sentence_log_probs
+from probebench.models.surprisal import SCORING_VERSION, sentence_log_probs
 from probebench.prompts import Prompt
 from probebench.provenance import hardware, probebench_commit, utc_now
 from probebench.sites import Site, check_sites
@@ -82,6 +86,14 @@ from probebench.tasks.formats import TaskData, group_by_slice
 from probebench.version import __version__
 
 CONTEXT_FILE = Path(__file__).with_name("context") / "declaration.txt"
+#: prompts per batch of the model's own scoring (surprisal); with BATCH_TOKENS the batch
+#: budget, part of the scores' cache key in reduced precision
+SCORING_BATCH = 32
+#: the stages that run a model, as progress bars and ``Session.stage_passes`` name them
+ACTIVATIONS = "activations"
+SHIFT = "distribution-shift pass"
+SURPRISAL = "surprisal baseline"
+RANDOM_INIT = "random-init control"
 
 
 class SubmitError(ProbebenchError):
@@ -103,6 +115,7 @@ class SubmitOptions:
     #: model -> its eval-awareness guard (``registry.guards.RegistryGuards`` reads
     #: registry/guards.yaml); the default has none, so corrections are imputed
     guards: GuardLookup = no_guards
+    #: the on-disk cache of activations and of the model's own scores (surprisal)
     cache: bool = True
     progress: bool = True
     latency_prompts: int = LATENCY_PROMPTS
@@ -110,6 +123,14 @@ class SubmitOptions:
     #: float32 another budget changes results only within the reproducibility contract
     batch_tokens: int | None = None
     max_batch_size: int | None = None
+    #: evaluate only the first N items of each task's test set: a quick look, recorded
+    #: in the result and refused by the registry (None: every item)
+    limit: int | None = None
+
+
+def limit_note(limit: int) -> str:
+    """What a limited result says about itself, in submission.json and REPORT.md."""
+    return f"limited to {limit} items per task: not for the registry"
 
 
 def _versions() -> dict[str, str]:
@@ -147,15 +168,37 @@ class Session:
     _random_lms: dict[str, LoadedModel] = field(default_factory=dict)
     _random_acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _guards: dict[str, Guard | None] = field(default_factory=dict)
-    #: forward passes of a model run for activations (disk-cache hits not counted)
+    _tasks: dict[str, TaskData] = field(default_factory=dict)
+    #: forward passes of a model run for activations, shifted ones included (disk-cache
+    #: hits not counted)
     passes: int = 0
+    #: forward passes by stage (``ACTIVATIONS``, ``SHIFT``, ``SURPRISAL``, ``RANDOM_INIT``;
+    #: one per prompt list that ran the model, disk-cache hits not counted). The random-
+    #: init control is never disk-cached, where it could pass for the model, and the
+    #: latency measurement, which times the model itself, is not counted.
+    stage_passes: dict[str, int] = field(default_factory=dict)
+    #: wall seconds of those passes by stage (a pass that loads the model counts the load)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
         if self.options.progress:
             print(f"probebench: {message}", file=sys.stderr, flush=True)
 
+    def _ran(self, stage: str, since: float) -> None:
+        """Count a forward pass of ``stage`` that began at ``since`` (perf_counter)."""
+        self.stage_passes[stage] = self.stage_passes.get(stage, 0) + 1
+        self.stage_seconds[stage] = (self.stage_seconds.get(stage, 0.0)
+                                     + time.perf_counter() - since)
+
     def task(self, task_id: str) -> TaskData:
-        return self.catalog.load(task_id)
+        """The task, its test set cut to its first ``options.limit`` items when set."""
+        if task_id not in self._tasks:
+            data = self.catalog.load(task_id)
+            limit = self.options.limit
+            if limit is not None:
+                data = TaskData(data.spec, {**data.splits, "test": data.test[:limit]})
+            self._tasks[task_id] = data
+        return self._tasks[task_id]
 
     def model(self, name: str) -> ResolvedModel:
         if name not in self.resolved:
@@ -184,15 +227,19 @@ class Session:
         missing = [s for s in dict.fromkeys(sites)
                    if _ActsKey(model, key, s, shifted) not in self._acts]
         if missing:
+            stage = SHIFT if shifted else ACTIVATIONS
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
+            since = time.perf_counter()
             result = extract(source, prompts, missing, cache=self.options.cache,
                              prefix=prefix, progress=self.options.progress,
                              batch_tokens=self.options.batch_tokens,
-                             max_batch_size=self.options.max_batch_size)
+                             max_batch_size=self.options.max_batch_size,
+                             desc=f"{stage} {key} @ {', '.join(map(str, missing))}")
             if result.loaded is not None:  # a cache miss loaded the model: keep it
                 self.loaded.setdefault(model, result.loaded)
             if set(missing) - result.cached:
                 self.passes += 1
+                self._ran(stage, since)
             for s in missing:
                 self._acts[_ActsKey(model, key, s, shifted)] = result[s]
         return {s: self._acts[_ActsKey(model, key, s, shifted)] for s in sites}
@@ -206,10 +253,13 @@ class Session:
             if model not in self._random_lms:
                 self._random_lms[model] = random_init_model(
                     self.lm(model), sub_seed(self.options.seed, "random-init"))
+            since = time.perf_counter()
             self._random_acts[memo] = run_extraction(
                 self._random_lms[model], prompts, [site],
                 batch_tokens=self.options.batch_tokens,
-                max_batch_size=self.options.max_batch_size, progress=self.options.progress)[site]
+                max_batch_size=self.options.max_batch_size, progress=self.options.progress,
+                desc=f"{RANDOM_INIT} {key} @ {site}")[site]
+            self._ran(RANDOM_INIT, since)
         return self._random_acts[memo]
 
     def guard(self, model: str) -> Guard | None:
@@ -218,14 +268,48 @@ class Session:
             self._guards[model] = self.options.guards(model)
         return self._guards[model]
 
+    def lm_scores(self, model: str, scoring: Mapping[str, object], n: int,
+                  compute: Callable[[LoadedModel], np.ndarray | None]) -> np.ndarray | None:
+        """``n`` scores of ``model`` itself, through the on-disk cache (keyed by the
+        model's identity, the device and ``scoring``: the inputs' hash and the rule with
+        its version). On a hit the model is not loaded; a miss loads it and runs
+        ``compute`` (counted as a ``SURPRISAL`` pass when it gives scores)."""
+        resolved = self.model(model)
+        ident = resolved.identity
+        store = ActivationCache() if self.options.cache else None
+        # in reduced precision the batch composition changes the numbers
+        batching = None if ident.dtype == "float32" else (BATCH_TOKENS, SCORING_BATCH)
+
+        def run() -> np.ndarray | None:
+            lm = self.lm(model)
+            since = time.perf_counter()
+            scores = compute(lm)
+            if scores is not None:
+                self._ran(SURPRISAL, since)
+            return scores
+
+        scores, hit = cached_scores(store, ident, resolved.device, scoring, n, run,
+                                    batching=batching)
+        if hit:
+            self.say(f"{SURPRISAL} of {model} ({scoring['kind']}): from the disk cache")
+        return scores
+
     def surprisal_scores(self, model: str, task_id: str, prompts: Sequence[Prompt]
                          ) -> np.ndarray:
+        """``log2 P(text)`` of each prompt under ``model`` (the surprisal baseline),
+        through the on-disk cache."""
         key = (model, task_id)
         if key not in self._surprisal:
             # every token scored after the model's BOS (EOS when it has none), as the
             # BLiMP paper and lm-evaluation-harness score minimal pairs
-            self._surprisal[key] = sentence_log_probs(self.lm(model), prompts,
-                                                      progress=self.options.progress)
+            scoring = {"kind": "sentence_log_probs", "rule": SCORING_VERSION,
+                       "start_token": None,
+                       "texts_sha256": sha256_json([p.text for p in prompts])}
+            scores = self.lm_scores(model, scoring, len(prompts), lambda lm: sentence_log_probs(
+                lm, prompts, max_batch_size=SCORING_BATCH, progress=self.options.progress,
+                desc=f"{SURPRISAL} {task_id}"))
+            assert scores is not None
+            self._surprisal[key] = scores
         return self._surprisal[key]
 
 
@@ -253,6 +337,12 @@ def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
 def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: ProbeWeights,
                    site: Site, bundle: str) -> tuple[TaskResult, float]:
     data = session.task(task_id)
+    classes = data.format.classes(data)
+    if classes is not None:
+        return _evaluate_multiclass(session, task_id, meta, weights, site, classes)
+    if not weights.is_binary:
+        raise SubmitError(f"task {task_id} is binary; the probe has {weights.n_classes} "
+                          f"classes {list(weights.classes)}")
     spec = data.spec
     items = data.test
     flat = Flat.of(items)
@@ -300,6 +390,7 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
         if mark is not None:
             marks[metric] = mark
     ece, fpr = head.ece, head.fpr_at_99tpr
+    assert fpr is not None  # a binary headline always has it
     for metric, point in (("ece", ece), ("fpr_at_99tpr", fpr)):
         m, straddles = mark_definitions()[metric].mark(point, point, point)
         marks[metric] = MarkOut(mark=m, straddles=straddles)
@@ -316,6 +407,94 @@ def _evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Pro
             items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
             probs=[float(p) for p in probs[idx]]))
     return result, latency
+
+
+def _evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
+                         weights: ProbeWeights, site: Site, classes: tuple[str, ...]
+                         ) -> tuple[TaskResult, float]:
+    """A multi-class task: accuracy and macro AUROC (``multiclass``), per-class slices,
+    the shifted macro AUROC and the majority and length baselines. The eval-awareness
+    correction, transfer and control-task selectivity are defined for binary probes
+    only and are left out, saying so."""
+    data = session.task(task_id)
+    spec, items = data.spec, data.test
+    if [str(c) for c in weights.classes] != list(classes):
+        raise SubmitError(f"task {task_id} has the classes {list(classes)}; the probe's "
+                          f"outputs are {list(weights.classes)} (they must be the same, in "
+                          "the same sorted order)")
+    flat = Flat.of(items)
+    session.say(f"{task_id}: {len(items)} items, {len(flat.prompts)} prompts, "
+                f"{len(classes)} classes at {site}")
+    acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)
+    proba = weights.predict_proba(acts)
+    fmt = data.format
+    y = mc.class_indices(fmt, flat.prompts, classes, f"task {task_id} test")
+    opts = session.options
+    head = mc.multiclass_headline(task_id, fmt, items, classes, proba, seed=opts.seed,
+                                  n_resamples=opts.bootstrap)
+    slices = {
+        name: {value: SliceOut(n_items=len(vals),
+                               accuracy=_accuracy(session, list(vals), task_id, "slice", name,
+                                                  value))
+               for value, vals in groups.items()}
+        for name, groups in group_by_slice(items, head.item_scores, spec.slices).items()}
+    try:
+        shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
+                                      prefix=CONTEXT_FILE.read_text("utf-8"))
+        iv = mc.macro_auroc_interval(y, weights.predict_proba(shifted), flat.item_of,
+                                     seed=opts.seed, n_resamples=opts.bootstrap,
+                                     parts=(task_id, "distshift"))
+        distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
+                               imputed=False, note="macro AUROC after the fixed context")
+    except SiteError as exc:
+        distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+    binary_only = "defined for binary probes only"
+    result = TaskResult(
+        id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
+        n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=len(flat.prompts),
+        accuracy_name=fmt.accuracy_name, auroc=head.auroc, accuracy=head.accuracy,
+        ece=head.ece, brier=head.brier, fpr_at_99tpr=None, distshift_auroc=distshift,
+        evalaware_auroc=FlaggedOut(value=None, imputed=False,
+                                   note=f"the eval-awareness correction is {binary_only}"),
+        transfer={}, slices=slices,
+        baselines=_multiclass_baselines(session, task_id, classes), marks={},
+        cost=_cost(session, meta, weights, flat, site), selectivity=None, classes=list(classes),
+        predictions=PromptScores(
+            prompt_ids=[p.id or str(i) for i, p in enumerate(flat.prompts)],
+            items=[int(i) for i in flat.item_of], labels=[int(v) for v in y],
+            probs=[float(proba[i, k]) for i, k in enumerate(y.tolist())],
+            class_probs=[[float(v) for v in row] for row in proba]))
+    return result, _latency(session, meta, weights, flat.prompts, site)
+
+
+def _multiclass_baselines(session: Session, task_id: str, classes: tuple[str, ...]
+                          ) -> dict[str, BaselineOut]:
+    """The majority class and a multinomial regression on length (train split)."""
+    data = session.task(task_id)
+    fmt, opts = data.format, session.options
+    flat = Flat.of(data.test)
+    y = mc.class_indices(fmt, flat.prompts, classes, f"task {task_id} test")
+    train = Flat.of(data.splits.get("train", [])).prompts
+    if not train:
+        return {}
+    y_train = mc.class_indices(fmt, train, classes, f"task {task_id} train")
+    out = {}
+    for name, proba in (
+            ("majority", mc.majority_class_proba(y_train, len(flat.prompts), len(classes))),
+            ("length", mc.length_class_proba(train, y_train, flat.prompts, len(classes),
+                                             sub_seed(opts.seed, task_id, "length")))):
+        try:
+            auroc: IntervalOut | None = mc.macro_auroc_interval(
+                y, proba, flat.item_of, seed=opts.seed, n_resamples=opts.bootstrap,
+                parts=(task_id, "baseline", name))
+        except MetricError:
+            auroc = None
+        accuracy = _accuracy(session, mc.item_correctness(data.test, proba, y), task_id,
+                             "baseline", name, "accuracy")
+        note = {"majority": "the most frequent train class",
+                "length": "multinomial logistic regression on length in characters"}[name]
+        out[name] = BaselineOut(auroc=auroc, accuracy=accuracy, note=note)
+    return out
 
 
 def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, flat: Flat,
@@ -335,7 +514,7 @@ def _evalaware(session: Session, meta: ProbeMeta, bundle: str, task_id: str, fla
     if guard_meta.model != meta.model:
         raise SubmitError(f"guard {guard.folder} reads {guard_meta.model!r}, the probe reads "
                           f"{meta.model!r}; a guard must be for the same model")
-    guard_weights = load_probe(guard.folder)
+    guard_weights = load_weights(guard.folder)
     guard_site = Site(guard_meta.layer, guard_meta.position)
     g_acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, guard_site)
     g = guard_weights.predict_proba(g_acts)[:, 1]
@@ -454,8 +633,7 @@ def _baselines(session: Session, model: str, task_id: str, site: Site
             out["random_features"] = score("random_features", rf)
     # the model's own score needs a causal LM: an encoder (e.g. MiniLM) has none
     if fmt.minimal_pairs and session.model(model).identity.architecture == "causal":
-        lm = session.lm(model)
-        own = fmt.model_item_scores(lm, data.test, progress=opts.progress)
+        own = _own_item_scores(session, model, task_id)
         if own is not None:  # the format's own protocol (SyntaxGym: region predictions)
             out["surprisal"] = BaselineOut(auroc=None, accuracy=interval(own, "surprisal"),
                                            note=fmt.model_baseline_note)
@@ -464,6 +642,27 @@ def _baselines(session: Session, model: str, task_id: str, site: Site
             out["surprisal"] = score("surprisal", s, threshold=None)
     session._baselines[key] = out
     return out
+
+
+def _own_item_scores(session: Session, model: str, task_id: str) -> list[float | None] | None:
+    """The format's own protocol on ``model`` (``TaskFormat.model_item_scores``),
+    through the on-disk cache; None when the format has none (then the surprisal
+    baseline applies). A missing item score is stored as NaN."""
+    data = session.task(task_id)
+    fmt, items = data.format, data.test
+    scoring = {"kind": "model_item_scores", "format": fmt.name,
+               "version": fmt.model_scores_version, "rule": SCORING_VERSION,
+               "items_sha256": sha256_json([item.record() for item in items])}
+
+    def compute(lm: LoadedModel) -> np.ndarray | None:
+        own = fmt.model_item_scores(lm, items, progress=session.options.progress)
+        return None if own is None else np.array(
+            [np.nan if v is None else v for v in own], dtype=np.float64)
+
+    scores = session.lm_scores(model, scoring, len(items), compute)
+    if scores is None:
+        return None
+    return [None if np.isnan(v) else float(v) for v in scores.tolist()]
 
 
 def _cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat: Flat,
@@ -476,7 +675,8 @@ def _cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat: Flat,
     mean_tokens = sum(lengths) / len(lengths)
     pooled = mean_tokens if site.position in ("token_avg", "attention_weighted") else 0.0
     flops = forward_flops(shape, layers=site.layer, tokens=lengths) + probe_flops(
-        weights.n_features, weights.hidden_sizes, pooled_tokens=pooled)
+        weights.n_features, weights.hidden_sizes, pooled_tokens=pooled,
+        outputs=weights.n_outputs)
     return CostOut(flops_per_prompt=float(round(flops)), tokens_per_prompt=mean_tokens,
                    blocks=site.layer)
 
@@ -527,7 +727,18 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
            expected_sha256: str | None = None) -> Submission:
     """Validate an artifact (requiring the bundle hash ``expected_sha256`` when given),
     then re-evaluate it on ``tasks`` of ``catalog`` (default: the packaged tasks); see
-    ``probebench.evaluation.definitions`` for every metric."""
+    ``probebench.evaluation.definitions`` for every metric.
+
+    Nothing runs when the artifact fails a check or a task cannot be read at its site
+    (``SubmitError``). ``session`` shares loaded models, tasks and activations between
+    several submissions (its catalog and options are used then, not ``catalog`` and
+    ``options``).
+
+    Returns:
+        a ``Submission``: ``to_json()`` is ``submission.json``, ``to_dict()`` the same
+        as a dict; each task's ``predictions`` holds the probe's per-prompt
+        probabilities (``probebench.load_probe(...).score_texts`` reproduces them).
+    """
     if session is None:
         session = Session(catalog or TaskCatalog.default(), options or SubmitOptions())
     opts = session.options
@@ -542,6 +753,8 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     meta, weights = report.meta, report.weights
     if not tasks:
         raise SubmitError("no tasks given (see `probebench tasks list`)")
+    if opts.limit is not None and opts.limit < 1:
+        raise SubmitError(f"limit must be at least 1 item per task; found {opts.limit}")
     site = Site(meta.layer, meta.position)
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
         data = session.task(task_id)
@@ -568,7 +781,9 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
                       wall_seconds=round(time.perf_counter() - start, 3)),
-        run=run_info(session.model(meta.model).device))
+        run=run_info(session.model(meta.model).device),
+        limit=None if opts.limit is None else LimitOut(items=opts.limit,
+                                                       note=limit_note(opts.limit)))
 
 
 def run_info(device: str) -> RunInfo:
@@ -585,5 +800,5 @@ def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
     return [submit(a, tasks, session=session) for a in artifacts]
 
 
-__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "run_info", "submit",
-           "submit_many"]
+__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "limit_note", "run_info",
+           "submit", "submit_many"]

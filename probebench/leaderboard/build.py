@@ -14,6 +14,11 @@ with a ProbeScore spec and ranks only comparable ones (``ranks``):
 A task page's baselines are the task's own (``registry/baselines/``), never an entry's,
 so they do not change when entries come and go. All links are relative, so the pages
 work from ``file://``.
+
+Beside the pages: ``leaderboard.json``, ``leaderboard.csv`` and their schema
+(``downloads``), and the files the pages link (``files``: copied under ``files/``, or
+linked under a source URL). Column headers and their tooltips come from ``columns``,
+submitters' text is made safe by ``markdown``, the figures are drawn by ``charts``.
 """
 
 from __future__ import annotations
@@ -25,8 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup, escape
-
 from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import (
@@ -35,7 +38,39 @@ from probebench.evaluation.definitions import (
     TRANSFER_IMPUTE,
 )
 from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult
-from probebench.leaderboard.charts import bars_svg, reliability_svg, roc_svg, sweep_svg
+from probebench.leaderboard.charts import (
+    bars_svg,
+    reliability_svg,
+    roc_svg,
+    scores_svg,
+    sweep_svg,
+)
+from probebench.leaderboard.columns import columns
+from probebench.leaderboard.downloads import (
+    AxisScore,
+    EntryScore,
+    Leaderboard,
+    RankedRow,
+    Ranking,
+    ResultRow,
+    leaderboard_csv,
+    leaderboard_json,
+    leaderboard_schema,
+)
+from probebench.leaderboard.entry_page import (
+    baselines_beside,
+    citation,
+    history_by_task,
+    linked_files,
+    reproduce_commands,
+)
+from probebench.leaderboard.files import SiteFiles
+from probebench.leaderboard.markdown import (
+    breakable,
+    inline_markdown,
+    plain_markdown,
+    safe_url,
+)
 from probebench.leaderboard.probescore import (
     CLOSED_LICENSE_CEILING,
     DEFAULT_SPEC,
@@ -57,6 +92,7 @@ from probebench.leaderboard.ranks import (
     family_sort_key,
     rank_group,
 )
+from probebench.leaderboard.task_page import task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.check import entry_files
@@ -146,19 +182,6 @@ def _gflops(t: TaskResult) -> str:
     return "n/a" if t.cost is None else f"{t.cost.flops_per_prompt / 1e9:.3f}"
 
 
-def plain_markdown(text: str) -> str:
-    """Inline Markdown (``**bold**``, ```code```) as plain text, for tooltips."""
-    return text.replace("**", "").replace("`", "")
-
-
-def inline_markdown(text: str) -> Markup:
-    """Inline Markdown (``**bold**``, ```code```) as escaped HTML."""
-    html = str(escape(text))
-    html = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html)
-    html = re.sub(r"`(.+?)`", r"<code>\1</code>", html)
-    return Markup(html)
-
-
 def page_name(entry_id: str) -> str:
     return "entries/" + entry_id.replace("/", "__") + ".html"
 
@@ -184,11 +207,16 @@ def guard_entries(registry: Path, entries: Sequence[Entry]) -> dict[str, str]:
 
 def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
-                      seed: int = 0) -> BuildSummary:
+                      seed: int = 0, source_url: str | None = None) -> BuildSummary:
     """Render the whole site for ``registry`` into ``out`` (replaced atomically); task
-    pages describe the tasks of ``catalog``, whose formats name the families."""
+    pages describe the tasks of ``catalog``, whose formats name the families. The files
+    pages link (artifact files, notebooks, stored results) are copied into the site, or
+    linked under ``source_url`` (the repository at the commit built; ``files``)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+    if source_url is not None and safe_url(source_url) is None:
+        raise InputError(f"source URL {source_url!r}: expected an http(s) URL of the "
+                         "repository's files, e.g. https://github.com/OWNER/REPO/blob/COMMIT")
     spec = load_probescore_spec(spec_version)
     entries: list[Entry] = []
     results: dict[str, dict[str, ResultRecord]] = {}
@@ -252,7 +280,8 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["inline_md"] = inline_markdown
     env.filters["plain_md"] = plain_markdown
-    common = {"spec": spec, "version": __version__,
+    env.filters["wbr"] = breakable
+    common = {"spec": spec, "version": __version__, "cols": columns(spec),
               "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
     tmp = out.with_name(f".{out.name}.building")
     if tmp.exists():
@@ -260,6 +289,7 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     for folder in ("entries", "tasks", "families"):
         (tmp / folder).mkdir(parents=True)
     shutil.copytree(HERE / "static", tmp / "static")
+    files = SiteFiles(tmp, registry.parent, source_url)
 
     entry_by_id = {e.id: e for e in entries}
     # the mean AUROC over an entry's tasks, by axis source (a spec may call its axis anything)
@@ -267,19 +297,24 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     group_views = [_group_view(g, entry_by_id, breakdowns, mean_auroc, results, spec)
                    for g in groups]
     live_ids = {e.id for e in live}
-    filters = {"models": sorted({e.model for e in live}),
-               "categories": sorted({e.category for e in live})}
+    listed = live + pending + [entry_by_id[i] for i in sorted(guards)]
+    filters = _filters(listed, results, guards, task_format)
     sections: list[dict[str, Any]] = []
     for family in families:
+        family_groups = [v for v in group_views if v["family"] == family]
         sections.append({
             "key": family, "name": family_name(family), "href": family_page(family),
-            "groups": [v for v in group_views if v["family"] == family],
+            "groups": family_groups, "chart": _scores_chart(family_groups, family_name(family)),
             "pending": [(e, page_name(e.id)) for e in pending if entry_family(e) == family]})
-    guard_list = [(entry_by_id[i], page_name(i), why) for i, why in sorted(guards.items())]
+
+    def unranked(e: Entry, status: str) -> dict[str, Any]:
+        return _entry_row(e, results[e.id], breakdowns[e.id], entry_family(e), status)
+
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", sections=sections, n_resamples=n_resamples,
-        n_live=len(live_ids), **filters, guards=guard_list,
-        pending=[(e, page_name(e.id)) for e in pending], n_archived=len(archived))
+        n_live=len(live_ids), filters=filters,
+        guards=[(unranked(entry_by_id[i], "guard"), why) for i, why in sorted(guards.items())],
+        pending=[unranked(e, e.status) for e in pending], n_archived=len(archived))
     (tmp / "index.html").write_text(index, encoding="utf-8")
     family_tpl = env.get_template("family.html.j2")
     for section in sections:
@@ -287,7 +322,7 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                        | {t for e, _ in section["pending"] for t in results[e.id]})
         html = family_tpl.render(
             **common, root="../", title=section["name"], section=section,
-            n_resamples=n_resamples, **filters,
+            n_resamples=n_resamples, filters=filters,
             tasks=[(t, len(task_groups[t].order) if t in task_groups else 0)
                    for t in tasks])
         (tmp / section["href"]).write_text(html, encoding="utf-8")
@@ -307,7 +342,8 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
         if group is not None:
             standing = {"rank": group.ranks[e.id], "n": len(group.order),
                         "tasks": group.tasks, "family": family_name(group.family),
-                        "href": family_page(group.family)}
+                        "href": family_page(group.family),
+                        "anchor": "set-" + "--".join(group.tasks)}
         tasks = []
         for t, rec in sorted(results[e.id].items()):
             view = _task_view(t, rec)
@@ -316,14 +352,19 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                                  "score": task_group.scores[e.id]}
                                 if task_group is not None and e.id in task_group.ranks
                                 else None)
+            view["baselines"] = baselines_beside(registry, t, rec)
             tasks.append(view)
-        html = entry_tpl.render(**common, root="../", title=e.short_name, e=e,
-                                standing=standing, guard=guards.get(e.id),
-                                score=breakdowns[e.id], tasks=tasks)
+        html = entry_tpl.render(
+            **common, root="../", title=e.short_name, e=e, standing=standing,
+            guard=guards.get(e.id), score=breakdowns[e.id], tasks=tasks,
+            files=linked_files(files, registry, e, results[e.id], spec.version),
+            history=history_by_task(registry, e.id, sorted(results[e.id])),
+            cite=citation(e, results[e.id], spec.version),
+            reproduce=reproduce_commands(e, results[e.id]))
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
     _task_pages(env, common, tmp, registry, task_ids, entries, results, guards,
-                task_groups, _sweeps(registry), catalog, n_resamples)
+                task_groups, _sweeps(registry), catalog, n_resamples, files)
     guard_tasks = {t for i in guards for t in results[i]}
     by_family: dict[str, list[tuple[str, str, int]]] = {}
     for t in task_ids:
@@ -344,6 +385,11 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
         imputes={"evalaware": EVALAWARE_IMPUTE, "distshift": DISTSHIFT_IMPUTE,
                  "transfer": TRANSFER_IMPUTE, "unmeasured": UNMEASURED}),
         encoding="utf-8")
+    board = _downloads(spec, entries, results, guards, groups, task_groups, breakdowns,
+                       task_format, n_resamples=n_resamples, seed=seed)
+    (tmp / "leaderboard.json").write_text(leaderboard_json(board), encoding="utf-8")
+    (tmp / "leaderboard.csv").write_text(leaderboard_csv(board.results), encoding="utf-8")
+    (tmp / "leaderboard.schema.json").write_text(leaderboard_schema(), encoding="utf-8")
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)
@@ -352,6 +398,42 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                     mean_auroc[i], entry_by_id[i].model)
         for i in g.order)) for g in groups]
     return BuildSummary(out, len(entries), skipped, ranking, sorted(guards))
+
+
+def _filters(listed: Sequence[Entry], results: Mapping[str, dict[str, ResultRecord]],
+             guards: Mapping[str, str], task_format: Any) -> dict[str, Any]:
+    """The choices of the index's and family pages' filters, from the entries listed."""
+    tasks = sorted({t for e in listed for t in results[e.id]})
+    families = sorted({task_format(t) for t in tasks}, key=family_sort_key)
+    statuses = sorted({"guard" if e.id in guards else e.status for e in listed},
+                      key=["live", "pending_review", "guard"].index)
+    return {"models": sorted({e.model for e in listed}),
+            "categories": sorted({e.category for e in listed}),
+            "families": [(f, family_name(f)) for f in families],
+            "tasks": tasks, "statuses": statuses}
+
+
+def _scores_chart(group_views: Sequence[dict[str, Any]], name: str) -> str | None:
+    """ProbeScore with its 95% interval per ranked entry of a family, group by group."""
+    rows = [(f"Task set {{{', '.join(g['tasks'])}}}", r["short_name"], r["score"],
+             r["score_low"], r["score_high"]) for g in group_views for r in g["rows"]]
+    if not rows:
+        return None
+    return scores_svg(rows, f"{name}: ProbeScore with 95% intervals, by task set")
+
+
+def _selectivity(records: Mapping[str, ResultRecord]) -> tuple[str, float | None]:
+    """An entry's selectivity over its tasks: the task's value and CI for one task, the
+    mean for several (n/a when a task has none)."""
+    found = [r.result.selectivity.selectivity for r in records.values()
+             if r.result.selectivity is not None]
+    values = [s.value for s in found if s.value is not None]
+    if not values or len(values) != len(records):
+        return "n/a", None
+    if len(values) == 1:
+        return _iv(found[0]), values[0]
+    mean = sum(values) / len(values)
+    return f"{mean:.3f} (mean of {len(values)})", mean
 
 
 def _scored(entry: Entry, records: dict[str, ResultRecord]) -> Scored:
@@ -368,20 +450,38 @@ def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
     rows = []
     for entry_id in group.order:
         e, b, r = entries[entry_id], breakdowns[entry_id], group.ranks[entry_id]
-        rows.append({
-            "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
+        row = _entry_row(e, results[e.id], b, group.family, "live")
+        row.update({
             "rank": r.rank, "best": r.best, "worst": r.worst, "score": group.scores[e.id],
+            "score_low": r.score_low, "score_high": r.score_high,
             "axes": {a.name: {"value": b.values[a.name].value,
                               "imputed": b.values[a.name].imputed,
                               "capped": a.name in b.capped} for a in spec.axes},
             "auroc": mean_auroc[e.id],
             "auroc_low": r.auroc_low, "auroc_high": r.auroc_high,
-            "marks": [(t, rec.result.marks["auroc"].mark)
-                      for t, rec in sorted(results[e.id].items())
-                      if "auroc" in rec.result.marks],
-            "model": e.model, "category": e.category})
+            "auroc_capped": any(a.name in b.capped for a in spec.axes if a.source == "auroc")})
+        rows.append(row)
     return {"family": group.family, "tasks": list(group.tasks), "rows": rows,
             "anchor": "set-" + "--".join(group.tasks)}
+
+
+def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakdown,
+               family: str, status: str) -> dict[str, Any]:
+    """What every table of entries shows of one entry, ranked or not: its ProbeScore and
+    AUROC over its tasks (with the AUROC's interval when it has one task)."""
+    selectivity, sel_value = _selectivity(records)
+    aurocs = [r.result.auroc for r in records.values()]
+    one = aurocs[0] if len(aurocs) == 1 else None
+    return {
+        "id": e.id, "href": page_name(e.id), "short_name": e.short_name, "model": e.model,
+        "site": f"{e.layer}:{e.position}", "category": e.category, "status": status,
+        "family": family, "tasks": sorted(records), "score": score.total,
+        "score_low": None, "score_high": None,
+        "auroc": sum(a.value or 0.0 for a in aurocs) / len(aurocs),
+        "auroc_low": one.ci_low if one else None, "auroc_high": one.ci_high if one else None,
+        "auroc_capped": False, "selectivity": selectivity, "sel_value": sel_value,
+        "marks": [(t, rec.result.marks["auroc"].mark) for t, rec in sorted(records.items())
+                  if "auroc" in rec.result.marks]}
 
 
 def _guard_view(entry: Entry, why: str, records: dict[str, ResultRecord]) -> dict[str, Any]:
@@ -434,7 +534,8 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": task_id, "version": t.version, "auroc": _iv(t.auroc),
         "accuracy_name": t.accuracy_name, "accuracy": _iv(t.accuracy),
-        "ece": f"{t.ece:.3f}", "brier": f"{t.brier:.3f}", "fpr": f"{t.fpr_at_99tpr:.3f}",
+        "ece": f"{t.ece:.3f}", "brier": f"{t.brier:.3f}",
+        "fpr": "n/a" if t.fpr_at_99tpr is None else f"{t.fpr_at_99tpr:.3f}",
         "latency": _latency(record),
         "cost": "not recorded (stored before the cost was kept)" if t.cost is None else
                 f"{_gflops(t)} GFLOPs/prompt ({t.cost.tokens_per_prompt:.1f} tokens, "
@@ -446,7 +547,7 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
         "distshift": _iv(t.distshift_auroc), "evalaware": _iv(t.evalaware_auroc),
         "marks": _marks(t),
         "provenance": _provenance(record),
-        "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}"),
+        "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}", auroc=t.auroc.value),
         "reliability": reliability_svg(pred.labels, pred.probs,
                                        f"Reliability diagram, {task_id}"),
         "slice_figures": [],
@@ -519,10 +620,12 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None) -> dict
         "acc_value": t.accuracy.value if t.accuracy.value is not None else -1,
         "selectivity": _iv(sel),
         "sel_value": sel.value if sel is not None and sel.value is not None else "",
-        "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "marks": _marks(t)}
+        "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "site": f"{e.layer}:{e.position}",
+        "marks": sorted((k, m.mark) for k, m in t.marks.items())}
     if group is not None:
         r = group.ranks[e.id]
-        row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id])
+        row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id],
+                   score_low=r.score_low, score_high=r.score_high)
     return row
 
 
@@ -531,7 +634,7 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
                 results: dict[str, dict[str, ResultRecord]], guards: Mapping[str, str],
                 task_groups: Mapping[str, RankedGroup],
                 sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog,
-                n_resamples: int) -> None:
+                n_resamples: int, files: SiteFiles) -> None:
     template = env.get_template("task.html.j2")
     by_id = {e.id: e for e in entries}
     for task_id in task_ids:
@@ -554,5 +657,73 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
         html = template.render(**common, root="../", title=task_id, task=task, rows=ranked,
                                pending=pending, guard_rows=guard_rows, baselines=baselines,
                                accuracy_name=names[0] if names else "accuracy",
-                               n_resamples=n_resamples, sweeps=sweeps.get(task_id, []))
+                               n_resamples=n_resamples, sweeps=sweeps.get(task_id, []),
+                               data=task_data(catalog, task_id, files))
         (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")
+
+
+def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
+               results: Mapping[str, dict[str, ResultRecord]], guards: Mapping[str, str],
+               groups: Sequence[RankedGroup], task_groups: Mapping[str, RankedGroup],
+               breakdowns: Mapping[str, ScoreBreakdown], task_format: Any, *,
+               n_resamples: int, seed: int) -> Leaderboard:
+    """leaderboard.json's content: one row per (entry, task), every ranking, every
+    entry's ProbeScore breakdown."""
+    def lo_hi(x: IntervalOut | None) -> tuple[float | None, float | None, float | None]:
+        return (None, None, None) if x is None else (x.value, x.ci_low, x.ci_high)
+
+    rows = []
+    for e in sorted(entries, key=lambda e: e.id):
+        for task, rec in sorted(results[e.id].items()):
+            t, run = rec.result, rec.run
+            sel = lo_hi(t.selectivity.selectivity if t.selectivity else None)
+            group = task_groups.get(task)
+            rank = group.ranks.get(e.id) if group is not None else None
+            rows.append(ResultRow(
+                entry_id=e.id, short_name=e.short_name, name=e.name, author=e.author,
+                org=e.org, status=e.status, guard=e.id in guards, category=e.category,
+                model=e.model, layer=e.layer, position=e.position, probe_type=e.probe_type,
+                license=e.license, artifact_url=e.artifact_url,
+                artifact_sha256=e.artifact_sha256, task=task, task_version=t.version,
+                family=task_format(task), test_sha256=t.test_sha256, n_items=t.n_items,
+                auroc=t.auroc.value, auroc_ci_low=t.auroc.ci_low, auroc_ci_high=t.auroc.ci_high,
+                accuracy_name=t.accuracy_name, accuracy=t.accuracy.value,
+                accuracy_ci_low=t.accuracy.ci_low, accuracy_ci_high=t.accuracy.ci_high,
+                ece=t.ece, brier=t.brier, fpr_at_99tpr=t.fpr_at_99tpr, selectivity=sel[0],
+                selectivity_ci_low=sel[1], selectivity_ci_high=sel[2],
+                distshift_auroc=t.distshift_auroc.value,
+                distshift_imputed=t.distshift_auroc.imputed,
+                evalaware_auroc=t.evalaware_auroc.value,
+                evalaware_imputed=t.evalaware_auroc.imputed,
+                gflops_per_prompt=None if t.cost is None else
+                round(t.cost.flops_per_prompt / 1e9, 6),
+                latency_ms=rec.latency_ms,
+                task_probescore=round(probescore(spec, axis_values({task: rec}, e.license),
+                                                 closed_license=e.license == "closed").total, 6),
+                task_rank=rank.rank if rank else None, task_rank_best=rank.best if rank else None,
+                task_rank_worst=rank.worst if rank else None,
+                evaluated_at=run.evaluated_at if run else None,
+                probebench_version=rec.versions.get("probebench"),
+                probebench_commit=run.probebench_commit if run else None, device=rec.device,
+                dtype=rec.dtype, hardware=run.hardware if run else None, seed=rec.seed,
+                bootstrap_resamples=rec.bootstrap_resamples, page=page_name(e.id)))
+    rankings = [Ranking(family=g.family, tasks=list(g.tasks), entries=[RankedRow(
+        entry_id=i, rank=g.ranks[i].rank, rank_best=g.ranks[i].best,
+        rank_worst=g.ranks[i].worst, probescore=round(g.scores[i], 6),
+        probescore_ci_low=round(g.ranks[i].score_low, 6),
+        probescore_ci_high=round(g.ranks[i].score_high, 6),
+        auroc=round(sum(r.result.auroc.value or 0.0 for r in results[i].values())
+                    / len(results[i]), 6),
+        auroc_ci_low=round(g.ranks[i].auroc_low, 6),
+        auroc_ci_high=round(g.ranks[i].auroc_high, 6)) for i in g.order]) for g in groups]
+    scores = [EntryScore(entry_id=e.id, tasks=sorted(results[e.id]),
+                         probescore=round(breakdowns[e.id].total, 6),
+                         axes={a.name: AxisScore(
+                             value=round(breakdowns[e.id].values[a.name].value, 6),
+                             imputed=breakdowns[e.id].values[a.name].imputed,
+                             contribution=round(breakdowns[e.id].contributions[a.name], 6),
+                             capped=a.name in breakdowns[e.id].capped) for a in spec.axes})
+              for e in sorted(entries, key=lambda e: e.id)]
+    return Leaderboard(probebench_version=__version__, spec_version=spec.version,
+                       rank_resamples=n_resamples, rank_seed=seed, results=rows,
+                       rankings=rankings, probescores=scores)

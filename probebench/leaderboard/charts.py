@@ -1,84 +1,238 @@
-"""Small inline SVG figures, made at build time: ROC curve, reliability diagram, bars."""
+"""Inline SVG figures, drawn at build time with real axes (ticks, grid, labels): ROC
+curve, reliability diagram, sorted bars with CIs, ProbeScores with CIs, layer sweeps.
+
+Every figure is a plain ``<svg>`` string with a ``viewBox``, so the stylesheet can
+scale it to a phone's width; every text that comes from data is escaped here, because
+the templates insert the figures as they are.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 
 import numpy as np
 
-W, H, PAD = 260, 220, 34
+
+def _num(v: float) -> str:
+    return f"{v:.1f}"
 
 
-def _frame(title: str, x_label: str, y_label: str, body: str) -> str:
-    axes = (f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - 8}" y2="{H - PAD}" class="axis"/>'
-            f'<line x1="{PAD}" y1="8" x2="{PAD}" y2="{H - PAD}" class="axis"/>'
-            f'<text x="{(W + PAD) / 2}" y="{H - 6}" class="label">{escape(x_label)}</text>'
-            f'<text x="10" y="{(H - PAD) / 2}" class="label" '
-            f'transform="rotate(-90 10 {(H - PAD) / 2})">{escape(y_label)}</text>'
-            f'<text x="{PAD}" y="{H - PAD + 12}" class="tick">0</text>'
-            f'<text x="{W - 14}" y="{H - PAD + 12}" class="tick">1</text>'
-            f'<text x="{PAD - 12}" y="14" class="tick">1</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" '
-            f'height="{H}" role="img" aria-label="{escape(title)}"><title>{escape(title)}'
-            f"</title>{axes}{body}</svg>")
+def _tick_label(v: float, step: float) -> str:
+    decimals = 0 if step >= 1 else 1 if step >= 0.1 - 1e-9 else 2
+    return f"{v:.{decimals}f}"
 
 
-def _xy(x: float, y: float) -> str:
-    return f"{PAD + x * (W - 8 - PAD):.1f},{H - PAD - y * (H - PAD - 8):.1f}"
+@dataclass(frozen=True)
+class Frame:
+    """A plot area inside a ``width`` x ``height`` figure and the data ranges it shows."""
+
+    width: int
+    height: int
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+    left: int = 54
+    right: int = 16
+    top: int = 30
+    bottom: int = 46
+
+    def x(self, v: float) -> float:
+        lo, hi = self.x_range
+        return self.left + (v - lo) / (hi - lo) * (self.width - self.left - self.right)
+
+    def y(self, v: float) -> float:
+        lo, hi = self.y_range
+        return self.height - self.bottom - (v - lo) / (hi - lo) * (
+            self.height - self.top - self.bottom)
+
+    def xy(self, x: float, y: float) -> str:
+        return f"{_num(self.x(x))},{_num(self.y(y))}"
+
+    def axes(self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str,
+             y_label: str, *, x_step: float = 0.2, y_step: float = 0.2,
+             y_axis: bool = True) -> str:
+        """Grid, axis lines, tick marks and labels, and both axis titles."""
+        x0, x1 = self.left, self.width - self.right
+        y0, y1 = self.height - self.bottom, self.top
+        parts = []
+        for t in y_ticks:
+            y = _num(self.y(t))
+            parts.append(f'<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" class="grid"/>'
+                         f'<line x1="{x0 - 4}" y1="{y}" x2="{x0}" y2="{y}" class="axis"/>'
+                         f'<text x="{x0 - 7}" y="{_num(self.y(t) + 3.5)}" class="ytick">'
+                         f"{_tick_label(t, y_step)}</text>")
+        for t in x_ticks:
+            x = _num(self.x(t))
+            parts.append(f'<line x1="{x}" y1="{y1}" x2="{x}" y2="{y0}" class="grid"/>'
+                         f'<line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + 4}" class="axis"/>'
+                         f'<text x="{x}" y="{y0 + 16}" class="xtick">'
+                         f"{_tick_label(t, x_step)}</text>")
+        mid_y = (y0 + y1) / 2
+        parts.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axis"/>'
+                     f'<text x="{_num((x0 + x1) / 2)}" y="{self.height - 8}" class="label">'
+                     f"{escape(x_label)}</text>")
+        if y_axis:
+            parts.append(f'<line x1="{x0}" y1="{y1}" x2="{x0}" y2="{y0}" class="axis"/>'
+                         f'<text x="14" y="{_num(mid_y)}" class="label" '
+                         f'transform="rotate(-90 14 {_num(mid_y)})">{escape(y_label)}</text>')
+        return "".join(parts)
 
 
-def roc_svg(labels: Sequence[int], probs: Sequence[float], title: str) -> str:
+def _svg(width: int, height: int, title: str, body: str, css: str = "chart") -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="{css}" viewBox="0 0 {width} '
+            f'{height}" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(title)}"><title>{escape(title)}</title>{body}</svg>')
+
+
+def _ticks(lo: float, hi: float, step: float) -> list[float]:
+    return [round(float(t), 6) for t in np.arange(lo, hi + step / 2, step)]
+
+
+def _legend(frame: Frame, items: Sequence[tuple[str, str]], *, x: float, y: float) -> str:
+    """Line samples with their names: (css class of the line, text)."""
+    parts = []
+    for k, (css, text) in enumerate(items):
+        yy = y + 15 * k
+        parts.append(f'<line x1="{_num(x)}" y1="{_num(yy - 4)}" x2="{_num(x + 18)}" '
+                     f'y2="{_num(yy - 4)}" class="{css}"/>'
+                     f'<text x="{_num(x + 23)}" y="{_num(yy)}" class="legend-text">'
+                     f"{escape(text)}</text>")
+    return "".join(parts)
+
+
+SQUARE = (380, 340)
+UNIT_TICKS = _ticks(0.0, 1.0, 0.2)
+
+
+def roc_svg(labels: Sequence[int], probs: Sequence[float], title: str, *,
+            auroc: float | None = None) -> str:
+    """The ROC curve over the chance diagonal, both axes 0 to 1 with ticks."""
     from sklearn.metrics import roc_curve
 
     fpr, tpr, _ = roc_curve(np.asarray(labels), np.asarray(probs))
     if len(fpr) > 300:  # thin the polyline; the curve's shape is kept
         keep = np.unique(np.linspace(0, len(fpr) - 1, 300).astype(int))
         fpr, tpr = fpr[keep], tpr[keep]
-    points = " ".join(_xy(float(a), float(b)) for a, b in zip(fpr, tpr, strict=True))
-    body = (f'<polyline points="{_xy(0, 0)} {_xy(1, 1)}" class="chance"/>'
-            f'<polyline points="{points}" class="curve"/>')
-    return _frame(title, "false-positive rate", "true-positive rate", body)
+    f = Frame(*SQUARE, (0.0, 1.0), (0.0, 1.0))
+    points = " ".join(f.xy(float(a), float(b)) for a, b in zip(fpr, tpr, strict=True))
+    name = "probe" if auroc is None else f"probe (AUROC {auroc:.3f})"
+    body = (f.axes(UNIT_TICKS, UNIT_TICKS, "false-positive rate", "true-positive rate")
+            + f'<polyline points="{f.xy(0, 0)} {f.xy(1, 1)}" class="chance"/>'
+            f'<polyline points="{points}" class="curve"/>'
+            + _legend(f, [("curve", name), ("chance", "chance (diagonal)")],
+                      x=f.x(0.45), y=f.y(0.16)))
+    return _svg(*SQUARE, title, body)
 
 
 def reliability_svg(labels: Sequence[int], probs: Sequence[float], title: str,
                     bins: int = 15) -> str:
+    """Observed positive rate per bin of predicted P(positive), over the diagonal of
+    perfect calibration; each bar's tooltip gives its prompts."""
     y = np.asarray(labels, dtype=float)
     p = np.asarray(probs, dtype=float)
     idx = np.minimum((p * bins).astype(int), bins - 1)
-    body = f'<polyline points="{_xy(0, 0)} {_xy(1, 1)}" class="chance"/>'
+    f = Frame(*SQUARE, (0.0, 1.0), (0.0, 1.0))
+    body = f.axes(UNIT_TICKS, UNIT_TICKS, "predicted P(positive)", "observed positive rate")
     for b in range(bins):
         mask = idx == b
         if not mask.any():
             continue
         rate = float(y[mask].mean())
         x0, x1 = b / bins, (b + 1) / bins
-        (left, top), (right, bottom) = (_xy(x0, rate).split(","), _xy(x1, 0).split(","))
-        body += (f'<rect x="{left}" y="{top}" width="{float(right) - float(left) - 1:.1f}" '
-                 f'height="{max(float(bottom) - float(top), 0):.1f}" class="bar">'
+        left, top = f.x(x0) + 0.5, f.y(rate)
+        body += (f'<rect x="{_num(left)}" y="{_num(top)}" '
+                 f'width="{_num(f.x(x1) - f.x(x0) - 1)}" '
+                 f'height="{_num(max(f.y(0) - top, 0))}" class="bar">'
                  f"<title>P in [{x0:.2f}, {x1:.2f}): {int(mask.sum())} prompts, positive rate "
                  f"{rate:.2f}</title></rect>")
-    return _frame(title, "predicted P(positive)", "observed positive rate", body)
+    body += (f'<polyline points="{f.xy(0, 0)} {f.xy(1, 1)}" class="chance"/>'
+             + _legend(f, [("chance", "perfect calibration")], x=f.x(0.05), y=f.y(0.93)))
+    return _svg(*SQUARE, title, body)
 
 
-def bars_svg(rows: Sequence[tuple[str, float, float, float]], title: str) -> str:
-    """Horizontal bars with CI whiskers: (label, value, low, high), values in [0, 1]."""
-    row_h, left, width = 18, 150, 200
-    height = 20 + row_h * len(rows)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {left + width + 50} '
-             f'{height}" width="{left + width + 50}" height="{height}" role="img" '
-             f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
-    for k, (label, value, low, high) in enumerate(rows):
-        y = 10 + k * row_h
-        parts.append(f'<text x="{left - 6}" y="{y + 12}" class="blabel">{escape(label)}</text>'
-                     f'<rect x="{left}" y="{y + 2}" width="{value * width:.1f}" height="12" '
-                     f'class="bar"><title>{escape(label)}: {value:.3f} [{low:.3f}, '
-                     f'{high:.3f}]</title></rect>'
-                     f'<line x1="{left + low * width:.1f}" y1="{y + 8}" '
-                     f'x2="{left + high * width:.1f}" y2="{y + 8}" class="whisker"/>'
-                     f'<text x="{left + width + 4}" y="{y + 12}" class="tick">{value:.2f}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+def bars_svg(rows: Sequence[tuple[str, float, float, float]], title: str, *,
+             x_label: str = "accuracy (95% CI)") -> str:
+    """Horizontal bars with CI whiskers, best first: (label, value, low, high), values in
+    [0, 1], on an axis from 0 to 1 with ticks."""
+    ordered = sorted(rows, key=lambda r: (-r[1], r[0]))
+    longest = max((len(r[0]) for r in ordered), default=4)
+    left = min(200, 16 + 6 * longest)
+    row_h, width = 22, left + 330
+    height = 30 + row_h * len(ordered) + 40
+    f = Frame(width, height, (0.0, 1.0), (0.0, 1.0), left=left, right=46, top=18, bottom=40)
+    parts = [f.axes(UNIT_TICKS, [], x_label, "")]
+    for k, (label, value, low, high) in enumerate(ordered):
+        y = 18 + 8 + k * row_h
+        mid = y + 7
+        parts.append(f'<text x="{left - 6}" y="{mid + 4}" class="blabel">{escape(label)}</text>'
+                     f'<rect x="{left}" y="{y}" width="{_num(f.x(value) - left)}" '
+                     f'height="14" class="bar"><title>{escape(label)}: {value:.3f} '
+                     f"[{low:.3f}, {high:.3f}]</title></rect>"
+                     f'<line x1="{_num(f.x(low))}" y1="{mid}" x2="{_num(f.x(high))}" '
+                     f'y2="{mid}" class="whisker"/>'
+                     f'<line x1="{_num(f.x(low))}" y1="{mid - 4}" x2="{_num(f.x(low))}" '
+                     f'y2="{mid + 4}" class="whisker"/>'
+                     f'<line x1="{_num(f.x(high))}" y1="{mid - 4}" x2="{_num(f.x(high))}" '
+                     f'y2="{mid + 4}" class="whisker"/>'
+                     f'<text x="{width - 40}" y="{mid + 4}" class="value">{value:.2f}</text>')
+    return _svg(width, height, title, "".join(parts))
+
+
+def interval_range(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
+    """An axis range over ``lows``..``highs``, rounded out to tenths, within [0, 1] and at
+    least 0.2 wide.
+
+    >>> interval_range([0.62, 0.7], [0.81, 0.9])
+    (0.6, 0.9)
+    """
+    lo = max(0.0, float(np.floor(min(lows, default=0.0) * 10) / 10))
+    hi = min(1.0, float(np.ceil(max(highs, default=1.0) * 10) / 10))
+    if hi - lo < 0.2:
+        lo, hi = max(0.0, hi - 0.2), max(hi, 0.2)
+    return round(lo, 6), round(hi, 6)
+
+
+def scores_svg(rows: Sequence[tuple[str, str, float, float, float]], title: str, *,
+               x_label: str = "ProbeScore (95% CI)") -> str:
+    """ProbeScores with CI whiskers, one line per entry in the given order: (group
+    heading, label, value, low, high). A new group heading starts a new block; scores of
+    different groups are drawn on one axis but never ranked against each other."""
+    lows = [r[3] for r in rows]
+    highs = [r[4] for r in rows]
+    lo, hi = interval_range(lows, highs)
+    step = 0.05 if hi - lo <= 0.3 + 1e-9 else 0.1
+    longest = max((len(r[1]) for r in rows), default=4)
+    left = min(260, 24 + 7 * longest)
+    width, row_h = left + 560, 20
+    lines: list[str | tuple[str, float, float, float]] = []
+    last = None
+    for group, label, value, low, high in rows:
+        if group != last:
+            lines.append(group)
+            last = group
+        lines.append((label, value, low, high))
+    height = 22 + row_h * len(lines) + 42
+    f = Frame(width, height, (lo, hi), (0.0, 1.0), left=left, right=44, top=14, bottom=42)
+    parts = [f.axes(_ticks(lo, hi, step), [], x_label, "", x_step=step, y_axis=False)]
+    for k, line in enumerate(lines):
+        y = 14 + 10 + k * row_h + 6
+        if isinstance(line, str):
+            if k:
+                parts.append(f'<line x1="4" y1="{y - 13}" x2="{width - 24}" y2="{y - 13}" '
+                             'class="separator"/>')
+            parts.append(f'<text x="4" y="{y + 4}" class="group">{escape(line)}</text>')
+            continue
+        label, value, low, high = line
+        parts.append(f'<text x="{left - 10}" y="{y + 4}" class="blabel">{escape(label)}</text>'
+                     f'<line x1="{_num(f.x(low))}" y1="{y}" x2="{_num(f.x(high))}" y2="{y}" '
+                     f'class="whisker"/>'
+                     f'<circle cx="{_num(f.x(value))}" cy="{y}" r="4" class="point">'
+                     f"<title>{escape(label)}: {value:.3f} [{low:.3f}, {high:.3f}]</title>"
+                     "</circle>"
+                     f'<text x="{_num(f.x(high) + 6)}" y="{y + 4}" class="value">{value:.3f}'
+                     "</text>")
+    return _svg(width, height, title, "".join(parts))
 
 
 def sweep_svg(layers: Sequence[int], series: Sequence[tuple[str, str, Sequence[float],
@@ -86,47 +240,27 @@ def sweep_svg(layers: Sequence[int], series: Sequence[tuple[str, str, Sequence[f
               title: str) -> str:
     """Metrics per layer, each series (name, css class, values, CI lows, CI highs) a line
     over a shaded 95% CI band; the y axis spans the data, rounded out to tenths."""
-    width, height, left, bottom = 560, 260, 40, 30
     lows = [v for _, _, _, lo, _ in series for v in lo]
-    y0 = max(0.0, np.floor(min(lows) * 10) / 10) if lows else 0.0
-    y1 = 1.0
-    x_max = max(layers) if layers else 1
-
-    def xy(layer: float, v: float) -> tuple[float, float]:
-        x = left + (layer / max(x_max, 1)) * (width - left - 10)
-        y = height - bottom - (v - y0) / (y1 - y0) * (height - bottom - 10)
-        return x, y
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}">'
-             f"<title>{escape(title)}</title>"
-             f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" '
-             f'y2="{height - bottom}" class="axis"/>'
-             f'<line x1="{left}" y1="10" x2="{left}" y2="{height - bottom}" class="axis"/>'
-             f'<text x="{(width + left) / 2}" y="{height - 4}" class="label">layer</text>']
-    for tick in np.arange(y0, y1 + 1e-9, 0.1):
-        _, y = xy(0, float(tick))
-        parts.append(f'<text x="{left - 4}" y="{y + 3:.1f}" class="blabel">{tick:.1f}</text>'
-                     f'<line x1="{left}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" '
-                     f'class="grid"/>')
-    step = max(1, len(layers) // 10)
-    for layer in layers[::step]:
-        x, _ = xy(layer, y0)
-        parts.append(f'<text x="{x:.1f}" y="{height - bottom + 12}" class="tick">{layer}</text>')
+    y0 = max(0.0, float(np.floor(min(lows) * 10) / 10)) if lows else 0.0
+    x_max = max(max(layers) if layers else 1, 1)
+    f = Frame(600, 300, (0.0, float(x_max)), (y0, 1.0), left=54, right=14, top=30)
+    step = max(1, int(np.ceil(len(layers) / 10)))
+    parts = [f.axes([float(la) for la in layers[::step]], _ticks(y0, 1.0, 0.1), "layer",
+                    "metric (95% CI band)", x_step=1, y_step=0.1)]
     for k, (name, css, values, lo, hi) in enumerate(series):
-        upper = [xy(la, h) for la, h in zip(layers, hi, strict=True)]
-        lower = [xy(la, v) for la, v in zip(layers, lo, strict=True)][::-1]
-        band = " ".join(f"{x:.1f},{y:.1f}" for x, y in upper + lower)
-        line = " ".join(f"{x:.1f},{y:.1f}" for x, y in
-                        (xy(la, v) for la, v in zip(layers, values, strict=True)))
-        parts.append(f'<polygon points="{band}" class="band {css}"/>'
+        upper = [f.xy(la, h) for la, h in zip(layers, hi, strict=True)]
+        lower = [f.xy(la, v) for la, v in zip(layers, lo, strict=True)][::-1]
+        line = " ".join(f.xy(la, v) for la, v in zip(layers, values, strict=True))
+        parts.append(f'<polygon points="{" ".join(upper + lower)}" class="band {css}"/>'
                      f'<polyline points="{line}" class="series {css}"/>')
         for la, v, low, high in zip(layers, values, lo, hi, strict=True):
-            x, y = xy(la, v)
-            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" class="dot {css}">'
-                         f"<title>layer {la}: {escape(name)} {v:.3f} [{low:.3f}, {high:.3f}]"
-                         "</title></circle>")
-        parts.append(f'<text x="{left + 10 + 150 * k}" y="22" class="legend {css}">'
+            parts.append(f'<circle cx="{_num(f.x(la))}" cy="{_num(f.y(v))}" r="2.5" '
+                         f'class="dot {css}"><title>layer {la}: {escape(name)} {v:.3f} '
+                         f"[{low:.3f}, {high:.3f}]</title></circle>")
+        parts.append(f'<text x="{f.left + 10 + 150 * k}" y="20" class="legend {css}">'
                      f"{escape(name)}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
+    return _svg(600, 300, title, "".join(parts))
+
+
+__all__ = ["Frame", "bars_svg", "interval_range", "reliability_svg", "roc_svg", "scores_svg",
+           "sweep_svg"]

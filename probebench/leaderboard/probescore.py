@@ -199,30 +199,37 @@ class AxisSource:
     name: str
     definition: str
     compute: Callable[[Sequence[ResultRecord], str], AxisValue]
+    #: what the site's column headers call it
+    label: str
 
 
 AXES: dict[str, AxisSource] = {a.name: a for a in (
-    AxisSource("auroc", "AUROC, mean over the entry's tasks", _auroc),
+    AxisSource("auroc", "AUROC, mean over the entry's tasks", _auroc, "AUROC"),
     AxisSource("evalaware_auroc",
                "eval-awareness-corrected AUROC (the model's guard from "
                f"`registry/guards.yaml`); **imputed {EVALAWARE_IMPUTE:g} × AUROC** when the "
-               "model has no guard, and for the guard itself", _evalaware),
+               "model has no guard, and for the guard itself", _evalaware,
+               "Eval-aware AUROC"),
     AxisSource("distshift_auroc",
                "AUROC after the fixed long context; **imputed "
-               f"{DISTSHIFT_IMPUTE:g} × AUROC** when it cannot be measured", _distshift),
-    AxisSource("ece", "1 − 2 × ECE, clamped to [0, 1]", _ece),
+               f"{DISTSHIFT_IMPUTE:g} × AUROC** when it cannot be measured", _distshift,
+               "Shifted AUROC"),
+    AxisSource("ece", "1 − 2 × ECE, clamped to [0, 1]", _ece, "Calibration"),
     AxisSource("transfer",
                "mean Pearson r on declared targets; **imputed "
-               f"{TRANSFER_IMPUTE:g}** when none is declared", _transfer),
+               f"{TRANSFER_IMPUTE:g}** when none is declared", _transfer, "Transfer"),
     AxisSource("latency_ms",
                "1 − log10(latency ms) / 4, clamped (1 ms → 1, 10 s → 0); measured wall "
-               "clock, so it depends on the machine (specs before 0.1.0 only)", _latency),
+               "clock, so it depends on the machine (specs before 0.1.0 only)", _latency,
+               "Latency"),
     AxisSource("flops",
                "1 − log10(FLOPs per prompt / 10⁶) / 6, clamped (1 MFLOP → 1, 1 TFLOP → 0): "
                "the analytical cost of the model blocks up to the probe's layer plus the "
-               "probe, from the model's config; the same on every machine", _flops),
-    AxisSource("license", _license_rules_text(), _license),
-    AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart),
+               "probe, from the model's config; the same on every machine", _flops,
+               "Cost"),
+    AxisSource("license", _license_rules_text(), _license, "Licence"),
+    AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart,
+               "Goodhart resistance"),
 )}
 
 
@@ -235,6 +242,10 @@ class Axis:
     @property
     def definition(self) -> str:
         return AXES[self.source].definition
+
+    @property
+    def label(self) -> str:
+        return AXES[self.source].label
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ Each entry's AUROC is recomputed on every resample (``weighted_auroc``), the axe
 that derive from it follow (the AUROC axis, and imputed eval-awareness and
 distribution-shift values), the ProbeScore is recomputed, and entries are ranked
 within each resample (1 = best; ties share the better rank). An entry's rank interval
-is the 2.5th and 97.5th percentile of its ranks, rounded outward.
+is the 2.5th and 97.5th percentile of its ranks, rounded outward; its ProbeScore's 95%
+interval is the same percentiles of its resampled ProbeScores.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ class RankInterval:
     worst: int
     auroc_low: float
     auroc_high: float
+    #: the 2.5th and 97.5th percentile of the entry's ProbeScore over the same resamples
+    score_low: float = float("nan")
+    score_high: float = float("nan")
+
+
+#: what a rank and its interval mean (the tables' tooltips and the methodology page)
+RANK_DEFINITION = ("rank within the table by ProbeScore (1 = best; ties share the better "
+                   "rank) and [best, worst]: the 2.5th to 97.5th percentile of the entry's "
+                   "rank over a paired item bootstrap of the table's entries")
 
 
 def _task_seed(seed: int, task: str) -> int:
@@ -111,8 +121,10 @@ def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     out = {}
     for j, entry in enumerate(entries):
         low, high = np.percentile(ranks[:, j], [2.5, 97.5])
+        score_low, score_high = np.percentile(boot[:, j], [2.5, 97.5])
         out[entry.id] = RankInterval(int(point_rank[j]), int(np.floor(low)),
-                                     int(np.ceil(high)), *auroc_ci[j])
+                                     int(np.ceil(high)), *auroc_ci[j],
+                                     score_low=float(score_low), score_high=float(score_high))
     return out
 
 
@@ -193,6 +205,6 @@ def comparable_groups(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     return sorted(groups, key=lambda g: (family_sort_key(g.family), -len(g.order), g.tasks))
 
 
-__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "RANK_RESAMPLES", "RankInterval", "RankedGroup",
-           "Scored", "comparable_groups", "family_name", "family_of", "family_sort_key",
-           "rank_group", "rank_intervals"]
+__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "RANK_DEFINITION", "RANK_RESAMPLES",
+           "RankInterval", "RankedGroup", "Scored", "comparable_groups", "family_name",
+           "family_of", "family_sort_key", "rank_group", "rank_intervals"]

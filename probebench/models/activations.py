@@ -58,7 +58,7 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
             sites: Sequence[Site], *, cache: ActivationCache | bool = True,
             device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
             max_batch_size: int | None = None, prefix: str | None = None,
-            progress: bool = True) -> ExtractionResult:
+            progress: bool = True, desc: str | None = None) -> ExtractionResult:
     """Pooled hidden states of ``prompts`` at every site, through the activation cache.
 
     ``model`` is a name (alias, folder or hub id), a resolved model, or a loaded one.
@@ -66,7 +66,8 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
     bypasses the cache both ways. ``batch_tokens`` and ``max_batch_size`` shape the
     batches (see ``length_batches``); left out, they are sized from the device
     (``probebench.models.batching``). ``prefix`` puts the same text before every prompt
-    (see ``run_extraction``); positions still read the prompt's own tokens.
+    (see ``run_extraction``); positions still read the prompt's own tokens. ``desc``
+    names the stage on the progress bar (default: ``extract <model>``).
     """
     prompt_list = as_prompts(prompts)
     site_list = list(dict.fromkeys(sites))
@@ -109,7 +110,7 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
         assert lm is not None
         fresh = run_extraction(lm, prompt_list, missing, batch_tokens=budget.tokens,
                                max_batch_size=budget.rows, prefix=prefix,
-                               progress=progress)
+                               progress=progress, desc=desc)
         for site, array in fresh.items():
             arrays[site] = array
             if store is not None:
@@ -321,7 +322,8 @@ def _prefix_cache(lm: LoadedModel, prefix: str) -> tuple[Any, int]:
 
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
                    batch_tokens: int | None = None, max_batch_size: int | None = None,
-                   prefix: str | None = None, progress: bool = True) -> dict[Site, np.ndarray]:
+                   prefix: str | None = None, progress: bool = True,
+                   desc: str | None = None) -> dict[Site, np.ndarray]:
     """Run the model over ``prompts`` and pool every site (no cache); the batch budget
     is sized from the device unless given.
 
@@ -329,6 +331,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     (with the tokenizer's special tokens) are followed by the prompt's own tokens
     (without them). The prefix runs once and its key/value cache is shared, so a long
     context costs little per prompt; positions and pooling read the prompt's tokens.
+    ``desc`` names the stage on the progress bar (default: ``extract <model>``).
     """
     import copy
 
@@ -403,7 +406,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         batches = length_batches(tok.lengths + prefix_len, batch_tokens=budget.tokens,
                                  max_batch_size=budget.rows)
         with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
-                                          desc=f"extract {ident.name}", unit="prompt",
+                                          desc=desc or f"extract {ident.name}", unit="prompt",
                                           leave=False) as bar:
             for rows in batches:
                 ids, mask, lengths = pad_batch(tok, rows, pad_id)

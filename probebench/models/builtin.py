@@ -24,6 +24,7 @@ class BuiltinModel:
     architecture: str     #: "causal" or "encoder"
     num_layers: int
     hidden_size: int
+    hub_id: str           #: the Hugging Face model the weights come from (for suggestions)
 
     def source_path(self) -> Path:
         """Where the installed package keeps the weights; a clear error if it is missing."""
@@ -53,6 +54,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
             architecture="causal",
             num_layers=30,
             hidden_size=576,
+            hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
         ),
         BuiltinModel(
             alias="minilm-l6",
@@ -64,8 +66,34 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
             architecture="encoder",
             num_layers=6,
             hidden_size=384,
+            hub_id="sentence-transformers/all-MiniLM-L6-v2",
         ),
     )
 }
 
 DEFAULT_MODEL = "smollm2-135m"
+
+#: (num_layers, hidden_size) of well-known hub models, from their published configs:
+#: validation knows their dimensions without a download, and suggestions name them
+KNOWN_DIMENSIONS: dict[str, tuple[int, int]] = {
+    "HuggingFaceTB/SmolLM2-135M": (30, 576),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": (30, 576),
+    "HuggingFaceTB/SmolLM2-360M": (32, 960),
+    "HuggingFaceTB/SmolLM2-360M-Instruct": (32, 960),
+    "HuggingFaceTB/SmolLM2-1.7B": (24, 2048),
+    "HuggingFaceTB/SmolLM2-1.7B-Instruct": (24, 2048),
+    "sentence-transformers/all-MiniLM-L6-v2": (6, 384),
+    "gpt2": (12, 768),
+    "openai-community/gpt2": (12, 768),
+    "gpt2-medium": (24, 1024),
+    "gpt2-large": (36, 1280),
+    "gpt2-xl": (48, 1600),
+    "bert-base-uncased": (12, 768),
+    "google-bert/bert-base-uncased": (12, 768),
+    "Qwen/Qwen2.5-0.5B": (24, 896),
+    "Qwen/Qwen2.5-0.5B-Instruct": (24, 896),
+    "meta-llama/Llama-3.2-1B": (16, 2048),
+    "meta-llama/Llama-3.1-8B": (32, 4096),
+    "meta-llama/Llama-3.1-8B-Instruct": (32, 4096),
+    "mistralai/Mistral-7B-v0.1": (32, 4096),
+}

@@ -13,6 +13,12 @@ In float32 batch sizes are not part of the key: they change results only by floa
 rounding. In bfloat16 and float16 they change results by more, so there the batch
 budget (padded tokens, prompts) is part of the key too.
 
+The same folder, keying and signing hold the language model's own scores (``scores_key``,
+``cached_scores``): the surprisal baseline's ``log2 P(text)`` and a format's own protocol
+(SyntaxGym's region predictions). Their key replaces the prompts and site with a
+``scoring`` record of everything else the numbers depend on: the prompts' texts (or the
+items' canonical records), the scoring rule and its BOS handling, with their versions.
+
 Entries are safetensors files written atomically (temporary file, fsync, rename). Each
 carries an HMAC-SHA256 of its key and array bytes under a per-installation secret
 (``$PROBEBENCH_HOME/activation-cache.key``, 32 random bytes, mode 0600, kept outside
@@ -29,7 +35,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -140,16 +146,34 @@ class ActivationCache:
             record["batching"] = list(batching)
         return sha256_json(record)
 
+    def scores_key(self, identity: ModelIdentity, device: str, scoring: Mapping[str, object],
+                   *, batching: tuple[int, int] | None = None) -> str:
+        """The key of a language model's scores: ``key``'s record with ``scoring`` (the
+        inputs' hash, the rule and its version: everything else the numbers depend on)
+        in place of the prompts and the site."""
+        record: dict[str, object] = {
+            "format": FORMAT_VERSION,
+            "kind": "lm-scores",
+            "model": identity.to_dict(),
+            "device": device,
+            "scoring": dict(scoring),
+            "versions": _versions(),
+        }
+        if batching is not None:
+            record["batching"] = list(batching)
+        return sha256_json(record)
+
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.safetensors"
 
-    def get(self, key: str, shape: tuple[int, int]) -> np.ndarray | None:
+    def get(self, key: str, shape: tuple[int, ...],
+            dtype: type[np.floating[Any]] = np.float32) -> np.ndarray | None:
         """The cached array, or None on a miss or a corrupt entry (which is deleted)."""
         path = self.path(key)
         if not path.is_file():
             self.stats.misses += 1
             return None
-        problem = self._check(path, key, shape, self.secret)
+        problem = self._check(path, key, shape, self.secret, np.dtype(dtype))
         if isinstance(problem, np.ndarray):
             self.stats.hits += 1
             return problem
@@ -161,8 +185,8 @@ class ActivationCache:
         return None
 
     @staticmethod
-    def _check(path: Path, key: str, shape: tuple[int, int],
-               secret: bytes) -> np.ndarray | str:
+    def _check(path: Path, key: str, shape: tuple[int, ...], secret: bytes,
+               dtype: np.dtype[Any]) -> np.ndarray | str:
         from safetensors import SafetensorError
         from safetensors.numpy import load
 
@@ -177,18 +201,19 @@ class ActivationCache:
             return "no activations tensor"
         if meta.get("key") != key:
             return "stored key differs from its file name"
-        if tuple(array.shape) != shape or array.dtype != np.float32:
-            return f"shape {array.shape} {array.dtype}, expected {shape} float32"
+        if tuple(array.shape) != shape or array.dtype != dtype:
+            return f"shape {array.shape} {array.dtype}, expected {shape} {dtype}"
         if sha256_bytes(np.ascontiguousarray(array).tobytes()) != meta.get("sha256"):
             return "checksum mismatch"
         if not hmac.compare_digest(_mac(secret, key, array), str(meta.get("mac", ""))):
             return "not signed by this installation's cache key"
         return array
 
-    def put(self, key: str, array: np.ndarray, info: dict[str, str] | None = None) -> Path:
+    def put(self, key: str, array: np.ndarray, info: dict[str, str] | None = None,
+            dtype: type[np.floating[Any]] = np.float32) -> Path:
         from safetensors.numpy import save
 
-        array = np.ascontiguousarray(array, dtype=np.float32)
+        array = np.ascontiguousarray(array, dtype=dtype)
         meta = {**(info or {}), "key": key, "sha256": sha256_bytes(array.tobytes()),
                 "mac": _mac(self.secret, key, array)}
         path = self.path(key)
@@ -199,6 +224,26 @@ class ActivationCache:
             raise CacheError(f"cannot write the activation cache at {self.root} ({exc}); "
                              "set PROBEBENCH_ACTIVATION_CACHE or use --no-cache") from exc
         return path
+
+
+def cached_scores(store: ActivationCache | None, identity: ModelIdentity, device: str,
+                  scoring: Mapping[str, object], n: int,
+                  compute: Callable[[], np.ndarray | None], *,
+                  batching: tuple[int, int] | None = None) -> tuple[np.ndarray | None, bool]:
+    """``n`` float64 scores of a language model from ``store``, else ``compute()``'s
+    (stored, unless None: nothing to keep). Returns the scores and whether they came
+    from the cache; ``store=None`` always computes."""
+    key = None
+    if store is not None:
+        key = store.scores_key(identity, device, scoring, batching=batching)
+        hit = store.get(key, (n,), np.float64)
+        if hit is not None:
+            return hit, True
+    scores = compute()
+    if scores is not None and key is not None and store is not None:
+        store.put(key, scores, {"scoring": str(scoring.get("kind", "")),
+                                "model": identity.name}, np.float64)
+    return scores, False
 
 
 def _metadata(data: bytes) -> dict[str, Any]:

@@ -88,10 +88,11 @@ def forward_flops(shape: BlockShape, *, layers: int, tokens: Sequence[int]) -> f
     return total / len(tokens)
 
 
-def probe_flops(n_features: int, hidden_sizes: Sequence[int], *, pooled_tokens: float
-                ) -> float:
-    """FLOPs of pooling, the scaler and the classifier on one prompt."""
-    sizes = [n_features, *hidden_sizes, 1]
+def probe_flops(n_features: int, hidden_sizes: Sequence[int], *, pooled_tokens: float,
+                outputs: int = 1) -> float:
+    """FLOPs of pooling, the scaler and the classifier (``outputs`` units: 1 for a
+    binary probe, K for K > 2 classes) on one prompt."""
+    sizes = [n_features, *hidden_sizes, outputs]
     layers = sum(2 * a * b for a, b in pairwise(sizes))
     return pooled_tokens * n_features + 2 * n_features + layers
 

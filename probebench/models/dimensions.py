@@ -13,32 +13,9 @@ from typing import Any
 
 from probebench.errors import InputError, ModelError
 from probebench.jsonsafe import load_json
-from probebench.models.builtin import BUILTIN_MODELS
+from probebench.models.builtin import BUILTIN_MODELS, KNOWN_DIMENSIONS
+from probebench.models.names import alias_typo, cached_hub_models, check_on_hub, did_you_mean
 from probebench.paths import hub_offline
-
-#: (num_layers, hidden_size) of well-known models, from their published configs
-KNOWN_DIMENSIONS: dict[str, tuple[int, int]] = {
-    "HuggingFaceTB/SmolLM2-135M": (30, 576),
-    "HuggingFaceTB/SmolLM2-135M-Instruct": (30, 576),
-    "HuggingFaceTB/SmolLM2-360M": (32, 960),
-    "HuggingFaceTB/SmolLM2-360M-Instruct": (32, 960),
-    "HuggingFaceTB/SmolLM2-1.7B": (24, 2048),
-    "HuggingFaceTB/SmolLM2-1.7B-Instruct": (24, 2048),
-    "sentence-transformers/all-MiniLM-L6-v2": (6, 384),
-    "gpt2": (12, 768),
-    "openai-community/gpt2": (12, 768),
-    "gpt2-medium": (24, 1024),
-    "gpt2-large": (36, 1280),
-    "gpt2-xl": (48, 1600),
-    "bert-base-uncased": (12, 768),
-    "google-bert/bert-base-uncased": (12, 768),
-    "Qwen/Qwen2.5-0.5B": (24, 896),
-    "Qwen/Qwen2.5-0.5B-Instruct": (24, 896),
-    "meta-llama/Llama-3.2-1B": (16, 2048),
-    "meta-llama/Llama-3.1-8B": (32, 4096),
-    "meta-llama/Llama-3.1-8B-Instruct": (32, 4096),
-    "mistralai/Mistral-7B-v0.1": (32, 4096),
-}
 
 
 def _from_config(config: dict[str, Any], source: str) -> tuple[int, int]:
@@ -62,18 +39,34 @@ def model_dimensions(name: str) -> tuple[int, int]:
     local = Path(name).expanduser()
     if (local / "config.json").is_file():
         return _from_config(_config(local / "config.json"), str(local))
+    if name.count("/") > 1 or name.startswith((".", "/", "~")):
+        raise _unknown(name, "no such folder exists")
+    if alias_typo(name) is not None and name not in cached_hub_models():
+        raise _unknown(name, "it looks like a typo of a built-in alias, so the hub was not asked")
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     offline = hub_offline()
     try:
-        path = hf_hub_download(name, "config.json", local_files_only=offline)
+        path = hf_hub_download(name, "config.json", local_files_only=True)
     except (LocalEntryNotFoundError, HfHubHTTPError, ValueError, OSError):
-        where = "the local Hugging Face cache" if offline else "the Hugging Face hub"
-        raise ModelError(f"cannot find the dimensions of model {name!r}: not a built-in alias "
-                         f"({', '.join(BUILTIN_MODELS)}), not in probebench's table of known "
-                         f"models, and its config.json is not in {where}") from None
+        if offline:
+            raise _unknown(name, "its config.json is not in the local Hugging Face cache "
+                           "(HF_HUB_OFFLINE is set)") from None
+        # one quick question first: the download retries for ~25 s when it fails
+        check_on_hub(name)
+        try:
+            path = hf_hub_download(name, "config.json")
+        except (LocalEntryNotFoundError, HfHubHTTPError, ValueError, OSError):
+            raise _unknown(name, "its config.json could not be read from the Hugging Face "
+                           "hub") from None
     return _from_config(_config(Path(path)), name)
+
+
+def _unknown(name: str, why: str) -> ModelError:
+    return ModelError(f"cannot find the dimensions of model {name!r}: not a built-in alias "
+                      f"({', '.join(BUILTIN_MODELS)}), not in probebench's table of known "
+                      f"models, not a local folder, and {why}.{did_you_mean(name)}")
 
 
 def _config(path: Path) -> Any:

@@ -6,7 +6,6 @@ the activation cache can answer without a model); ``load_model`` loads it.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -19,6 +18,7 @@ from probebench.models._hf import quiet_transformers
 from probebench.models.batching import DTYPE_BYTES, weight_count
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
+from probebench.models.names import alias_typo, cached_hub_models, check_on_hub, did_you_mean
 from probebench.paths import home, hub_offline
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -151,11 +151,9 @@ def resolve_dtype(dtype: str, device: str) -> str:
 
 
 def _unknown_model(name: str, why: str) -> ModelError:
-    close = difflib.get_close_matches(name, list(BUILTIN_MODELS), n=2, cutoff=0.5)
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return ModelError(
         f"unknown model {name!r}: not a local folder, not a built-in alias "
-        f"({', '.join(BUILTIN_MODELS)}), and {why}.{hint}"
+        f"({', '.join(BUILTIN_MODELS)}), and {why}.{did_you_mean(name)}"
     )
 
 
@@ -176,6 +174,9 @@ def _locate(name: str, revision: str | None, *, progress: bool) -> tuple[Path, s
         return local.resolve(), "local", revision
     if name.count("/") > 1 or name.startswith((".", "/", "~")):
         raise _unknown_model(name, "no such folder exists")
+    if alias_typo(name) is not None and name not in cached_hub_models():
+        raise _unknown_model(name, "it looks like a typo of a built-in alias, so the hub "
+                             "was not asked")
     return _from_hub(name, revision)
 
 
@@ -185,6 +186,9 @@ def _from_hub(repo_id: str, revision: str | None) -> tuple[Path, str, str | None
 
     offline = hub_offline()
     try:
+        if not offline and not _in_hub_cache(repo_id, revision):
+            # one quick question first: the download retries for ~25 s when it fails
+            check_on_hub(repo_id, revision)
         folder = Path(snapshot_download(repo_id, revision=revision,
                                         allow_patterns=_HUB_PATTERNS,
                                         local_files_only=offline))
@@ -196,6 +200,18 @@ def _from_hub(repo_id: str, revision: str | None) -> tuple[Path, str, str | None
         raise _unknown_model(repo_id, f"the Hugging Face hub refused it ({exc})") from None
     # snapshot folders are named by the commit they hold
     return folder, "hub", folder.name
+
+
+def _in_hub_cache(repo_id: str, revision: str | None) -> bool:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        snapshot_download(repo_id, revision=revision, allow_patterns=_HUB_PATTERNS,
+                          local_files_only=True)
+    except (LocalEntryNotFoundError, ValueError, OSError):
+        return False
+    return True
 
 
 def _read_config(folder: Path) -> dict[str, Any]:

@@ -40,6 +40,9 @@ from probebench.models.loading import LoadedModel
 from probebench.prompts import Prompt, as_prompts
 
 _LN2 = math.log(2.0)
+#: the version of the scoring rule (surprisal in bits, the BOS handling above, the region
+#: rule below): part of the cache key of cached scores, bumped whenever a number changes
+SCORING_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,12 @@ class TokenSurprisal:
 def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                      prepend_bos: bool = False, start_token: str | None = None,
                      batch_tokens: int = BATCH_TOKENS, max_batch_size: int = 32,
-                     progress: bool = True) -> list[TokenSurprisal]:
+                     progress: bool = True, desc: str = "surprisal") -> list[TokenSurprisal]:
     """Surprisal (bits) of every token of every text under a causal LM, in input order.
 
     ``prepend_bos`` reads each text after ``start_token`` (default: the model's BOS token,
     else its EOS token) and scores every token of the text; see the module docstring.
+    ``desc`` names the stage on the progress bar.
     """
     import torch
     from tqdm.auto import tqdm
@@ -79,7 +83,7 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
     batches = length_batches(tok.lengths, batch_tokens=batch_tokens,
                              max_batch_size=max_batch_size)
     with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
-                                      desc="surprisal", unit="text", leave=False) as bar:
+                                      desc=desc, unit="text", leave=False) as bar:
         for rows in batches:
             ids, mask, lengths = pad_batch(tok, rows, pad_id)
             ids_t = torch.from_numpy(ids).to(lm.device)
@@ -109,7 +113,8 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
 
 def sentence_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                        start_token: str | None = None, batch_tokens: int = BATCH_TOKENS,
-                       max_batch_size: int = 32, progress: bool = True) -> np.ndarray:
+                       max_batch_size: int = 32, progress: bool = True,
+                       desc: str = "surprisal") -> np.ndarray:
     """``log2 P(text)`` of each text: minus its total surprisal in bits, every token of the
     text scored after the model's BOS token (EOS when it has none; ``start_token`` names
     another), as the BLiMP paper and lm-evaluation-harness score a sentence.
@@ -120,7 +125,7 @@ def sentence_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
     """
     results = token_surprisals(lm, texts, prepend_bos=True, start_token=start_token,
                                batch_tokens=batch_tokens, max_batch_size=max_batch_size,
-                               progress=progress)
+                               progress=progress, desc=desc)
     return np.array([-r.total for r in results], dtype=np.float64)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from probebench.artifact.checks import validate
+from probebench.artifact.checks import ValidationReport, validate
 from probebench.errors import InputError, ProbebenchError
 from probebench.licenses import check_license
 from probebench.registry.confine import (
@@ -15,7 +15,16 @@ from probebench.registry.confine import (
     changes,
     git_toplevel,
 )
-from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.entry import (
+    SIZE_TOLERANCE_MB,
+    SIZE_TOLERANCE_SHARE,
+    Entry,
+    artifact_megabytes,
+    entry_path,
+    read_entry,
+    size_agrees,
+    trained_parameters,
+)
 from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 from probebench.yamlsafe import load_yaml
@@ -184,7 +193,28 @@ def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -
             if ours != theirs:
                 problems.append(f"{path}: {field} is {ours!r} but the artifact's meta.yaml "
                                 f"says {theirs!r}")
+    problems.extend(f"{path}: {p}" for p in _claimed_numbers(entry, report))
     return EntryCheck(path, entry.id, problems, notes)
+
+
+def _claimed_numbers(entry: Entry, report: ValidationReport) -> list[str]:
+    """``param_count`` and ``size_mb`` against the artifact they describe."""
+    problems = []
+    if report.weights is not None:
+        actual = trained_parameters(report.weights)
+        if entry.param_count != actual:
+            problems.append(f"param_count is {entry.param_count} but the artifact's probe has "
+                            f"{actual} trained parameters (every weight and bias of its "
+                            "layers; the scaler is not counted)")
+    if report.file_sizes:
+        actual_mb = artifact_megabytes(report.file_sizes)
+        if not size_agrees(entry.size_mb, actual_mb):
+            problems.append(f"size_mb is {entry.size_mb} but the artifact's "
+                            f"{len(report.file_sizes)} files hold {actual_mb:.4f} MB "
+                            f"({sum(report.file_sizes.values())} bytes; rounding within "
+                            f"{SIZE_TOLERANCE_MB} MB or {SIZE_TOLERANCE_SHARE:.0%} is "
+                            "accepted)")
+    return problems
 
 
 def _unique(files: list[Path], results: list[EntryCheck], key: Callable[[Entry], str],

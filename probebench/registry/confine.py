@@ -1,7 +1,9 @@
-"""Pull-request confinement: a submission adds or updates one entry and its artifact.
+"""Pull-request confinement: a pull request is a probe submission or a task proposal.
 
 The one definition of the rule, used by ``probebench registry confine`` (the first step
-of every pull-request job) and ``probebench registry check --changed``. A submission:
+of every pull-request job) and ``probebench registry check --changed``. A pull request
+is of one type, never both (:func:`pr_kind`): it is a **task proposal** when it touches
+anything under ``tasks/proposed/``, else a **probe submission**. A submission:
 
 - adds or modifies exactly one entry file ``registry/probes/<org>/<name>.yaml``;
 - may add or modify files in at most one artifact folder ``registry/artifacts/<folder>/``;
@@ -9,6 +11,23 @@ of every pull-request job) and ``probebench registry check --changed``. A submis
   test sets, tests, build files, ``registry/results`` and ``registry/baselines`` are
   maintainers' changes;
 - adds only regular files: no symbolic link, no submodule, no type change.
+
+A task proposal (README, "Proposing a task") adds one new task, and nothing else:
+
+- only added files, all under one folder ``tasks/proposed/<task id>/``: its
+  ``tasks.yaml`` (a tasks file holding that one task, as ``probebench tasks add --to
+  tasks/proposed/<task id>`` writes it; its entry is appended verbatim to the catalog
+  when a maintainer accepts it), the data under ``data/<task id>/``, optionally a data
+  card ``README.md`` and the author's declared training data under ``training/``;
+- no modification, deletion or move of any file: registered tasks (the catalog
+  ``probebench/catalog/tasks.yaml`` and its ``data/``) and proposals already on the
+  base branch are immutable, and a new version of a task is a new task id;
+- regular files only, each at most :data:`MAX_PROPOSAL_FILE_BYTES`, together at most
+  :data:`MAX_PROPOSAL_BYTES` (sizes read from git; GitHub's file list has none).
+
+A proposal never touches the catalog itself: the rule is checked from the list of
+changed paths and their status alone, so ``comment.yml`` applies it again from
+GitHub's file list, without reading any file of the pull request.
 
 Renames are listed as a deletion plus an addition (``--no-renames``), so moving a file
 from anywhere into an artifact folder is refused for its source. Paths are read with
@@ -23,8 +42,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from probebench.errors import ProbebenchError
 
@@ -34,6 +55,19 @@ ARTIFACT_DIR = "registry/artifacts/"
 ENTRY_FILE = re.compile(r"^registry/probes/([a-z0-9][a-z0-9\-]*)/([a-z0-9][a-z0-9.\-]*)\.yaml$")
 #: ``registry/artifacts/<folder>/<anything below it>``
 ARTIFACT_FILE = re.compile(r"^registry/artifacts/([A-Za-z0-9][A-Za-z0-9._\-]*)/.+$")
+PROPOSAL_DIR = "tasks/proposed/"
+#: ``tasks/proposed/<task id>/<anything below it>`` (the task id's pattern)
+PROPOSAL_FILE = re.compile(r"^tasks/proposed/([a-z0-9][a-z0-9_\-]*)/(.+)$")
+#: a proposal's tasks file (one task), relative to its folder
+PROPOSAL_TASK_FILE = "tasks.yaml"
+#: the author's declared training data in a proposal (checked for leakage, never
+#: registered)
+PROPOSAL_TRAINING_DIR = "training/"
+MAX_PROPOSAL_FILE_BYTES = 16 * 2**20
+MAX_PROPOSAL_BYTES = 64 * 2**20
+#: where registered tasks live: changed by the maintainers only
+_CATALOG_PATH = re.compile(r"^(?:probebench/catalog/.*|(?:.*/)?tasks\.ya?ml)$")
+PrKind = Literal["probe", "task"]
 
 
 #: git modes a submission may add: regular files (plain and executable)
@@ -52,6 +86,8 @@ class Change:
     status: str
     path: str
     mode: str = ""
+    #: the new file's size in bytes (None when unknown: deleted, or from GitHub's list)
+    size: int | None = None
 
 
 def shown(path: str) -> str:
@@ -91,19 +127,47 @@ def changes(repo: Path, base: str, head: str | None = "HEAD") -> list[Change]:
         out = _git(repo, "diff", "--raw", "--no-renames", "--no-abbrev", "-z", merge_base)
     fields = out.split("\0")
     found: dict[str, Change] = {}
+    blobs: dict[str, str] = {}
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = meta.lstrip(":").split()
         if len(parts) < 5:
             continue
         status, mode = parts[4][0], parts[1]
         found[path] = Change(status, path, "" if status == "D" else mode)
+        if status != "D" and parts[3].strip("0"):
+            blobs[path] = parts[3]
+    sizes = _blob_sizes(repo, set(blobs.values()))
+    for path, blob in blobs.items():
+        found[path] = replace(found[path], size=sizes.get(blob))
     if head is None:
         untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")
         for p in untracked.split("\0"):
             if p:
                 mode = "120000" if (repo / p).is_symlink() else "100644"
                 found[p] = Change("A", p, mode)
+        for path, change in found.items():  # the working tree's files have no blob yet
+            if change.size is None and change.status != "D" and (repo / path).is_file():
+                found[path] = replace(change, size=(repo / path).lstat().st_size)
     return sorted(found.values(), key=lambda c: c.path)
+
+
+def _blob_sizes(repo: Path, blobs: set[str]) -> dict[str, int]:
+    """Blob id -> size in bytes (``git cat-file --batch-check``), read without loading
+    any content."""
+    if not blobs:
+        return {}
+    try:
+        out = subprocess.run(["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+                             cwd=repo, input="\n".join(sorted(blobs)) + "\n",
+                             capture_output=True, text=True, check=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+        raise ProbebenchError(f"git cat-file failed in {repo}: {exc}") from None
+    sizes = {}
+    for line in out.splitlines():
+        name, _, size = line.partition(" ")
+        if size.isdigit():
+            sizes[name] = int(size)
+    return sizes
 
 
 def read_changes_file(path: Path) -> list[Change]:
@@ -141,9 +205,32 @@ def entry_id_of(path: str) -> str | None:
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
+def _as_changes(found: list[Change] | list[str]) -> list[Change]:
+    return [c if isinstance(c, Change) else Change("M", c) for c in found]
+
+
+def pr_kind(found: list[Change] | list[str]) -> PrKind:
+    """``task`` when the pull request touches anything under ``tasks/proposed/`` (a task
+    proposal), else ``probe`` (a probe submission). The rule of that kind then judges
+    every path, so a pull request that mixes both is refused by it."""
+    return "task" if any(c.path.startswith(PROPOSAL_DIR) for c in _as_changes(found)) \
+        else "probe"
+
+
 def confinement_problems(found: list[Change] | list[str]) -> list[str]:
-    """Why a set of changes is not a single-entry submission (empty when it is)."""
-    items = [c if isinstance(c, Change) else Change("M", c) for c in found]
+    """Why a set of changes is not one confined pull request of its kind (a single-entry
+    submission or a single-task proposal; empty when it is)."""
+    items = _as_changes(found)
+    return _RULES[pr_kind(items)](items)
+
+
+#: said wherever a pull request mixes the two kinds
+ONE_KIND = ("a pull request is a probe submission or a task proposal, never both; "
+            "propose a task in a pull request of its own")
+
+
+def _submission_problems(items: list[Change]) -> list[str]:
+    """The probe-submission rule (module docstring)."""
     problems = []
     entries = []
     artifacts = set()
@@ -166,7 +253,9 @@ def confinement_problems(found: list[Change] | list[str]) -> list[str]:
             artifacts.add(m.group(1))
             continue
         hint = (" (an entry is registry/probes/<org>/<name>.yaml, one folder deep)"
-                if c.path.startswith(ENTRY_DIR) else "")
+                if c.path.startswith(ENTRY_DIR) else
+                f"; a new task is proposed under {PROPOSAL_DIR}<task id>/: {ONE_KIND}"
+                if _CATALOG_PATH.match(c.path) else "")
         problems.append(f"{where}: outside one entry's YAML and its artifact folder "
                         "(workflows, the package, tasks.yaml, test sets, tests, build files, "
                         "registry/results and registry/baselines are maintainers' changes, "
@@ -180,6 +269,85 @@ def confinement_problems(found: list[Change] | list[str]) -> list[str]:
     return problems
 
 
+def proposal_layout_problem(task_id: str, rel: str) -> str | None:
+    """Why ``rel`` (a path relative to ``tasks/proposed/<task_id>/``) is no part of a
+    proposal (None when it is one)."""
+    if rel in (PROPOSAL_TASK_FILE, "README.md") or rel.startswith(
+            (f"data/{task_id}/", PROPOSAL_TRAINING_DIR)):
+        return None
+    return (f"not part of a proposal: a proposal folder holds {PROPOSAL_TASK_FILE}, the "
+            f"data under data/{task_id}/, and optionally README.md and "
+            f"{PROPOSAL_TRAINING_DIR}")
+
+
+def _proposal_problems(items: list[Change]) -> list[str]:
+    """The task-proposal rule (module docstring)."""
+    problems = []
+    folders: dict[str, set[str]] = {}
+    total = 0
+    for c in items:
+        where = shown(c.path)
+        m = PROPOSAL_FILE.match(c.path)
+        if c.status == "D":
+            problems.append(f"{where}: deleted (or moved away); a task proposal never "
+                            "deletes or moves files")
+        elif c.status == "T" or (c.mode and c.mode not in REGULAR_MODES):
+            kind = {"120000": "a symbolic link", "160000": "a submodule"}.get(
+                c.mode, "not a regular file")
+            problems.append(f"{where}: {kind}; a task proposal adds regular files only")
+        elif entry_id_of(c.path) or ARTIFACT_FILE.match(c.path):
+            problems.append(f"{where}: a probe submission's file in a task proposal; "
+                            f"{ONE_KIND}")
+        elif m is None:
+            hint = (f" (a proposal folder is {PROPOSAL_DIR}<task id>/, the id in lower "
+                    "case, digits, _ and -)" if c.path.startswith(PROPOSAL_DIR) else "")
+            problems.append(f"{where}: outside the proposal's folder {PROPOSAL_DIR}<task id>/ "
+                            "(the catalog, probebench/catalog/tasks.yaml and its data/, is "
+                            "changed by the maintainers when they move an accepted proposal "
+                            "in; workflows, the package, tests and the registry are never "
+                            f"part of a proposal){hint}")
+        elif c.status != "A":
+            problems.append(f"{where}: changed, not added; a task proposal only adds files "
+                            "(a task on the base branch is immutable: a new version is a "
+                            "new task id)")
+        else:
+            task_id, rel = m.group(1), m.group(2)
+            folders.setdefault(task_id, set()).add(rel)
+            why = proposal_layout_problem(task_id, rel)
+            if why:
+                problems.append(f"{where}: {why}")
+            if c.size is not None:
+                total += c.size
+                if c.size > MAX_PROPOSAL_FILE_BYTES:
+                    problems.append(f"{where}: {c.size} bytes, over the limit of "
+                                    f"{MAX_PROPOSAL_FILE_BYTES} bytes per file")
+    if len(folders) != 1:
+        problems.append(f"a task proposal adds exactly one task, one folder "
+                        f"{PROPOSAL_DIR}<task id>/; this one adds {len(folders)}"
+                        + (f" ({', '.join(sorted(folders))})" if folders else ""))
+    else:
+        ((task_id, rels),) = folders.items()
+        if PROPOSAL_TASK_FILE not in rels:
+            problems.append(f"{PROPOSAL_DIR}{task_id}/{PROPOSAL_TASK_FILE}: missing; it holds "
+                            "the proposed task's entry")
+    if total > MAX_PROPOSAL_BYTES:
+        problems.append(f"the proposal's files hold {total} bytes, over the limit of "
+                        f"{MAX_PROPOSAL_BYTES} bytes")
+    return problems
+
+
+_RULES: dict[str, Callable[[list[Change]], list[str]]] = {
+    "probe": _submission_problems, "task": _proposal_problems}
+
+
+def proposed_task(found: list[Change]) -> str | None:
+    """The task id of a confined task proposal (None when it is not one)."""
+    if pr_kind(found) != "task" or confinement_problems(found):
+        return None
+    (task_id,) = {m.group(1) for c in found if (m := PROPOSAL_FILE.match(c.path))}
+    return task_id
+
+
 def changed_artifact_folders(found: list[Change]) -> set[str]:
     """``registry/artifacts/<folder>`` of every added or modified artifact file."""
     return {f"{ARTIFACT_DIR}{m.group(1)}" for c in found if c.status != "D"
@@ -188,12 +356,15 @@ def changed_artifact_folders(found: list[Change]) -> set[str]:
 
 def submitted_entry(found: list[Change]) -> str | None:
     """The entry id of a confined submission (None when it is not confined)."""
-    if confinement_problems(found):
+    if pr_kind(found) != "probe" or confinement_problems(found):
         return None
     (entry,) = [e for c in found if (e := entry_id_of(c.path))]
     return entry
 
 
-__all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "REGULAR_MODES", "Change", "changed_artifact_folders",
-           "changed_paths", "changes", "confinement_problems", "entry_id_of", "git_toplevel",
-           "read_changes_file", "shown", "submitted_entry"]
+__all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "MAX_PROPOSAL_BYTES", "MAX_PROPOSAL_FILE_BYTES",
+           "ONE_KIND", "PROPOSAL_DIR", "PROPOSAL_TASK_FILE", "PROPOSAL_TRAINING_DIR",
+           "REGULAR_MODES", "Change", "PrKind", "changed_artifact_folders", "changed_paths",
+           "changes", "confinement_problems", "entry_id_of", "git_toplevel", "pr_kind",
+           "proposal_layout_problem", "proposed_task", "read_changes_file", "shown",
+           "submitted_entry"]

@@ -15,9 +15,10 @@ from pydantic import (
 )
 
 from probebench.artifact.meta import ProbeType
+from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, field_problem
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
-from probebench.sites import Position
+from probebench.sites import Position, transformerlens_fields
 from probebench.yamlsafe import load_yaml
 
 EntryId = Annotated[str, StringConstraints(
@@ -47,14 +48,22 @@ class Entry(BaseModel):
     paper: str | None = None
     paper_title: str | None = None
     artifact_url: str = Field(description="A path relative to the repository, file://PATH, "
-                              "or hf://REPO@REVISION[/SUBFOLDER] (revision pinned).")
+                              "hf://[datasets/]ORG/REPO@REV[/SUBFOLDER], "
+                              "https://huggingface.co/[datasets/]ORG/REPO/tree/REV"
+                              "[/SUBFOLDER] or https://github.com/ORG/REPO/tree/REV[/PATH]; "
+                              "in the registry a folder registry/artifacts/<folder> or a "
+                              "remote form with REV the 40-hex commit.")
     artifact_sha256: Sha256 = Field(description="probebench hash of the artifact folder.")
     reproducer_notebook: str = Field(min_length=1)
     colab_url: str | None = None
     license: str
     release: str = Field(min_length=1, description="Release date or version.")
-    param_count: int = Field(ge=0)
-    size_mb: float = Field(ge=0)
+    param_count: int = Field(ge=0, description="The probe's trained parameters: every "
+                             "weight and bias of its layers (the scaler's mean and scale "
+                             "are statistics, not counted); checked against the artifact.")
+    size_mb: float = Field(ge=0, description="The artifact's files in MB (10**6 bytes): "
+                           "every file the bundle hash covers; checked against the artifact "
+                           "within SIZE_TOLERANCE_MB or SIZE_TOLERANCE_SHARE.")
     tagline: str = Field(min_length=1, max_length=120)
     description: str = Field(min_length=1)
     status: Literal["pending_review", "live", "deprecated"]
@@ -82,6 +91,30 @@ class Entry(BaseModel):
         return data
 
 
+#: size_mb may differ from the artifact's size by rounding: up to 0.01 MB or 1% of the
+#: size, whichever is larger (so two decimals always pass)
+SIZE_TOLERANCE_MB = 0.01
+SIZE_TOLERANCE_SHARE = 0.01
+
+
+def trained_parameters(weights: ProbeWeights) -> int:
+    """An entry's ``param_count``: every weight and bias of the probe's layers (577 for
+    a logistic regression on 576 features). The scaler's mean and scale are not
+    counted: they are statistics of the training activations, not fitted parameters."""
+    return sum(int(w.size) for w in weights.weights) + sum(int(b.size) for b in weights.biases)
+
+
+def artifact_megabytes(file_sizes: dict[str, int]) -> float:
+    """An entry's ``size_mb``: the bytes of every file of the bundle, in MB (10**6)."""
+    return sum(file_sizes.values()) / 1e6
+
+
+def size_agrees(claimed_mb: float, actual_mb: float) -> bool:
+    """Whether a claimed ``size_mb`` is the actual size up to rounding."""
+    return abs(claimed_mb - actual_mb) <= max(SIZE_TOLERANCE_MB,
+                                              SIZE_TOLERANCE_SHARE * actual_mb)
+
+
 def entry_path(root: Path, entry_id: str) -> Path:
     org, rest = entry_id.split("/", 1)
     return root / "probes" / org / f"{rest}.yaml"
@@ -91,6 +124,9 @@ def read_entry(path: Path) -> Entry:
     data = load_yaml(path)
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping of fields")
+    hooks = transformerlens_fields(data)
+    if hooks:
+        raise InputError(f"{path}: " + "; ".join(hooks))
     try:
         return Entry.model_validate(data)
     except ValidationError as exc:

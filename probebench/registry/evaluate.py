@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from probebench.errors import InputError
 from probebench.evaluation.results import Submission
-from probebench.evaluation.submit import Session, submit
+from probebench.evaluation.submit import Session, limit_note, submit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.resolve import resolve_artifact
@@ -33,7 +34,12 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     """Submit ``entry_id``'s artifact on the entry's tasks (with its declared transfer
     targets) and append the results to ``registry/results`` unless ``store`` is False.
     The artifact must hash to the entry's ``artifact_sha256`` (checked before any model
-    work)."""
+    work). A session limited to the first items of each task (``SubmitOptions.limit``)
+    is refused before anything runs: registry results cover whole test sets."""
+    limit = session.options.limit
+    if limit is not None:
+        raise InputError(f"{entry_id}: a registry evaluation covers whole test sets; this "
+                         f"session is {limit_note(limit)} (leave out --limit)")
     entry = read_entry(entry_path(registry, entry_id))
     folder, _ = resolve_artifact(entry.artifact_url, repo)
     targets = session.options.transfer_targets

@@ -16,6 +16,7 @@ judge it elsewhere (:func:`judge_reproduction`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -29,7 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.artifact import manifest, scan
-from probebench.errors import InputError, field_problem
+from probebench.errors import InputError, ProbebenchError, field_problem
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.notebook_runner import MAX_LINES, METRICS_MARK
@@ -45,6 +46,33 @@ METRIC_NAMES = ("auroc", "auroc_ci_low", "auroc_ci_high", "accuracy", "ece", "br
                 "fpr_at_99tpr")
 #: the largest report the sandboxed runner may hand back
 MAX_REPORT_BYTES = 2 * 1024 * 1024
+#: the optional extra that runs reproducer notebooks, and the packages it brings
+REVIEW_EXTRA = "review"
+NOTEBOOK_PACKAGES = ("nbclient", "nbformat", "ipykernel")
+
+
+class MissingExtraError(ProbebenchError):
+    """A command needs packages of an optional extra that is not installed."""
+
+
+def require_notebook_runner() -> None:
+    """Raise ``MissingExtraError``, naming the extra, when a package that runs reproducer
+    notebooks is missing. Looked up without importing them (the runner imports them
+    inside the sandbox, with the same interpreter)."""
+    missing = []
+    for name in NOTEBOOK_PACKAGES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise MissingExtraError(
+            f"running a reproducer notebook needs {', '.join(missing)}, from probebench's "
+            f"optional extra `{REVIEW_EXTRA}`, which is not installed: "
+            f"pip install 'probebench[{REVIEW_EXTRA}]' (`review --reproduced FILE` judges a "
+            "report made elsewhere without them)")
 
 
 class ReproducerRun(BaseModel):
@@ -142,7 +170,9 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
                     timeout: int = NOTEBOOK_TIMEOUT,
                     limits: SandboxLimits | None = None) -> ReproducerRun:
     """Run ``entry_id``'s reproducer notebook in the sandbox on a scratch copy of its
-    artifact folder (raises ``SandboxUnavailableError`` rather than run it unsandboxed)."""
+    artifact folder (raises ``SandboxUnavailableError`` rather than run it unsandboxed, and
+    ``MissingExtraError`` without the ``review`` extra)."""
+    require_notebook_runner()
     entry = read_entry(entry_path(registry, entry_id))
     where = registry_artifact_problem(entry.artifact_url)
     if where:
@@ -278,7 +308,8 @@ def judge_reproduction(entry: Entry, run: ReproducerRun,
                   f"probebench's re-evaluation within {TOLERANCE}")
 
 
-__all__ = ["METRIC_NAMES", "NOTEBOOK_TIMEOUT", "TOLERANCE", "ReproducerRun", "contract_problems",
-           "judge_reproduction", "notebook_path", "parse_metrics_lines", "read_reproducer_run",
-           "reproduce_entry"]
+__all__ = ["METRIC_NAMES", "NOTEBOOK_PACKAGES", "NOTEBOOK_TIMEOUT", "REVIEW_EXTRA", "TOLERANCE",
+           "MissingExtraError", "ReproducerRun", "contract_problems", "judge_reproduction",
+           "notebook_path", "parse_metrics_lines", "read_reproducer_run", "reproduce_entry",
+           "require_notebook_runner"]
 

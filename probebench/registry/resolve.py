@@ -1,41 +1,74 @@
-"""Where an entry's artifact lives: a repository path, ``file://`` or ``hf://``."""
+"""Where an entry's artifact lives: a repository path, ``file://``, or a remote folder
+pinned to a revision (the forms are parsed in ``urls``, fetched by ``hub`` and
+``github``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from probebench.errors import InputError
-from probebench.paths import hub_offline
+from probebench.registry.github import fetch_github
+from probebench.registry.hub import fetch_hub
+from probebench.registry.landing import Fetched
+from probebench.registry.urls import ArtifactRef, parse_artifact_ref
 
-#: where a registry entry's artifact may live: a folder of registry/artifacts/, or the hub
+#: the first two forms a registry entry could use (a registry folder, ``hf://`` of a model
+#: at a commit); ``registry_artifact_problem`` is the whole rule
 REGISTRY_ARTIFACT = re.compile(r"^(registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?|"
                                r"hf://[A-Za-z0-9][\w.\-]*/[\w.\-]+@[0-9a-f]{40}(/[\w.\-]+)*)$")
+_REGISTRY_FOLDER = re.compile(r"^registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?$")
+REGISTRY_RULE = ("a registry entry's artifact is a folder registry/artifacts/<folder> or "
+                 "hf://[datasets/]ORG/REPO@COMMIT[/SUBFOLDER], "
+                 "https://huggingface.co/[datasets/]ORG/REPO/tree/COMMIT[/SUBFOLDER] or "
+                 "https://github.com/ORG/REPO/tree/COMMIT[/PATH], with COMMIT the 40-hex "
+                 "revision (a branch or tag can move); file:// and other paths are for "
+                 "local use only")
+
+#: remote kind -> how it is fetched
+_FETCHERS: dict[str, Callable[[ArtifactRef], Fetched]] = {
+    "hub": fetch_hub,
+    "github": fetch_github,
+}
 
 
 def registry_artifact_problem(url: str) -> str | None:
     """Why ``url`` may not be a registry entry's ``artifact_url`` (None when it may)."""
-    if REGISTRY_ARTIFACT.match(url) and ".." not in url.split("/"):
+    try:
+        ref = parse_artifact_ref(url)
+    except InputError as exc:
+        return f"artifact_url {url!r}: {REGISTRY_RULE} ({exc})"
+    if ref.remote and ref.pinned:
         return None
-    return (f"artifact_url {url!r}: a registry entry's artifact is a folder "
-            "registry/artifacts/<folder> or hf://ORG/REPO@COMMIT[/SUBFOLDER] with COMMIT the "
-            "40-hex revision (a branch or tag can move); file:// and other paths are for "
-            "local use only")
+    if ref.kind == "path" and _REGISTRY_FOLDER.match(url) and ".." not in url.split("/"):
+        return None
+    found = (f"; found the revision {ref.revision!r}, not a commit" if ref.remote else "")
+    return f"artifact_url {url!r}: {REGISTRY_RULE}{found}"
+
+
+def fetch_artifact(ref: ArtifactRef) -> Fetched:
+    """A remote artifact's folder on this machine, at the commit its revision is now (a
+    branch is followed; offline, as the local cache last saw it)."""
+    if not ref.remote:
+        raise InputError(f"artifact {ref.url!r}: not a remote artifact")
+    return _FETCHERS[ref.kind](ref)
 
 
 def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
-    """(local folder, how it was found). ``hf://REPO@REVISION[/SUBFOLDER]`` goes through
-    ``huggingface_hub`` at the pinned revision; offline, only the local cache is used."""
-    if url.startswith("file://"):
-        path = Path(url[len("file://"):])
+    """(local folder, how it was found) for a registry entry's ``artifact_url``: a path
+    relative to ``repo_root``, ``file://`` or a remote form (``urls.ACCEPTED_FORMS``),
+    fetched at its revision; offline (``HF_HUB_OFFLINE``), only local caches are used."""
+    ref = parse_artifact_ref(url)
+    if ref.remote:
+        fetched = fetch_artifact(ref)
+        return fetched.folder, f"{fetched.how}, commit {fetched.commit}"
+    assert ref.path is not None
+    if ref.kind == "file":
+        path = Path(ref.path)
         how = "file"
-    elif url.startswith("hf://"):
-        return _from_hub(url)
-    elif "://" in url:
-        raise InputError(f"artifact_url {url!r}: only repository paths, file:// and hf:// "
-                         "are supported")
     else:
-        rel = Path(url)
+        rel = Path(ref.path)
         if rel.is_absolute() or ".." in rel.parts:
             raise InputError(f"artifact_url {url!r}: a repository path is relative and stays "
                              "inside the repository")
@@ -45,30 +78,4 @@ def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:
             raise InputError(f"artifact_url {url!r}: leads outside the repository")
     if not path.is_dir():
         raise InputError(f"artifact_url {url!r}: {path} is not a folder")
-    return path, how
-
-
-def _from_hub(url: str) -> tuple[Path, str]:
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-
-    parts = url[len("hf://"):].split("/")
-    if ".." in parts:
-        raise InputError(f"artifact_url {url!r}: '..' is not allowed")
-    repo_part, subfolder = "/".join(parts[:2]), "/".join(parts[2:])
-    repo_id, at, revision = repo_part.partition("@")
-    if not at or not revision:
-        raise InputError(f"artifact_url {url!r}: hf:// URLs pin a revision: "
-                         "hf://org/repo@<commit>[/subfolder]")
-    offline = hub_offline()
-    try:
-        folder = Path(snapshot_download(repo_id, revision=revision, local_files_only=offline))
-    except LocalEntryNotFoundError:
-        raise InputError(f"artifact_url {url!r}: not in the local Hugging Face cache "
-                         "(HF_HUB_OFFLINE is set)" if offline else
-                         f"artifact_url {url!r}: the hub could not be reached") from None
-    except (HfHubHTTPError, ValueError, OSError) as exc:
-        raise InputError(f"artifact_url {url!r}: {exc}") from None
-    path = folder / subfolder if subfolder else folder
-    how = "hub cache (offline)" if offline else "hub"
     return path, how

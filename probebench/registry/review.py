@@ -130,6 +130,10 @@ def _notebook_item(entry: Entry, entry_id: str, registry: Path, repo: Path,
         return CheckItem("notebook", NOTEBOOK_TITLE, False,
                          f"the re-evaluation is of bundle {evaluation.probe.bundle_sha256}, "
                          f"not the entry's {entry.artifact_sha256}")
+    if evaluation.limit is not None:
+        return CheckItem("notebook", NOTEBOOK_TITLE, False,
+                         f"the re-evaluation is {evaluation.limit.note}: review needs one "
+                         "on whole test sets (submit without --limit)")
     ok, detail = judge_reproduction(entry, run, evaluation)
     return CheckItem("notebook", NOTEBOOK_TITLE, ok, detail)
 
@@ -170,8 +174,9 @@ def review_entry(entry_id: str, registry: Path, repo: Path, *, catalog: TaskCata
     files: set[Path] = set()
     for spec in (catalog.specs[t] for t in entry.tasks if t in catalog.specs):
         roles = get_format(spec.format).test_roles
-        files |= {root / rel for role, rel in spec.files.items() if role in roles}
-        files |= {root / rel for h in spec.holdouts for rel in h.files.values()}
+        home = catalog.root_of(spec.id)
+        files |= {home / rel for role, rel in spec.files.items() if role in roles}
+        files |= {home / rel for h in spec.holdouts for rel in h.files.values()}
     findings = [f for path in sorted(files) for f in scan_file(path)]
     shown = "; ".join(str(f).replace(str(root) + "/", "") for f in findings[:10])
     review.items.append(CheckItem("personal_data", "test sets hold no personal data",

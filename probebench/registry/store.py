@@ -135,7 +135,18 @@ def precision_problems(root: Path, entry_id: str, submission: Submission) -> lis
 
 
 def store_submission(root: Path, entry_id: str, submission: Submission) -> list[Path]:
-    """Append each task's result to its history; returns the files that changed."""
+    """Append each task's result to its history; returns the files that changed. A
+    limited submission (``submit --limit``) is refused: it scores part of a test set."""
+    if submission.limit is not None:
+        raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
+                         "registry stores only results on whole test sets (run it again "
+                         "without --limit)")
+    multiclass = [t.id for t in submission.tasks if t.classes is not None]
+    if multiclass:
+        raise InputError(f"{', '.join(multiclass)}: multi-class results are reported by "
+                         "`probebench submit` but not stored in the registry: ProbeScore's "
+                         "axes (FPR at 99% TPR, the eval-awareness correction, "
+                         "selectivity) are defined for binary probes")
     changed = []
     for task in submission.tasks:
         path = result_path(root, entry_id, task.id)

@@ -5,7 +5,10 @@ and library function that reads a task takes a catalog; none finds one through t
 working directory or an environment variable. The package ships its own catalog
 (``probebench/catalog/tasks.yaml`` and ``data/``, found with ``importlib.resources``):
 ``TaskCatalog.default()``. ``TaskCatalog.for_repo(repo)`` uses ``<repo>/tasks.yaml``
-when the repository has one, else the packaged catalog.
+when the repository has one, else the packaged catalog. ``catalog.including(paths)``
+adds the tasks of more tasks files (a researcher's own, evaluated privately, like
+lm-evaluation-harness's ``--include_path``); each task's paths stay relative to its own
+file.
 
 Loading a task verifies every pinned hash first (raw files, then the canonical test
 set) and refuses a task that drifted.
@@ -14,6 +17,7 @@ set) and refuses a task that drifted.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -63,9 +67,12 @@ class TaskCatalog:
     specs: dict[str, TaskSpec]
     packaged: bool = False
     _loaded: dict[str, TaskData] = field(default_factory=dict, repr=False)
+    #: task id -> the tasks file it came from, for tasks added with ``including``
+    _included: dict[str, Path] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_file(cls, path: Path, *, packaged: bool = False) -> TaskCatalog:
+        """The tasks of a ``tasks.yaml``; their paths are relative to its folder."""
         parsed = read_tasks_file(path)
         return cls(Path(path), {t.id: t for t in parsed.tasks}, packaged=packaged)
 
@@ -80,17 +87,49 @@ class TaskCatalog:
         own = Path(repo) / TASKS_FILE
         return cls.from_file(own) if own.is_file() else cls.default()
 
+    def including(self, paths: Sequence[Path]) -> TaskCatalog:
+        """This catalog plus the tasks of each tasks file in ``paths`` (a ``tasks.yaml``
+        or a folder holding one). A task id registered twice is refused, naming both
+        files: an included task never silently replaces a registered one."""
+        specs, included = dict(self.specs), dict(self._included)
+        for given in paths:
+            path = Path(given)
+            path = path / TASKS_FILE if path.is_dir() else path
+            for spec in read_tasks_file(path).tasks:
+                if spec.id in specs:
+                    where = included.get(spec.id, self.path)
+                    raise InputError(f"{path}: task {spec.id!r} is already registered in "
+                                     f"{where}; give the included task another id")
+                specs[spec.id] = spec
+                included[spec.id] = path
+        return TaskCatalog(self.path, specs, packaged=self.packaged, _included=included)
+
     @property
     def root(self) -> Path:
+        """The folder the catalog's own tasks file is in."""
         return self.path.parent
+
+    def root_of(self, task_id: str) -> Path:
+        """The folder ``task_id``'s paths are relative to (its own tasks file's)."""
+        return self._included[task_id].parent if task_id in self._included else self.root
+
+    def source_of(self, task_id: str) -> Path:
+        """The tasks file that registers ``task_id``."""
+        return self._included.get(task_id, self.path)
 
     def describe(self) -> str:
         """How messages name this catalog."""
-        return (f"the packaged tasks ({len(self.specs)})" if self.packaged
-                else f"{self.path} ({len(self.specs)} tasks)")
+        own = len(self.specs) - len(self._included)
+        text = (f"the packaged tasks ({own})" if self.packaged
+                else f"{self.path} ({own} tasks)")
+        files = sorted({str(p) for p in self._included.values()})
+        if files:
+            text += f" + {len(self._included)} included from {', '.join(files)}"
+        return text
 
     @property
     def ids(self) -> list[str]:
+        """Every registered task id, in the tasks file's order."""
         return list(self.specs)
 
     def spec(self, task_id: str) -> TaskSpec:
@@ -103,11 +142,12 @@ class TaskCatalog:
         return self.specs[task_id]
 
     def with_format(self, fmt: str) -> list[TaskSpec]:
+        """The tasks of one format (``verbs``, ``blimp``, ``syntaxgym``, ...)."""
         return [t for t in self.specs.values() if t.format == fmt]
 
     def files_of(self, spec: TaskSpec) -> dict[str, Path]:
         """role -> absolute path of a task's files."""
-        return {role: self.root / rel for role, rel in spec.files.items()}
+        return {role: self.root_of(spec.id) / rel for role, rel in spec.files.items()}
 
     def test_hashes(self) -> dict[str, str]:
         """Each registered test-set SHA-256 -> its task id."""
@@ -122,7 +162,7 @@ class TaskCatalog:
             if rel not in spec.files_sha256:
                 problems.append(f"{rel}: not pinned in files_sha256")
         for rel, expected in sorted(spec.files_sha256.items()):
-            path = self.root / rel
+            path = self.root_of(spec.id) / rel
             if not path.is_file():
                 problems.append(f"{rel}: missing")
                 continue
@@ -143,7 +183,7 @@ class TaskCatalog:
             if problems:
                 raise TaskDriftError(f"task {spec.id} refused, its files changed since they "
                                      f"were registered: {'; '.join(problems)}")
-        data = fmt.load(spec, self.root)
+        data = fmt.load(spec, self.root_of(spec.id))
         if not data.test:
             raise InputError(f"task {spec.id}: the test split is empty")
         if verify:
@@ -160,12 +200,12 @@ class TaskCatalog:
         spec = self.spec(task_id)
         if verify:
             for rel, expected in holdout.files_sha256.items():
-                path = self.root / rel
+                path = self.root_of(spec.id) / rel
                 if not path.is_file() or sha256_file(path, memo=False) != expected:
                     raise TaskDriftError(f"holdout v{holdout.version} of {spec.id} refused: "
                                          f"{rel} is missing or changed since it was "
                                          "registered")
-        data = get_format(spec.format).read_holdout(spec, holdout, self.root)
+        data = get_format(spec.format).read_holdout(spec, holdout, self.root_of(spec.id))
         if verify and canonical_test_sha256(data.test) != holdout.test_sha256:
             raise TaskDriftError(f"holdout v{holdout.version} of {spec.id} refused: its test "
                                  "set no longer matches test_sha256")
@@ -184,10 +224,7 @@ class TaskCatalog:
         """(files_sha256, test_sha256) as the files are now, registered values unread:
         what a new task or version registers."""
         spec = self.spec(task_id)
-        data = get_format(spec.format).load(spec, self.root)
-        hashes = {rel: sha256_file(self.root / rel, memo=False)
-                  for rel in sorted(set(spec.files.values()))}
-        return hashes, canonical_test_sha256(data.test)
+        return spec_hashes(spec, self.root_of(spec.id))
 
     def verify(self) -> list[Verification]:
         """Every task and holdout checked against its registered hashes."""
@@ -198,7 +235,7 @@ class TaskCatalog:
             except InputError as exc:
                 out.append(Verification(spec.id, False, str(exc)))
                 continue
-            problems = []
+            problems = split_overlap(data)
             for holdout in spec.holdouts:
                 try:
                     held = self.load_holdout(spec.id, holdout)
@@ -213,6 +250,33 @@ class TaskCatalog:
             out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
                                     f"{spec.test_sha256[:16]}...{extra}"))
         return out
+
+
+def spec_hashes(spec: TaskSpec, root: Path) -> tuple[dict[str, str], str]:
+    """(files_sha256, test_sha256) of ``spec``'s files under ``root`` as they are now;
+    its registered hashes are not read (what a new task registers)."""
+    data = get_format(spec.format).load(spec, root)
+    if not data.test:
+        raise InputError(f"task {spec.id}: the test split is empty")
+    hashes = {rel: sha256_file(root / rel, memo=False)
+              for rel in sorted(set(spec.files.values()))}
+    return hashes, canonical_test_sha256(data.test)
+
+
+def split_overlap(data: TaskData) -> list[str]:
+    """Why a task's splits are not disjoint (empty when they are): no prompt text may
+    occur in two of train, val and test."""
+    texts = {split: {p.text for i in items for p in i.prompts}
+             for split, items in sorted(data.splits.items())}
+    problems = []
+    names = list(texts)
+    for n, first in enumerate(names):
+        for second in names[n + 1:]:
+            shared = sorted(texts[first] & texts[second])
+            if shared:
+                problems.append(f"the {first} and {second} splits share {len(shared)} "
+                                f"prompt text(s) (e.g. {shared[0][:60]!r})")
+    return problems
 
 
 def holdout_overlap(data: TaskData, holdout: list[Item], version: int) -> list[str]:
@@ -233,4 +297,4 @@ def holdout_overlap(data: TaskData, holdout: list[Item], version: int) -> list[s
 
 
 __all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification",
-           "packaged_tasks_file"]
+           "packaged_tasks_file", "spec_hashes", "split_overlap"]

@@ -108,7 +108,13 @@ def read_tasks_file(path: Path) -> TasksFile:
     try:
         parsed = TasksFile.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"{path}: {field_problem(exc, '')}") from None
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        hint = ""
+        if "sha256" in where:
+            hint = ("; a SHA-256 is 64 lowercase hex digits in quotes (YAML reads an "
+                    "unquoted run of digits as a number). Let `probebench tasks add` "
+                    "compute and write them, or copy them from `probebench tasks hash`")
+        raise InputError(f"{path}: {field_problem(exc, '')}{hint}") from None
     seen: set[str] = set()
     for task in parsed.tasks:
         if task.id in seen:

@@ -42,8 +42,10 @@ def meta_of(trained: Trained, *, author: str, contact: str, license: str,
         "position": c.site.position,
         "training_data": (f"probebench task {c.task} v{trained.data.spec.version}: "
                           f"{trained.n_train} train + {trained.n_val} validation prompts "
-                          f"({trained.val_source}); {c.grid_name} = {trained.chosen:g} "
-                          f"chosen on validation; seed {c.seed}"),
+                          f"({trained.val_source}); {c.grid_name} = {trained.chosen:g}"
+                          + ("" if trained.chosen_hidden is None
+                             else f", hidden = {trained.chosen_hidden}")
+                          + f" chosen on validation; seed {c.seed}"),
         "license": license,
         "paper": paper,
         "author": author,
@@ -64,7 +66,9 @@ def readme_of(trained: Trained, title: str) -> str:
         n_train=trained.n_train, n_val=trained.n_val, val_source=trained.val_source,
         grid=trained.grid, chosen=trained.chosen, head=trained.headline,
         test_sha256=trained.data.spec.test_sha256,
-        accuracy_name=trained.data.format.accuracy_name)
+        accuracy_name=trained.data.format.accuracy_name, classes=trained.classes,
+        packaged_task=trained.config.task in TaskCatalog.default().specs,
+        chosen_hidden=trained.chosen_hidden)
 
 
 def check_out(out: Path, *, force: bool) -> None:
@@ -107,7 +111,8 @@ def write_artifact(trained: Trained, out: Path, *, author: str = DEFAULT_AUTHOR,
         (staging / "README.md").write_text(readme_of(trained, name), "utf-8")
         write_notebook(train_notebook(task=c.task, model=c.model, site=str(c.site),
                                       probe_type=c.probe_type, seed=c.seed, hidden=c.hidden,
-                                      bootstrap=c.bootstrap, artifact="."),
+                                      bootstrap=c.bootstrap, artifact=".",
+                                      multiclass=trained.classes is not None),
                        staging / "train.ipynb")
         write_notebook(eval_notebook(tasks=[c.task], seed=c.seed, bootstrap=c.bootstrap,
                                      artifact="."), staging / "eval.ipynb")

@@ -34,10 +34,15 @@ def _params(values: dict[str, Any]) -> str:
 
 
 def train_notebook(*, task: str, model: str, site: str, probe_type: str, seed: int,
-                   hidden: int, bootstrap: int, artifact: str) -> dict[str, Any]:
+                   hidden: int, bootstrap: int, artifact: str,
+                   multiclass: bool = False) -> dict[str, Any]:
     params = _params({"TASK": task, "MODEL": model, "SITE": site, "PROBE_TYPE": probe_type,
                       "SEED": seed, "HIDDEN": hidden, "BOOTSTRAP": bootstrap,
                       "ARTIFACT": artifact})
+    # a multi-class probe is compared on every class's probability
+    diff = ("diff = np.abs(published.predict_proba(trained.test_acts) - trained.test_probs)"
+            if multiclass else "diff = np.abs(published.predict_proba(trained.test_acts)[:, 1]"
+            " - trained.test_probs)")
     return _notebook([
         ("markdown", f"""
 # Reproduce the probe from scratch
@@ -73,10 +78,10 @@ print(trained.metrics_table())
 from probebench.artifact.forms import load_probe
 
 published = load_probe(Path(ARTIFACT))
-diff = np.abs(published.predict_proba(trained.test_acts)[:, 1] - trained.test_probs)
+{DIFF}
 print(f"max |P(published) - P(reproduced)| on the test prompts: {diff.max():.2e}")
 print("PROBEBENCH_METRICS", json.dumps({TASK: trained.headline.printable()}))
-"""),
+""".replace("{DIFF}", diff)),
     ])
 
 

@@ -1,5 +1,5 @@
-// Sorting of every sortable table and filtering of the ranked group tables; no
-// dependencies, works from file://.
+// Sorting of every sortable table, filtering of the tables of entries, the axis-column
+// toggle and the copy buttons; no dependencies, works from file://.
 (function () {
   function cellValue(row, index) {
     var cell = row.children[index];
@@ -8,7 +8,7 @@
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var headers = table.querySelectorAll("th.sortable");
-    headers.forEach(function (th, index) {
+    headers.forEach(function (th) {
       th.addEventListener("click", function () {
         var numeric = th.getAttribute("data-type") === "number";
         var asc = !th.classList.contains("asc");
@@ -28,18 +28,78 @@
       });
     });
   });
+
+  // Filters: free text, task or family, model, status, category. A group whose rows are
+  // all hidden is hidden with its heading; a family section with no group left too.
   var text = document.getElementById("filter-text");
   var selects = document.querySelectorAll("select[data-filter]");
+  var rowSelector = "table.leaderboard tbody tr, table.filterable tbody tr";
+  function matches(row, key, value) {
+    if (!value) return true;
+    if (key === "scope") {
+      var sep = value.indexOf(":");
+      var kind = value.slice(0, sep), name = value.slice(sep + 1);
+      if (kind === "family") return row.getAttribute("data-family") === name;
+      return (row.getAttribute("data-tasks") || "").split(" ").indexOf(name) !== -1;
+    }
+    return row.getAttribute("data-" + key) === value;
+  }
   function applyFilters() {
     var needle = text ? text.value.toLowerCase() : "";
-    document.querySelectorAll("table.leaderboard tbody tr").forEach(function (row) {
+    var shown = 0;
+    document.querySelectorAll(rowSelector).forEach(function (row) {
       var ok = row.textContent.toLowerCase().indexOf(needle) !== -1;
       selects.forEach(function (s) {
-        if (s.value && row.getAttribute("data-" + s.getAttribute("data-filter")) !== s.value) ok = false;
+        if (!matches(row, s.getAttribute("data-filter"), s.value)) ok = false;
       });
       row.style.display = ok ? "" : "none";
+      if (ok) shown += 1;
     });
+    document.querySelectorAll(".group").forEach(function (group) {
+      var rows = group.querySelectorAll("tbody tr");
+      if (!rows.length) return;
+      var any = Array.prototype.some.call(rows, function (r) { return r.style.display !== "none"; });
+      group.style.display = any ? "" : "none";
+    });
+    document.querySelectorAll("section.family").forEach(function (section) {
+      var groups = section.querySelectorAll(".group");
+      if (!groups.length) return;
+      var any = Array.prototype.some.call(groups, function (g) {
+        return g.style.display !== "none" && g.querySelector("tbody tr");
+      });
+      section.style.display = any ? "" : "none";
+    });
+    var empty = document.getElementById("filter-empty");
+    if (empty) empty.hidden = shown !== 0;
   }
   if (text) text.addEventListener("input", applyFilters);
   selects.forEach(function (s) { s.addEventListener("change", applyFilters); });
+
+  var axes = document.getElementById("show-axes");
+  if (axes) {
+    axes.addEventListener("change", function () {
+      document.body.classList.toggle("show-axes", axes.checked);
+    });
+    document.body.classList.toggle("show-axes", axes.checked);
+  }
+
+  // Copy buttons: the clipboard when the page may use it, else the text is selected.
+  document.querySelectorAll("button.copy").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var target = document.getElementById(button.getAttribute("data-copy"));
+      if (!target) return;
+      var range = document.createRange();
+      range.selectNodeContents(target);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      function done() { button.textContent = "Copied"; }
+      function selected() { button.textContent = "Selected: press Ctrl+C"; }
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(target.textContent).then(done, selected);
+      } else {
+        selected();
+      }
+    });
+  });
 })();

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from probebench.errors import InputError
+from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.hygiene import hash_order, hashed_split
 from probebench.tasks.spec import CarveSpec, HoldoutSpec, TaskSpec
@@ -70,6 +71,9 @@ class TaskFormat(ABC):
     minimal_pairs: ClassVar[bool] = False
     #: what the model's own baseline is, when ``model_item_scores`` gives it
     model_baseline_note: ClassVar[str] = ""
+    #: the version of ``model_item_scores``'s protocol: part of the on-disk cache key of
+    #: its numbers (``submit`` reuses them), so bump it whenever they change
+    model_scores_version: ClassVar[int] = 1
     #: slices the leaderboard draws on an entry's page
     charted_slices: ClassVar[tuple[SliceChart, ...]] = ()
 
@@ -107,6 +111,19 @@ class TaskFormat(ABC):
         likely label 1), or None when the item cannot be scored. ``threshold`` is the
         decision threshold for formats that classify single prompts (None when the
         scores are not probabilities, e.g. minus surprisal)."""
+
+    def multiclass(self, spec: TaskSpec) -> bool:
+        """Whether a task of this format is multi-class (known from its spec alone)."""
+        return False
+
+    def classes(self, data: TaskData) -> tuple[str, ...] | None:
+        """The class labels of a multi-class task, sorted (a probe's outputs follow this
+        order); None for a binary task (prompt labels 1, 0 or None): the default."""
+        return None
+
+    def prompt_class(self, prompt: Prompt) -> str | None:
+        """A prompt's class in a multi-class task (None when it has none)."""
+        return None
 
     def model_item_scores(self, lm: Any, items: Sequence[Item], *, progress: bool = False
                           ) -> list[float | None] | None:

@@ -1,0 +1,175 @@
+"""The whole leaderboard as data: ``leaderboard.json``, ``leaderboard.csv`` and
+``leaderboard.schema.json`` at the site's root, so others can build on it.
+
+``leaderboard.csv`` has one row per (entry, task): the fields of ``ResultRow``, in
+their order, with empty cells for missing values. ``leaderboard.json`` holds the same
+rows plus the rankings of every task-set group and each entry's ProbeScore breakdown;
+its JSON Schema is exported from ``Leaderboard`` (pydantic), with every field's
+description. Nothing in them depends on the time of the build.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: bumped when a field is renamed or removed (adding one keeps it)
+LEADERBOARD_SCHEMA_VERSION = "1"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ResultRow(_Model):
+    """One entry's latest stored result on one task (a row of leaderboard.csv)."""
+
+    entry_id: str = Field(description="The entry's id (registry/probes/<id>.yaml).")
+    short_name: str
+    name: str
+    author: str
+    org: str
+    status: Literal["live", "pending_review", "deprecated"]
+    guard: bool = Field(description="A guard: listed apart, never ranked.")
+    category: str
+    model: str = Field(description="The model the probe reads.")
+    layer: int
+    position: str
+    probe_type: str
+    license: str
+    artifact_url: str
+    artifact_sha256: str = Field(description="The bundle hash of the artifact evaluated.")
+    task: str = Field(description="The registered task id.")
+    task_version: int
+    family: str = Field(description="The task's benchmark family (its format).")
+    test_sha256: str = Field(description="Hash of the canonical test set evaluated on.")
+    n_items: int
+    auroc: float | None
+    auroc_ci_low: float | None = Field(description="95% item-bootstrap interval, low end.")
+    auroc_ci_high: float | None
+    accuracy_name: str = Field(description="What accuracy means for the task's format.")
+    accuracy: float | None
+    accuracy_ci_low: float | None
+    accuracy_ci_high: float | None
+    ece: float
+    brier: float
+    fpr_at_99tpr: float | None
+    selectivity: float | None = Field(description="Accuracy minus control-task accuracy "
+                                      "(None: not measured).")
+    selectivity_ci_low: float | None
+    selectivity_ci_high: float | None
+    distshift_auroc: float | None
+    distshift_imputed: bool
+    evalaware_auroc: float | None
+    evalaware_imputed: bool
+    gflops_per_prompt: float | None = Field(description="Analytical cost (None: not kept).")
+    latency_ms: float | None = Field(description="Measured; depends on the hardware.")
+    task_probescore: float = Field(description="ProbeScore from this task's result alone.")
+    task_rank: int | None = Field(description="Rank on the task's page (None: not ranked).")
+    task_rank_best: int | None
+    task_rank_worst: int | None
+    evaluated_at: str | None = Field(description="UTC time of the evaluation (None: stored "
+                                     "before provenance was kept).")
+    probebench_version: str | None
+    probebench_commit: str | None
+    device: str
+    dtype: str
+    hardware: str | None
+    seed: int
+    bootstrap_resamples: int
+    page: str = Field(description="The entry's page, relative to the site's root.")
+
+
+class RankedRow(_Model):
+    entry_id: str
+    rank: int
+    rank_best: int = Field(description="2.5th percentile of the bootstrap ranks.")
+    rank_worst: int = Field(description="97.5th percentile of the bootstrap ranks.")
+    probescore: float
+    probescore_ci_low: float
+    probescore_ci_high: float
+    auroc: float = Field(description="Mean AUROC over the group's tasks.")
+    auroc_ci_low: float
+    auroc_ci_high: float
+
+
+class Ranking(_Model):
+    """The ranking of one group: entries evaluated on exactly ``tasks``."""
+
+    family: str
+    tasks: list[str]
+    entries: list[RankedRow] = Field(description="Best first.")
+
+
+class AxisScore(_Model):
+    value: float
+    imputed: bool
+    contribution: float
+    capped: bool
+
+
+class EntryScore(_Model):
+    """An entry's ProbeScore over all its tasks, axis by axis."""
+
+    entry_id: str
+    tasks: list[str]
+    probescore: float
+    axes: dict[str, AxisScore]
+
+
+class Leaderboard(_Model):
+    """leaderboard.json."""
+
+    schema_version: str = LEADERBOARD_SCHEMA_VERSION
+    probebench_version: str
+    spec_version: str = Field(description="The ProbeScore spec the scores use.")
+    rank_resamples: int
+    rank_seed: int
+    results: list[ResultRow] = Field(description="One row per (entry, task); "
+                                     "leaderboard.csv holds the same rows.")
+    rankings: list[Ranking] = Field(description="One ranking per (family, task set); "
+                                    "entries are never ranked across groups.")
+    probescores: list[EntryScore]
+
+
+def csv_columns() -> list[str]:
+    """leaderboard.csv's header, in order."""
+    return list(ResultRow.model_fields)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def leaderboard_csv(rows: list[ResultRow]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(csv_columns())
+    for row in rows:
+        data = row.model_dump()
+        writer.writerow([_cell(data[c]) for c in csv_columns()])
+    return buffer.getvalue()
+
+
+def leaderboard_json(board: Leaderboard) -> str:
+    return json.dumps(board.model_dump(mode="json"), indent=1, sort_keys=False,
+                      ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def leaderboard_schema() -> str:
+    schema = Leaderboard.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return json.dumps(schema, indent=1, sort_keys=True) + "\n"
+
+
+__all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "Leaderboard",
+           "RankedRow", "Ranking", "ResultRow", "csv_columns", "leaderboard_csv",
+           "leaderboard_json", "leaderboard_schema"]

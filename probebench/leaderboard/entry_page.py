@@ -1,0 +1,218 @@
+"""What an entry page shows beyond its metrics: the task's baselines beside the probe,
+the files behind every number, the history of re-evaluations, a citation and the
+command that reproduces the numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from probebench.evaluation.baselines import BASELINES
+from probebench.evaluation.definitions import metric_definitions
+from probebench.evaluation.results import IntervalOut, Submission
+from probebench.leaderboard.files import FileLink, SiteFiles, hub_url, slug
+from probebench.leaderboard.markdown import render_markdown, safe_url
+from probebench.registry.baselines import BaselineRecord, task_baselines
+from probebench.registry.entry import Entry, entry_path
+from probebench.registry.store import ResultRecord, read_history, reference_record, result_path
+
+
+def _iv(x: IntervalOut | None) -> str:
+    if x is None or x.value is None:
+        return "n/a"
+    text = f"{x.value:.3f}"
+    if x.ci_low is not None and x.ci_high is not None:
+        text += f" [{x.ci_low:.3f}, {x.ci_high:.3f}]"
+    return text
+
+
+def baseline_key(record: ResultRecord) -> str:
+    """The key ``task_baselines`` stores the baselines of ``record``'s model and site
+    under."""
+    name = str(record.model.get("name", record.probe.model))
+    return f"{name} at {record.probe.layer}:{record.probe.position}"
+
+
+def baselines_beside(registry: Path, task: str, record: ResultRecord) -> dict[str, Any]:
+    """The probe's AUROC and accuracy beside the task's baselines on the same model and
+    site: those stored with the task (``registry/baselines/``), else the ones computed
+    in the same evaluation (the same numbers, kept with the result)."""
+    stored: BaselineRecord | None = task_baselines(registry, task).get(baseline_key(record))
+    if stored is not None and stored.test_sha256 == record.result.test_sha256:
+        source = f"stored with the task (registry/baselines/{task}/), {baseline_key(record)}"
+        baselines = stored.baselines
+    else:
+        source = "computed in the same evaluation as this result, on the same test split"
+        baselines = record.result.baselines
+
+    def order(name: str) -> tuple[int, str]:
+        return (BASELINES.index(name) if name in BASELINES else len(BASELINES), name)
+
+    probe = record.result.auroc.value
+    rows = []
+    for name, b in sorted(baselines.items(), key=lambda kv: order(kv[0])):
+        base = b.auroc.value if b.auroc is not None else None
+        rows.append({"name": name, "auroc": _iv(b.auroc), "accuracy": _iv(b.accuracy),
+                     "note": b.note,
+                     "delta": "n/a" if probe is None or base is None else
+                              f"{probe - base:+.3f}"})
+    return {"source": source, "probe_auroc": _iv(record.result.auroc),
+            "probe_accuracy": _iv(record.result.accuracy), "rows": rows}
+
+
+def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
+    """Every stored evaluation of the entry on ``task``, newest first; ``shown`` marks
+    the record the site reads (the latest float32 one)."""
+    records = read_history(result_path(registry, entry_id, task))
+    shown = reference_record(records)
+    out = []
+    for k, rec in enumerate(records):
+        run = rec.run
+        out.append({
+            "n": k + 1, "shown": rec is shown,
+            "evaluated": run.evaluated_at if run else "not recorded",
+            "probebench": rec.versions.get("probebench", "?") + (
+                f" ({run.probebench_commit[:12]})" if run and run.probebench_commit else ""),
+            "device": f"{rec.device} / {rec.dtype}",
+            "test_sha256": rec.result.test_sha256[:12],
+            "auroc": _iv(rec.result.auroc), "accuracy": _iv(rec.result.accuracy)})
+    return out[::-1]
+
+
+def report_markdown(record: ResultRecord, spec_version: str) -> str | None:
+    """REPORT.md of a stored result, as ``submit`` writes it for a one-task submission
+    (None when the record lacks what the report shows, e.g. the model's identity)."""
+    from jinja2 import UndefinedError
+
+    from probebench.evaluation.report import render_report
+
+    submission = Submission(spec_version=spec_version,
+                            probebench_version=record.versions.get("probebench", "unknown"),
+                            probe=record.probe, model=record.model, device=record.device,
+                            seed=record.seed, bootstrap_resamples=record.bootstrap_resamples,
+                            versions=record.versions, definitions=metric_definitions(),
+                            tasks=[record.result], run=record.run)
+    try:
+        return render_report(submission)
+    except (UndefinedError, KeyError, TypeError):
+        return None
+
+
+def _bib(text: str) -> str:
+    """A BibTeX field value: braces, backslashes and control characters removed."""
+    return re.sub(r"[{}\\%\x00-\x1f]", "", text).strip()
+
+
+def citation(entry: Entry, records: Mapping[str, ResultRecord], spec_version: str) -> str:
+    """A BibTeX entry citing the entry at its artifact hash and evaluation."""
+    runs = sorted(r.run.evaluated_at for r in records.values() if r.run)
+    year = (re.match(r"\d{4}", entry.release) or re.match(r"\d{4}", runs[-1] if runs else ""))
+    versions = sorted({r.versions.get("probebench", "?") for r in records.values()})
+    fields = [
+        ("title", f"{{{_bib(entry.name)}}}: a {entry.probe_type} probe on {_bib(entry.model)}, "
+                  f"layer {entry.layer}, {entry.position}"),
+        ("author", _bib(entry.author)),
+        ("year", year.group(0) if year else "n.d."),
+        ("howpublished", f"probebench registry entry {entry.id}"),
+        ("note", f"Artifact sha256 {entry.artifact_sha256}; evaluated on "
+                 f"{', '.join(sorted(records))} with probebench {', '.join(versions)}"
+                 + (f" ({runs[-1]})" if runs else "") + f"; ProbeScore v{spec_version}"),
+    ]
+    paper = safe_url(entry.paper)
+    if paper:
+        fields.append(("url", _bib(paper)))
+    key = "probebench:" + re.sub(r"[^A-Za-z0-9]+", "-", entry.id).strip("-")
+    width = max(len(k) for k, _ in fields)
+    body = ",\n".join(f"  {k.ljust(width)} = {{{v}}}" for k, v in fields)
+    return f"@misc{{{key},\n{body}\n}}\n"
+
+
+def reproduce_commands(entry: Entry, records: Mapping[str, ResultRecord]) -> str:
+    """The commands that re-evaluate the entry with the stored results' settings, at
+    the commit that measured them (``registry evaluate --no-store`` leaves the store
+    as it is and writes submission.json)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for task, rec in sorted(records.items()):
+        commit = rec.run.probebench_commit if rec.run and rec.run.probebench_commit else ""
+        device = "cuda" if rec.device.startswith("cuda") else "cpu"
+        key = (commit, str(rec.seed), str(rec.bootstrap_resamples), device, rec.dtype)
+        groups.setdefault(key, []).append(task)
+    blocks = []
+    for (commit, seed, resamples, device, dtype), tasks in groups.items():
+        lines = []
+        if len(groups) > 1:
+            lines.append(f"# the results on {', '.join(tasks)}")
+        if commit:
+            clean = commit.removesuffix("+dirty")
+            note = ("  # the evaluating checkout had uncommitted changes"
+                    if commit.endswith("+dirty") else "")
+            lines.append(f"git checkout {clean}{note}")
+        else:
+            lines.append("# the probebench commit was not recorded")
+        dtype_flag = f" --dtype {dtype}" if dtype in ("float32", "bfloat16", "float16") else ""
+        lines.append(f"probebench registry evaluate {entry.id} --no-store --seed {seed} "
+                     f"--bootstrap {resamples} --device {device}{dtype_flag} "
+                     "--submission submission.json")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def linked_files(files: SiteFiles, registry: Path, entry: Entry,
+                records: Mapping[str, ResultRecord], spec_version: str) -> dict[str, Any]:
+    """The files behind an entry's page, each linked (or listed) as ``files`` decides,
+    and its README rendered inert."""
+    base = f"files/{slug(entry.id)}"
+    folder = files.artifact_folder(entry.artifact_url)
+    artifact = files.artifact_files(folder, f"{base}/artifact") if folder else []
+    by_name = {f.name: f for f in artifact}
+    results: list[tuple[str, FileLink | None, FileLink | None]] = []
+    for task, rec in sorted(records.items()):
+        stored = files.repository_file(result_path(registry, entry.id, task),
+                                       f"{base}/results/{task}.json",
+                                       note="stored results with their history")
+        text = report_markdown(rec, spec_version)
+        report = (files.generated(f"{base}/reports/{task}/REPORT.md", text, name="REPORT.md",
+                                  note="rendered from the stored result")
+                  if text is not None else None)
+        results.append((task, stored, report))
+    readme = None
+    if "README.md" in by_name and folder is not None:
+        def resolve(target: str) -> str | None:
+            linked = by_name.get(target.removeprefix("./"))
+            if linked is not None and linked.href is not None:
+                return linked.from_page("../")
+            return safe_url(target)
+
+        text = (folder / "README.md").read_text("utf-8", errors="replace")
+        readme = render_markdown(text, resolve)
+    notebooks = [f for f in artifact if f.name.endswith(".ipynb")]
+    return {
+        "entry_yaml": files.repository_file(entry_path(registry, entry.id),
+                                            f"{base}/entry.yaml",
+                                            note="the registry entry"),
+        "artifact": artifact,
+        "artifact_where": ("in the repository" if folder else
+                           "on GitHub" if entry.artifact_url.startswith("https://github.com/")
+                           else "on the Hugging Face Hub"
+                           if entry.artifact_url.startswith(("hf://", "https://huggingface.co/"))
+                           else "outside the repository"),
+        "hub": hub_url(entry.artifact_url),
+        "notebooks": notebooks,
+        "reproducer": by_name.get(entry.reproducer_notebook),
+        "colab": safe_url(entry.colab_url),
+        "paper": safe_url(entry.paper),
+        "results": results,
+        "readme": readme,
+    }
+
+
+def history_by_task(registry: Path, entry_id: str,
+                    tasks: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    return {t: history(registry, entry_id, t) for t in tasks}
+
+
+__all__ = ["baseline_key", "baselines_beside", "citation", "history",
+           "history_by_task", "linked_files", "report_markdown", "reproduce_commands"]

@@ -1,0 +1,159 @@
+"""The files the site links to: artifact files, notebooks, stored results, REPORT.md.
+
+Every number on the site can be traced to a file. Where the link goes:
+
+* ``source_url`` given (``leaderboard build --source-url``, e.g. the GitHub blob URL
+  of the repository at the commit the site is built from): repository files are linked
+  there, as ``<source_url>/<path in the repository>``;
+* otherwise (the default), the small files are copied into the site under
+  ``files/<entry>/`` (and ``files/tasks/<task>/`` for task data), so every link works
+  from ``file://`` and on any static host. A file over ``MAX_COPY_BYTES`` is listed
+  with its size but not linked.
+
+REPORT.md is always generated into the site, rendered from the stored result the page
+shows. Only files whose suffix is in ``LINKABLE`` are ever copied or linked, and only
+under plain names: an artifact folder cannot put an HTML, SVG or script file on the
+site's origin. A hub artifact (``hf://ORG/REPO@COMMIT``) is linked to its pinned
+revision on huggingface.co.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from probebench.errors import InputError
+from probebench.registry.urls import parse_artifact_ref
+
+#: files larger than this are listed, not copied into the site
+MAX_COPY_BYTES = 2_000_000
+#: the only kinds of file the site copies or links (never HTML, SVG or scripts)
+LINKABLE = (".md", ".txt", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".ipynb",
+            ".safetensors", ".joblib", ".skops", ".pkl", ".pickle", ".npz", ".npy",
+            ".sha256")
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9][A-Za-z0-9._\-]*)*$")
+#: folders below an artifact's root that are walked (as the bundle's MAX_PATH_DEPTH)
+_MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class FileLink:
+    """One file a page lists: its name, where it is linked (None: listed only)."""
+
+    name: str
+    href: str | None
+    size: int | None = None
+    note: str = ""
+
+    def from_page(self, root: str) -> str | None:
+        """The href as written on a page ``root`` below the site's root."""
+        if self.href is None or "://" in self.href:
+            return self.href
+        return root + self.href
+
+
+def slug(entry_id: str) -> str:
+    return entry_id.replace("/", "__")
+
+
+def linkable(name: str) -> bool:
+    """Whether a relative path may be copied or linked: a plain name with a known suffix.
+
+    >>> linkable("train.ipynb"), linkable("x/../y.md"), linkable("page.html")
+    (True, False, False)
+    """
+    return bool(_PLAIN_NAME.match(name)) and ".." not in name.split("/") and \
+        name.lower().endswith(LINKABLE)
+
+
+def hub_url(artifact_url: str) -> str | None:
+    """The web page of a remote artifact pinned to a commit, on the Hugging Face Hub or
+    GitHub (None for a repository path, an unpinned URL or anything malformed).
+
+    >>> hub_url("hf://datasets/lab/probes@" + "a" * 40 + "/verb")[:58]
+    'https://huggingface.co/datasets/lab/probes/tree/aaaaaaaaaa'
+    >>> hub_url("https://github.com/lab/probes/tree/main/verb") is None
+    True
+    """
+    try:
+        ref = parse_artifact_ref(artifact_url)
+    except InputError:
+        return None
+    return ref.web_url() if ref.pinned else None
+
+
+class SiteFiles:
+    """Links to repository files from the site being written into ``out``."""
+
+    def __init__(self, out: Path, repo: Path, source_url: str | None = None) -> None:
+        self.out = out
+        self.repo = repo.resolve()
+        self.source_url = source_url.rstrip("/") if source_url else None
+
+    def repository_file(self, path: Path, dest: str, *, note: str = "",
+                        name: str | None = None) -> FileLink | None:
+        """A link to the repository file ``path`` (None when there is no such file or
+        it is outside the repository): under the source URL, or a copy at ``dest``."""
+        if path.is_symlink() or not path.is_file():
+            return None
+        try:
+            rel = path.resolve().relative_to(self.repo).as_posix()
+        except ValueError:
+            return None
+        size = path.stat().st_size
+        shown = name or path.name
+        if not linkable(rel) or not linkable(dest):
+            return FileLink(shown, None, size, note)
+        if self.source_url:
+            return FileLink(shown, f"{self.source_url}/{quote(rel)}", size, note)
+        if size > MAX_COPY_BYTES:
+            return FileLink(shown, None, size, f"{note}; not copied (over "
+                                                f"{MAX_COPY_BYTES / 1e6:g} MB)".lstrip("; "))
+        target = self.out / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        return FileLink(shown, quote(dest), size, note)
+
+    def generated(self, dest: str, text: str, *, name: str, note: str = "") -> FileLink:
+        """A file made for the site (e.g. REPORT.md), written at ``dest``."""
+        target = self.out / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8")
+        target.write_bytes(data)
+        return FileLink(name, quote(dest), len(data), note)
+
+    def artifact_folder(self, artifact_url: str) -> Path | None:
+        """The artifact's folder in the repository (None: on the hub, or elsewhere)."""
+        if "://" in artifact_url or artifact_url.startswith("/"):
+            return None
+        folder = self.repo / artifact_url
+        if ".." in Path(artifact_url).parts or folder.is_symlink() or not folder.is_dir():
+            return None
+        return folder
+
+    def artifact_files(self, folder: Path, dest: str) -> list[FileLink]:
+        """Every regular file of an artifact folder, linked when it may be (sorted by
+        path; symbolic links and deep folders are skipped, as the bundle refuses them)."""
+        out = []
+        for here, dirs, names in os.walk(folder, followlinks=False):
+            depth = len(Path(here).relative_to(folder).parts)
+            dirs[:] = sorted(d for d in dirs if depth < _MAX_DEPTH
+                             and not (Path(here) / d).is_symlink())
+            for name in sorted(names):
+                path = Path(here) / name
+                if path.is_symlink() or not path.is_file():
+                    continue
+                rel = path.relative_to(folder).as_posix()
+                link = (self.repository_file(path, f"{dest}/{rel}", name=rel)
+                        if linkable(rel) else None)
+                out.append(link or FileLink(rel, None, path.stat().st_size,
+                                            "not linked (not a file kind the site serves)"))
+        return sorted(out, key=lambda f: f.name)
+
+
+__all__ = ["LINKABLE", "MAX_COPY_BYTES", "FileLink", "SiteFiles", "hub_url", "linkable",
+           "slug"]

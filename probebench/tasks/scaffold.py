@@ -1,0 +1,153 @@
+"""``probebench tasks add``: register your own task in a tasks file, hashes computed.
+
+A task's files are pinned by SHA-256 and its canonical test set by ``test_sha256``
+(``probebench.tasks.hygiene``). Writing those by hand is error-prone (and a YAML
+scalar of digits is read as a number), so ``add_task`` computes them from the files as
+they are, appends the task to the tasks file (creating it if needed), then reads the
+file back and loads the task through ``TaskCatalog``, which verifies every hash. Nothing
+is written when any step fails.
+
+The tasks file is yours: evaluate against it privately with ``--include`` (or
+``--tasks-file``), and propose it for the registry with a task-proposal pull request
+(README, "Proposing a task").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from probebench.errors import InputError, field_problem
+from probebench.hashing import atomic_write_bytes
+from probebench.tasks.catalog import TASKS_FILE, TaskCatalog, spec_hashes
+from probebench.tasks.formats import get_format
+from probebench.tasks.spec import TaskSpec, read_tasks_file
+
+#: a placeholder hash, replaced before anything is written
+_PLACEHOLDER = "0" * 64
+_NEW_FILE = ("# Tasks registered with `probebench tasks add`. Paths are relative to this file;\n"
+             "# every file and the canonical test set are pinned by SHA-256. Never edit a\n"
+             "# registered test set: add a new task (or version) instead.\n"
+             "version: 1\ntasks:\n")
+
+
+def _relative(path: Path, folder: Path, role: str) -> str:
+    if path.is_symlink():
+        raise InputError(f"{path}: the {role} file is a symbolic link; give the real file")
+    if not path.is_file():
+        raise InputError(f"{path}: the {role} file does not exist")
+    try:
+        rel = path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        raise InputError(f"{path}: the {role} file is outside {folder}, the folder of the "
+                         "tasks file; a task's paths are relative to its tasks file, so "
+                         "put the data beside it (or give a --tasks-file in the data's "
+                         "folder)") from None
+    return rel.as_posix()
+
+
+def _default_labels(fmt: str, options: Mapping[str, Any]) -> dict[int, str]:
+    positive = options.get("positive_class")
+    if fmt == "senteval" and positive is None:
+        return {}  # filled from the classes once the file is read
+    if positive is not None:
+        return {1: f"class {positive}", 0: "any other class"}
+    return {1: "positive", 0: "negative"}
+
+
+def new_spec(*, task_id: str, fmt: str, files: Mapping[str, Path], folder: Path, title: str,
+             license: str, source: str, description: str = "",
+             options: Mapping[str, Any] | None = None, labels: Mapping[int, str] | None = None,
+             slices: Sequence[str] | None = None, test_fraction: float | None = None,
+             salt: str | None = None) -> TaskSpec:
+    """The TaskSpec of a new task with its hashes computed from the files under
+    ``folder`` (the folder of the tasks file it will be written to)."""
+    form = get_format(fmt)
+    options = dict(options or {})
+    rels = {role: _relative(Path(p), folder, role) for role, p in files.items()}
+    missing = [r for r in form.roles if r not in rels]
+    if missing:
+        raise InputError(f"format {fmt} needs the file role(s) {', '.join(missing)} "
+                         f"(give --file ROLE=PATH; it reads {', '.join(form.roles)})")
+    raw: dict[str, Any] = {
+        "id": task_id, "title": title, "format": fmt, "version": 1,
+        "description": description, "files": rels,
+        "files_sha256": dict.fromkeys(rels.values(), _PLACEHOLDER),
+        "labels": dict(labels or _default_labels(fmt, options)),
+        "slices": list(slices if slices is not None else (["class"] if fmt == "senteval"
+                                                          else [])),
+        "license": license, "source": source, "options": options,
+        "test_sha256": _PLACEHOLDER}
+    if test_fraction is not None:
+        raw["split"] = {"method": "hash", "test_fraction": test_fraction,
+                        "salt": salt or f"probebench-{task_id}-v1"}
+    try:
+        spec = TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(f"task {task_id}: {field_problem(exc)}") from None
+    try:
+        files_sha256, test_sha256 = spec_hashes(spec, folder)
+    except InputError as exc:
+        hint = (" (this format has no split of its own: give --test-fraction)"
+                if "needs a 'split'" in str(exc) else "")
+        raise InputError(f"{exc}{hint}") from None
+    update: dict[str, Any] = {"files_sha256": files_sha256, "test_sha256": test_sha256}
+    if not spec.labels:
+        data = form.load(spec, folder)
+        classes = form.classes(data) or ()
+        update["labels"] = dict(enumerate(classes))
+    return spec.model_copy(update=update)
+
+
+def spec_yaml(spec: TaskSpec) -> str:
+    """The task as a YAML list item (empty optional fields left out)."""
+    record = spec.model_dump(mode="json", exclude_defaults=True)
+    record["version"] = spec.version
+    if "labels" in record:  # JSON mode made the integer labels strings
+        record["labels"] = {int(k): v for k, v in record["labels"].items()}
+    ordered = {k: record[k] for k in TaskSpec.model_fields if k in record}
+    return yaml.safe_dump([ordered], sort_keys=False, allow_unicode=True, width=88)
+
+
+def add_task(tasks_file: Path, spec: TaskSpec) -> TaskCatalog:
+    """Append ``spec`` to ``tasks_file`` (created when missing), then read it back and
+    load the task with every hash verified; returns the file's catalog. The file is
+    replaced atomically, and left as it was on any failure."""
+    tasks_file = Path(tasks_file)
+    if tasks_file.is_dir():
+        tasks_file = tasks_file / TASKS_FILE
+    existing = tasks_file.read_text("utf-8") if tasks_file.exists() else None
+    if existing is not None:
+        ids = {t.id for t in read_tasks_file(tasks_file).tasks}
+        if spec.id in ids:
+            raise InputError(f"{tasks_file}: task {spec.id!r} is already registered there; "
+                             "a changed test set is a new task: give another id")
+    packaged = TaskCatalog.default()
+    if spec.id in packaged.specs and not (existing is not None and tasks_file.resolve()
+                                          == packaged.path.resolve()):
+        raise InputError(f"task id {spec.id!r} is one of probebench's registered tasks; "
+                         "choose another id (an included task may not shadow one)")
+    text = existing if existing is not None else _NEW_FILE
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += spec_yaml(spec)
+    check = tasks_file.with_name(f".{tasks_file.name}.check")
+    try:
+        atomic_write_bytes(check, text.encode("utf-8"))
+        parsed = read_tasks_file(check)
+        if [t.id for t in parsed.tasks][-1:] != [spec.id]:
+            raise InputError(f"{tasks_file}: its 'tasks' list is not the last thing in the "
+                             "file, so the task cannot be appended; move 'tasks:' to the end")
+        catalog = TaskCatalog.from_file(check)
+        catalog.load(spec.id)  # every hash verified
+    finally:
+        check.unlink(missing_ok=True)
+    atomic_write_bytes(tasks_file, text.encode("utf-8"))
+    return TaskCatalog.from_file(tasks_file)
+
+
+__all__ = ["add_task", "new_spec", "spec_yaml"]

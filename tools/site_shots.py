@@ -1,0 +1,89 @@
+"""Screenshots of the built leaderboard for reviewers (``make site-shots``; not committed).
+
+Builds the repository's ``registry/`` into ``SITE`` and saves, at a desktop size
+(1400 x 1000) and a phone size (390 x 844), a full-page PNG of the index, one entry page
+and one task page in headless Debian Chromium::
+
+    python tools/site_shots.py [--site site-shots/site] [--out site-shots]
+
+Needs ``chromium`` and ``chromedriver`` (Debian's ``chromium`` and ``chromium-driver``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+REPO = Path(__file__).resolve().parents[1]
+SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
+ENTRY = "probebench/verb-grammar-smollm2-135m-l15-v1"
+TASK = "verb_grammar"
+
+
+def _driver(width: int, height: int, profile: Path) -> WebDriver:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--hide-scrollbars", f"--window-size={width},{height}",
+                 f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    return webdriver.Chrome(service=service, options=options)
+
+
+def shoot(site: Path, out: Path, pages: dict[str, str]) -> list[Path]:
+    """One full-page PNG per page and size; returns the files written."""
+    written = []
+    out.mkdir(parents=True, exist_ok=True)
+    for size, (width, height) in SIZES.items():
+        with tempfile.TemporaryDirectory() as profile:
+            driver = _driver(width, height, Path(profile))
+            try:
+                for name, rel in pages.items():
+                    driver.set_window_size(width, height)
+                    driver.get((site / rel).as_uri())
+                    full = driver.execute_script("return document.documentElement.scrollHeight")
+                    # the whole page, capped so a long page stays a readable image
+                    driver.set_window_size(width, min(int(full) + 140, 6000))
+                    path = out / f"{name}-{size}.png"
+                    driver.save_screenshot(str(path))
+                    written.append(path)
+            finally:
+                driver.quit()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "site-shots")
+    parser.add_argument("--site", type=Path, default=None,
+                        help="an already built site (default: build registry/ into OUT/site)")
+    args = parser.parse_args(argv)
+    site = args.site.resolve() if args.site else None
+    if site is None:
+        from probebench.leaderboard.build import build_leaderboard
+        from probebench.tasks.catalog import TaskCatalog
+
+        site = (args.out / "site").resolve()
+        build_leaderboard(REPO / "registry", site, catalog=TaskCatalog.for_repo(REPO))
+    from probebench.leaderboard.build import page_name
+
+    pages = {"index": "index.html", "entry": page_name(ENTRY), "task": f"tasks/{TASK}.html"}
+    for path in shoot(site, args.out, pages):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
