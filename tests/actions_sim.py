@@ -365,3 +365,19 @@ class Simulator:
             result.outputs[key] = _EXPR.sub(lambda m: step_outputs.get(m.group(1), ""),
                                             str(value))
         return result
+
+
+def upstream_simulator(root: Path, tracked: list[str]) -> Simulator:
+    """A simulated GitHub whose main holds ``tracked`` files of this working tree
+    (uncommitted edits included), as a bare upstream under ``root``."""
+    seed = root / "seed"
+    for rel in tracked:
+        src = REPO / rel
+        if src.is_file() and not src.is_symlink():
+            (seed / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, seed / rel)
+    git(seed, "init", "-q")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "upstream main")
+    git(root, "clone", "-q", "--bare", str(seed), str(root / "upstream.git"))
+    return Simulator(root, root / "upstream.git")

@@ -10,7 +10,6 @@ upstream main."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,7 +20,15 @@ from probebench.artifact import manifest, scan
 from probebench.registry.entry import read_entry
 from probebench.registry.store import latest_results
 from probebench.train.notebooks import eval_notebook, write_notebook
-from tests.actions_sim import REPO, JobResult, Simulator, git, install_lines, load_workflow
+from tests.actions_sim import (
+    REPO,
+    JobResult,
+    Simulator,
+    git,
+    install_lines,
+    load_workflow,
+    upstream_simulator,
+)
 from tests.artifacts import entry_numbers, make_artifact
 
 ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
@@ -48,18 +55,7 @@ def _tracked_files() -> list[str]:
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
     """Upstream: this working tree's tracked files (uncommitted edits included)."""
-    root = tmp_path_factory.mktemp("github")
-    seed = root / "seed"
-    for rel in _tracked_files():
-        src = REPO / rel
-        if src.is_file() and not src.is_symlink():
-            (seed / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, seed / rel)
-    git(seed, "init", "-q")
-    git(seed, "add", "-A")
-    git(seed, "commit", "-qm", "upstream main")
-    git(root, "clone", "-q", "--bare", str(seed), str(root / "upstream.git"))
-    return Simulator(root, root / "upstream.git")
+    return upstream_simulator(tmp_path_factory.mktemp("github"), _tracked_files())
 
 
 def _fork(sim: Simulator, name: str) -> Path:

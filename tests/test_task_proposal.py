@@ -26,7 +26,14 @@ from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import TaskSpec
-from tests.actions_sim import REPO, JobResult, Simulator, git, load_workflow
+from tests.actions_sim import (
+    REPO,
+    JobResult,
+    Simulator,
+    git,
+    load_workflow,
+    upstream_simulator,
+)
 
 TASK = "tense_past_present"
 FOLDER = f"tasks/proposed/{TASK}"
@@ -384,20 +391,10 @@ def test_the_comment_escapes_the_proposers_text(proposal: Path) -> None:
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
     """Upstream: this working tree's tracked files (uncommitted edits included)."""
-    root = tmp_path_factory.mktemp("github")
-    seed = root / "seed"
     out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True,
                          capture_output=True, text=True).stdout
-    for rel in filter(None, out.split("\0")):
-        src = REPO / rel
-        if src.is_file() and not src.is_symlink():
-            (seed / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, seed / rel)
-    git(seed, "init", "-q")
-    git(seed, "add", "-A")
-    git(seed, "commit", "-qm", "upstream main")
-    git(root, "clone", "-q", "--bare", str(seed), str(root / "upstream.git"))
-    return Simulator(root, root / "upstream.git")
+    return upstream_simulator(tmp_path_factory.mktemp("github"),
+                              list(filter(None, out.split("\0"))))
 
 
 def _run_pr(sim: Simulator, number: int, fork: Path, branch: str) -> dict[str, JobResult]:
