@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probebench.registry.reproduce import reproduce_entry
+from probebench.intake.reproduce import reproduce_entry
 from tests.notebooks import run_notebook
 from tests.test_review import ENTRY_ID, _setup
 

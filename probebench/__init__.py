@@ -26,7 +26,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.evaluation.submit import SubmitOptions, submit
 from probebench.models.activations import extract
-from probebench.registry.probe import NoDirectionError, Probe, load_probe
+from probebench.probe import NoDirectionError, Probe, load_probe
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, Trained

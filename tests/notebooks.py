@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from probebench.registry.notebook_runner import metrics_lines
-from probebench.registry.reproduce import parse_metrics_lines
+from probebench.intake.reproduce import parse_metrics_lines
+from probebench.sandbox.notebook_runner import metrics_lines
 
 
 def run_notebook(path: Path, *, timeout: int, cwd: Path) -> list[str]:

@@ -19,12 +19,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probebench"
 LAYERS: list[tuple[str, set[str]]] = [
     ("vocabulary and utilities", {"version", "provenance", "errors", "paths", "yamlsafe",
                                   "jsonsafe", "licenses", "hashing", "prompts", "sites"}),
+    ("sources and sandbox", {"sources", "sandbox"}),
     ("models", {"models"}),
     ("tasks", {"tasks"}),
     ("artifact", {"artifact"}),
     ("evaluation", {"evaluation"}),
     ("train", {"train"}),
     ("registry", {"registry"}),
+    ("probe", {"probe"}),
+    ("runs", {"runs"}),
+    ("intake", {"intake"}),
     ("leaderboard", {"leaderboard"}),
     ("interfaces", {"cli", "schemas", "apidoc", "__init__", "__main__"}),
 ]
@@ -174,3 +178,29 @@ def test_public_api() -> None:
         assert getattr(probebench, name) is not None, name
     # the training function, not the module of the same name; the module's names import
     assert callable(probebench.train) and probebench.TrainConfig is TrainConfig
+
+
+def _imports_of(top: str) -> dict[str, set[str]]:
+    known = modules()
+    return {source: targets for source, targets in imports(known).items()
+            if top_name(source) == top}
+
+
+def test_sandbox_and_sources_stand_on_the_vocabulary_alone() -> None:
+    """A stranger's code runs through ``sandbox/`` and a stranger's bytes arrive through
+    ``sources/``: neither may pull in models, tasks or anything that runs them."""
+    vocabulary = LAYERS[0][1]
+    for top, allowed in (("sandbox", vocabulary | {"sandbox"}),
+                         ("sources", vocabulary | {"sources"})):
+        found = {f"{source} -> {target}" for source, targets in _imports_of(top).items()
+                 for target in targets if top_name(target) not in allowed}
+        assert found == set(), sorted(found)
+
+
+def test_registry_imports_no_job_or_pull_request_step() -> None:
+    """``registry/`` is what is stored: the jobs (``runs/``) and the pull-request steps
+    (``intake/``) sit above it and read it, never the other way round."""
+    found = {f"{source} -> {target}" for source, targets in _imports_of("registry").items()
+             for target in targets if top_name(target) in {"runs", "intake", "leaderboard",
+                                                           "cli"}}
+    assert found == set(), sorted(found)

@@ -20,9 +20,9 @@ import yaml
 
 from probebench.cli import main
 from probebench.errors import InputError
-from probebench.registry.check import check_entry
-from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
-from probebench.registry.urls import ACCEPTED_FORMS, parse_artifact_ref
+from probebench.intake.check import check_entry
+from probebench.sources.resolve import registry_artifact_problem, resolve_artifact
+from probebench.sources.urls import ACCEPTED_FORMS, parse_artifact_ref
 from probebench.tasks.catalog import TaskCatalog
 from tests.fake_hub import FakeHub, add_folder, serve
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from probebench.cli import main
-from probebench.registry.confine import confinement_problems
+from probebench.intake.confine import confinement_problems
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -127,7 +127,7 @@ def test_links_submodules_and_type_changes_are_refused(
 
 
 def test_github_file_lists_use_the_same_rule(tmp_path: Path) -> None:
-    from probebench.registry.confine import read_changes_file
+    from probebench.intake.confine import read_changes_file
 
     good = tmp_path / "good.tsv"
     good.write_text("added\tregistry/probes/org/new-m-l2-v1.yaml\t\n"

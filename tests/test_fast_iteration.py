@@ -34,12 +34,12 @@ from probebench.evaluation.submit import (
     limit_note,
     submit,
 )
+from probebench.intake.reproduce import ReproducerRun
+from probebench.intake.review import review_entry
 from probebench.registry.baselines import store_baselines
-from probebench.registry.evaluate import evaluate_entry
 from probebench.registry.guards import RegistryGuards
-from probebench.registry.reproduce import ReproducerRun
-from probebench.registry.review import review_entry
 from probebench.registry.store import latest_results, store_submission
+from probebench.runs.evaluate import evaluate_entry
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 
@@ -185,7 +185,7 @@ _WITHOUT_REVIEW_EXTRA = textwrap.dedent("""
             return None
 
     sys.meta_path.insert(0, WithoutReviewExtra())
-    from probebench.registry.reproduce import MissingExtraError, require_notebook_runner
+    from probebench.intake.reproduce import MissingExtraError, require_notebook_runner
     try:
         require_notebook_runner()
     except MissingExtraError as exc:

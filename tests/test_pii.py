@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from probebench.registry.pii import luhn_ok, scan_file, scan_lines
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import get_format
+from probebench.tasks.pii import luhn_ok, scan_file, scan_lines
 
 REPO = Path(__file__).resolve().parents[1]
 

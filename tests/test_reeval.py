@@ -13,8 +13,8 @@ import yaml
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.reeval import reeval
 from probebench.registry.store import ResultHistory, result_path
+from probebench.runs.reeval import reeval
 from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import train_task_probe
 from tests.catalogs import copy_catalog
@@ -188,7 +188,7 @@ def test_plan_run_merge_on_three_groups_equals_the_unsharded_run(
     pass per (model, task) whatever the number of probes and sites."""
     import shutil
 
-    from probebench.registry.reeval import make_plan, read_plan
+    from probebench.runs.reeval import make_plan, read_plan
 
     whole, sharded = tmp_path / "whole", tmp_path / "sharded"
     for copy in (whole, sharded):
@@ -233,7 +233,7 @@ def test_plan_run_merge_on_three_groups_equals_the_unsharded_run(
 
 def test_merge_needs_every_group_of_its_plan_exactly_once(planned_repo: Path,
                                                           tmp_path: Path) -> None:
-    from probebench.registry.reeval import GroupResult, make_plan, merge
+    from probebench.runs.reeval import GroupResult, make_plan, merge
 
     catalog = TaskCatalog.for_repo(planned_repo)
     plan = make_plan(planned_repo / "registry", catalog, groups=2)

@@ -12,7 +12,7 @@ import yaml
 
 from probebench.cli import main
 from probebench.evaluation.reproducibility import VALUE_TOLERANCE
-from probebench.registry.check import check_registry
+from probebench.intake.check import check_registry
 from probebench.registry.entry import Entry, read_entry
 from probebench.registry.guards import guard_for, guard_ids
 from probebench.registry.store import latest_results
@@ -116,7 +116,7 @@ def test_site_lists_every_entry_and_draws_the_sweep(tmp_path: Path,
 
 
 def _review(entry_id: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    from probebench.registry.review import review_entry
+    from probebench.intake.review import review_entry
 
     monkeypatch.setenv("PROBEBENCH_ACTIVATION_CACHE", str(cache))
     review = review_entry(entry_id, REGISTRY, REPO, catalog=TaskCatalog.for_repo(REPO),

@@ -11,10 +11,10 @@ import yaml
 
 from probebench.cli import main
 from probebench.errors import InputError
-from probebench.registry.check import check_registry
+from probebench.intake.check import check_registry
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import latest_results, read_history, store_submission
+from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import entry_numbers, make_artifact
 from tests.catalogs import copy_catalog
@@ -167,7 +167,7 @@ def test_registry_artifacts_live_in_the_registry_or_on_the_hub(repo: Path, url: 
 
 
 def test_a_pinned_hub_artifact_passes_the_registry_rule() -> None:
-    from probebench.registry.resolve import registry_artifact_problem
+    from probebench.sources.resolve import registry_artifact_problem
 
     assert registry_artifact_problem("hf://org/probes@" + "0123abcd" * 5 + "/verb") is None
     assert registry_artifact_problem("registry/artifacts/verb-tense") is None

@@ -14,8 +14,8 @@ import yaml
 
 from probebench.cli import main
 from probebench.evaluation.results import Submission
+from probebench.intake.review import Review, review_entry
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.review import Review, review_entry
 from probebench.tasks.catalog import TaskCatalog
 from tests.artifacts import NOTEBOOK, make_artifact
 from tests.catalogs import copy_catalog
@@ -72,7 +72,7 @@ def _setup(root: Path, *, notebook: str = "print('hi')", entry: dict[str, Any] |
 def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Submission:
     """probebench's re-evaluation of the test artifact (its weights never change)."""
     from probebench.evaluation.submit import Session, SubmitOptions
-    from probebench.registry.evaluate import evaluate_entry
+    from probebench.runs.evaluate import evaluate_entry
 
     root = tmp_path_factory.mktemp("evaluated")
     _setup(root)

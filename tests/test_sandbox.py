@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from probebench.registry.reproduce import reproduce_entry
-from probebench.registry.review import review_entry
-from probebench.registry.sandbox import SandboxLimits, sandbox_tool
+from probebench.intake.reproduce import reproduce_entry
+from probebench.intake.review import review_entry
+from probebench.sandbox.bwrap import SandboxLimits, sandbox_tool
 from probebench.tasks.catalog import TaskCatalog
 from tests.test_review import ENTRY_ID, _setup
 

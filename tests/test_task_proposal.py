@@ -14,14 +14,14 @@ import yaml
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.hashing import sha256_file
-from probebench.registry.confine import (
+from probebench.intake.confine import (
     MAX_PROPOSAL_FILE_BYTES,
     confinement_problems,
     pr_kind,
     proposed_task,
     read_changes_file,
 )
-from probebench.registry.proposal import check_proposal
+from probebench.intake.proposal import check_proposal
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import get_format
 from probebench.tasks.hygiene import canonical_test_sha256
@@ -201,7 +201,7 @@ def test_a_proposal_without_its_task_file_is_refused() -> None:
     problems = confinement_problems([f"{FOLDER}/{DATA}"])  # as modified: refused too
     assert pr_kind([f"{FOLDER}/{DATA}"]) == "task"
     assert any("changed, not added" in p for p in problems)
-    from probebench.registry.confine import Change
+    from probebench.intake.confine import Change
 
     problems = confinement_problems([Change("A", f"{FOLDER}/{DATA}")])
     assert problems == [f"{FOLDER}/tasks.yaml: missing; it holds the proposed task's entry"]

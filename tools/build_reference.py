@@ -192,8 +192,8 @@ def write_repo_notebooks() -> None:
 
 def evaluate(refs: list[Reference], registry: Path) -> None:
     from probebench.evaluation.submit import Session, SubmitOptions
-    from probebench.registry.evaluate import evaluate_entry
     from probebench.registry.guards import RegistryGuards
+    from probebench.runs.evaluate import evaluate_entry
 
     session = Session(catalog(), SubmitOptions(guards=RegistryGuards(registry, ROOT,
                                                                      catalog=catalog()),

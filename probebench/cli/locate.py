@@ -19,8 +19,8 @@ def artifact_folder(text: str, *, check_folder: bool = True) -> Path:
     stderr which commit a URL gave, so a branch can be pinned in a registry entry.
     ``check_folder=False`` leaves a local path that is not a folder to the caller's own
     checks (``submit`` reports it as an invalid artifact)."""
-    from probebench.registry.resolve import fetch_artifact
-    from probebench.registry.urls import parse_artifact_ref
+    from probebench.sources.resolve import fetch_artifact
+    from probebench.sources.urls import parse_artifact_ref
 
     ref = parse_artifact_ref(text)
     if not ref.remote:

@@ -24,7 +24,7 @@ from probebench.errors import InputError
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from probebench.registry.check import (
+    from probebench.intake.check import (
         changed_entry_files,
         check_registry,
         pull_request_problems,
@@ -48,7 +48,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(summary)
     if args.markdown and bad:
         from probebench.hashing import atomic_write_bytes
-        from probebench.registry.comment import capped, code_block
+        from probebench.intake.comment import capped, code_block
 
         lines = [f"{'ok  ' if r.ok else 'FAIL'}  {r.entry_id or r.path}" for r in results]
         lines += [f"      {p}" for r in results for p in r.problems]
@@ -61,7 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_confine(args: argparse.Namespace) -> int:
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.confine import (
+    from probebench.intake.confine import (
         changes,
         confinement_problems,
         git_toplevel,
@@ -96,7 +96,7 @@ def cmd_confine(args: argparse.Namespace) -> int:
         what = "task proposal" if kind == "task" else "submission"
         print(f"{len(problems)} problem(s): the {what} is refused")
         if args.markdown:
-            from probebench.registry.comment import capped, code_block
+            from probebench.intake.comment import capped, code_block
 
             rule = (
                 "A task proposal adds one folder `tasks/proposed/<task id>/`: its "
@@ -120,14 +120,14 @@ def cmd_confine(args: argparse.Namespace) -> int:
 
 def cmd_check_task(args: argparse.Namespace) -> int:
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.confine import (
+    from probebench.intake.confine import (
         changes,
         confinement_problems,
         git_toplevel,
         pr_kind,
         proposed_task,
     )
-    from probebench.registry.proposal import check_proposal
+    from probebench.intake.proposal import check_proposal
 
     # the registered tasks only (--include refused): a proposal's id must be new
     ws = workspace(args, uses_registry=True)
@@ -159,8 +159,8 @@ def cmd_check_task(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.submit import Session, SubmitOptions
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.evaluate import evaluate_entry
     from probebench.registry.guards import RegistryGuards
+    from probebench.runs.evaluate import evaluate_entry
 
     ws = workspace(args, uses_registry=True)
     if args.submission and len(args.entries) != 1:
@@ -185,7 +185,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     from probebench.evaluation.submit import Session, SubmitOptions
     from probebench.registry.guards import RegistryGuards
-    from probebench.registry.publish import publish_pending
+    from probebench.runs.publish import publish_pending
 
     ws = workspace(args, uses_registry=True)
     guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
@@ -205,7 +205,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _live_ids(registry: Path) -> list[str]:
-    from probebench.registry.check import entries_with_status
+    from probebench.registry.entry import entries_with_status
 
     return [entry.id for _, entry in entries_with_status(registry, "live")]
 
@@ -218,8 +218,8 @@ def report_name(entry_id: str) -> str:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.reproduce import ReproducerRun, reproduce_entry
-    from probebench.registry.sandbox import SandboxLimits
+    from probebench.intake.reproduce import ReproducerRun, reproduce_entry
+    from probebench.sandbox.bwrap import SandboxLimits
 
     ws = workspace(args, uses_registry=True, uses_tasks=False)
     if (args.entry is None) == (not args.live):
@@ -248,8 +248,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     from probebench.evaluation.results import read_submission
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.reproduce import ReproducerRun, read_reproducer_run
-    from probebench.registry.review import review_entry
+    from probebench.intake.reproduce import ReproducerRun, read_reproducer_run
+    from probebench.intake.review import review_entry
 
     ws = workspace(args, uses_registry=True)
     if (args.entry is None) == (not args.live):
@@ -300,7 +300,7 @@ def _reeval_session(args: argparse.Namespace, catalog: Any, seed: int, bootstrap
 
 
 def cmd_reeval(args: argparse.Namespace) -> int:
-    from probebench.registry.reeval import reeval
+    from probebench.runs.reeval import reeval
 
     ws = workspace(args, uses_registry=True)
     out = Path(args.out)
@@ -314,7 +314,7 @@ def cmd_reeval_plan(args: argparse.Namespace) -> int:
     import os
 
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.reeval import make_plan
+    from probebench.runs.reeval import make_plan
 
     ws = workspace(args, uses_registry=True)
     plan = make_plan(ws.registry, ws.catalog, groups=args.groups, seed=args.seed,
@@ -331,7 +331,7 @@ def cmd_reeval_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_reeval_run(args: argparse.Namespace) -> int:
-    from probebench.registry.reeval import read_plan, run_group, write_group_result
+    from probebench.runs.reeval import read_plan, run_group, write_group_result
 
     ws = workspace(args, uses_registry=True)
     plan = read_plan(Path(args.plan))
@@ -346,7 +346,7 @@ def cmd_reeval_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reeval_merge(args: argparse.Namespace) -> int:
-    from probebench.registry.reeval import merge, read_group_result, read_plan
+    from probebench.runs.reeval import merge, read_group_result, read_plan
 
     ws = workspace(args, uses_registry=True)
     plan = read_plan(Path(args.plan))
@@ -356,8 +356,8 @@ def cmd_reeval_merge(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from probebench.registry.reproduce import NOTEBOOK_TIMEOUT
-    from probebench.registry.sandbox import SandboxLimits
+    from probebench.intake.reproduce import NOTEBOOK_TIMEOUT
+    from probebench.sandbox.bwrap import SandboxLimits
 
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "
                               "publish, reproduce; task proposals: check-task")

@@ -95,8 +95,7 @@ from probebench.leaderboard.ranks import (
 from probebench.leaderboard.task_page import task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
-from probebench.registry.check import entry_files
-from probebench.registry.entry import Entry, read_entry
+from probebench.registry.entry import Entry, entry_files, read_entry
 from probebench.registry.guards import guard_ids
 from probebench.registry.store import ResultRecord, latest_results
 from probebench.tasks.catalog import TaskCatalog

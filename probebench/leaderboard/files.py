@@ -27,7 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from probebench.errors import InputError
-from probebench.registry.urls import parse_artifact_ref
+from probebench.sources.urls import parse_artifact_ref
 
 #: files larger than this are listed, not copied into the site
 MAX_COPY_BYTES = 2_000_000

@@ -131,3 +131,19 @@ def read_entry(path: Path) -> Entry:
         return Entry.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"{path}: {field_problem(exc)}") from None
+
+
+def entry_files(root: Path) -> list[Path]:
+    """Every entry YAML of a registry; the registry must exist (a mistyped --registry
+    is an error, not an empty leaderboard)."""
+    probes = root / "probes"
+    if not probes.is_dir():
+        raise InputError(f"{root}: not a registry (no probes/ folder); give --registry or "
+                         "--repo")
+    return sorted(probes.rglob("*.yaml"))
+
+
+def entries_with_status(root: Path, status: str) -> list[tuple[Path, Entry]]:
+    """(file, entry) of every entry of the registry with ``status``."""
+    found = [(path, read_entry(path)) for path in entry_files(root)]
+    return [(path, entry) for path, entry in found if entry.status == status]

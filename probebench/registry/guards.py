@@ -17,7 +17,7 @@ from probebench.artifact.checks import validate
 from probebench.errors import InputError
 from probebench.evaluation.guards import Guard
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
+from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 from probebench.yamlsafe import load_yaml
 

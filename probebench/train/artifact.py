@@ -17,8 +17,8 @@ import yaml
 
 from probebench.errors import InputError
 from probebench.tasks.catalog import TaskCatalog
-from probebench.train import Trained
 from probebench.train.notebooks import eval_notebook, train_notebook, write_notebook
+from probebench.train.trainer import Trained
 
 TEMPLATES = Path(__file__).with_name("templates")
 FILES = ("probe.safetensors", "probe.json", "probe.joblib", "scaler.joblib", "meta.yaml",

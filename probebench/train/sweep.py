@@ -19,7 +19,7 @@ from probebench.hashing import atomic_write_bytes
 from probebench.models.builtin import DEFAULT_MODEL
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
-from probebench.train import TrainConfig, fit_and_score, split_activations
+from probebench.train.trainer import TrainConfig, fit_and_score, split_activations
 
 SWEEP_VERSION = 1
 

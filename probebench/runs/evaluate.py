@@ -12,8 +12,8 @@ from probebench.evaluation.results import Submission
 from probebench.evaluation.submit import Session, limit_note, submit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
 from probebench.registry.store import precision_problems, store_submission
+from probebench.sources.resolve import resolve_artifact
 
 
 @dataclass

@@ -33,9 +33,9 @@ from probebench.artifact import manifest, scan
 from probebench.errors import InputError, ProbebenchError, field_problem
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.notebook_runner import MAX_LINES, METRICS_MARK
-from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
-from probebench.registry.sandbox import SCRATCH, SandboxLimits, run_sandboxed
+from probebench.sandbox.bwrap import SCRATCH, SandboxLimits, run_sandboxed
+from probebench.sandbox.notebook_runner import MAX_LINES, METRICS_MARK
+from probebench.sources.resolve import registry_artifact_problem, resolve_artifact
 
 #: seconds a reproducer notebook's cell may run unless told otherwise
 NOTEBOOK_TIMEOUT = 600
@@ -195,7 +195,7 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
         read_fd, write_fd = os.pipe()
         try:
             result = run_sandboxed(
-                [sys.executable, "-I", "-m", "probebench.registry.notebook_runner", inner,
+                [sys.executable, "-I", "-m", "probebench.sandbox.notebook_runner", inner,
                  "--timeout", str(timeout), "--result-fd", str(write_fd)],
                 scratch=scratch, cwd=str(Path(inner).parent), limits=limits,
                 pass_fds=[write_fd])

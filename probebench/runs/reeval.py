@@ -41,11 +41,10 @@ from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.submit import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes, sha256_json
-from probebench.registry.check import entries_with_status
-from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
+from probebench.registry.entry import Entry, entries_with_status, entry_path, read_entry
 from probebench.registry.store import latest_results
 from probebench.sites import Site
+from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import ReevalSet, TaskCatalog
 
 LIST_DROP = 5.0

@@ -1,7 +1,7 @@
 """``probebench registry check-task``: the checks of a task proposal.
 
 A task proposal is a pull request that adds one folder ``tasks/proposed/<task id>/``
-(the confinement rule is in ``registry/confine.py``): its ``tasks.yaml``, a tasks file
+(the confinement rule is in ``intake/confine.py``): its ``tasks.yaml``, a tasks file
 holding the one task (what ``probebench tasks add --to tasks/proposed/<task id>``
 writes; the entry a maintainer appends verbatim to the catalog's ``tasks.yaml``), the
 data under ``data/<task id>/`` (the paths the entry names, relative to the folder, so
@@ -24,7 +24,7 @@ Checks, in order (a check whose inputs failed is skipped, and says why):
 4. ``hashes``: every ``files_sha256`` recomputed and equal, the data read by its format
    (errors name the file and line), and the canonical test set (and every holdout's)
    equal to ``test_sha256``;
-5. ``personal_data``: the scan of ``registry/pii.py`` over every prompt text of every
+5. ``personal_data``: the scan of ``tasks/pii.py`` over every prompt text of every
    split and holdout; each finding names the file and line that holds it;
 6. ``splits``: no prompt text (compared with case and whitespace folded) occurs in two
    of the train, val and test splits and the holdouts;
@@ -48,9 +48,8 @@ from typing import Any, Literal
 
 from probebench.errors import InputError
 from probebench.hashing import sha256_file
-from probebench.licenses import license_kind
-from probebench.registry.comment import capped, code_block, md_text
-from probebench.registry.confine import (
+from probebench.intake.comment import capped, code_block, md_text
+from probebench.intake.confine import (
     MAX_PROPOSAL_BYTES,
     MAX_PROPOSAL_FILE_BYTES,
     PROPOSAL_DIR,
@@ -58,11 +57,12 @@ from probebench.registry.confine import (
     PROPOSAL_TRAINING_DIR,
     proposal_layout_problem,
 )
-from probebench.registry.pii import Finding, scan_lines
+from probebench.licenses import license_kind
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
+from probebench.tasks.pii import Finding, scan_lines
 from probebench.tasks.spec import TaskSpec, read_tasks_file
 
 Status = Literal["pass", "fail", "skip"]

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from probebench.errors import InputError
-from probebench.registry.github import fetch_github
-from probebench.registry.hub import fetch_hub
-from probebench.registry.landing import Fetched
-from probebench.registry.urls import ArtifactRef, parse_artifact_ref
+from probebench.sources.github import fetch_github
+from probebench.sources.hub import fetch_hub
+from probebench.sources.landing import Fetched
+from probebench.sources.urls import ArtifactRef, parse_artifact_ref
 
 #: the first two forms a registry entry could use (a registry folder, ``hf://`` of a model
 #: at a commit); ``registry_artifact_problem`` is the whole rule

@@ -28,8 +28,8 @@ from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
 from probebench.paths import enclosing_repo
 from probebench.prompts import Prompt, as_prompts
 from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.resolve import resolve_artifact
 from probebench.sites import Site
+from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 
 __all__ = ["NoDirectionError", "Probe", "load_probe", "registry_ids"]

@@ -17,14 +17,14 @@ from pathlib import Path
 
 from probebench.errors import InputError
 from probebench.paths import artifact_cache_dir, hub_offline
-from probebench.registry.landing import (
+from probebench.sources.landing import (
     Fetched,
     land,
     landing_place,
     refuse_links,
     staging_folder,
 )
-from probebench.registry.urls import COMMIT, ArtifactRef
+from probebench.sources.urls import COMMIT, ArtifactRef
 
 #: seconds one git command may take
 GIT_TIMEOUT = 300

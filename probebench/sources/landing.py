@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probebench.errors import InputError
-from probebench.registry.urls import ArtifactRef
+from probebench.sources.urls import ArtifactRef
 
 
 @dataclass(frozen=True)

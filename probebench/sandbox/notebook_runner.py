@@ -1,6 +1,6 @@
 """Executed *inside* the sandbox: run one notebook and report what it printed.
 
-``python -m probebench.registry.notebook_runner NOTEBOOK --timeout S --result-fd FD``
+``python -m probebench.sandbox.notebook_runner NOTEBOOK --timeout S --result-fd FD``
 executes the notebook with nbclient and writes one JSON object to file descriptor FD:
 ``{"ran": bool, "error": str | null, "lines": [...]}`` with the ``PROBEBENCH_METRICS``
 lines of its stream output (at most :data:`MAX_LINES`, each cut at

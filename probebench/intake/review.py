@@ -5,9 +5,9 @@ Items, each passed or failed with its reason:
 1. ``artifact``: the artifact at ``artifact_url`` validates and its bundle hash equals
    ``artifact_sha256``;
 2. ``notebook``: the reproducer notebook runs end to end in the sandbox
-   (``registry/sandbox.py``: no network, no secrets, no files outside a scratch copy)
+   (``sandbox/bwrap.py``: no network, no secrets, no files outside a scratch copy)
    and the metrics it prints on ``PROBEBENCH_METRICS`` lines name the entry's tasks and
-   agree with probebench's own re-evaluation of the artifact (``registry/reproduce.py``
+   agree with probebench's own re-evaluation of the artifact (``intake/reproduce.py``
    states the contract and the tolerance);
 3. ``test_sets``: every test-set hash the artifact reports is registered in tasks.yaml;
 4. ``license``: open (OSI-approved or an open content license such as CC-BY), restricted
@@ -29,22 +29,22 @@ from probebench.errors import ProbebenchError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.evaluation.results import Submission
 from probebench.evaluation.submit import Session, SubmitOptions
-from probebench.licenses import license_kind
-from probebench.registry.comment import capped, md_text
-from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.registry.evaluate import evaluate_entry
-from probebench.registry.pii import scan_file
-from probebench.registry.reproduce import (
+from probebench.intake.comment import capped, md_text
+from probebench.intake.reproduce import (
     NOTEBOOK_TIMEOUT,
     ReproducerRun,
     contract_problems,
     judge_reproduction,
     reproduce_entry,
 )
-from probebench.registry.resolve import resolve_artifact
-from probebench.registry.sandbox import SandboxLimits
+from probebench.licenses import license_kind
+from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.runs.evaluate import evaluate_entry
+from probebench.sandbox.bwrap import SandboxLimits
+from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import get_format
+from probebench.tasks.pii import scan_file
 
 
 @dataclass

@@ -8,24 +8,25 @@ from pathlib import Path
 
 from probebench.artifact.checks import ValidationReport, validate
 from probebench.errors import InputError, ProbebenchError
-from probebench.licenses import check_license
-from probebench.registry.confine import (
+from probebench.intake.confine import (
     Change,
     changed_artifact_folders,
     changes,
     git_toplevel,
 )
+from probebench.licenses import check_license
 from probebench.registry.entry import (
     SIZE_TOLERANCE_MB,
     SIZE_TOLERANCE_SHARE,
     Entry,
     artifact_megabytes,
+    entry_files,
     entry_path,
     read_entry,
     size_agrees,
     trained_parameters,
 )
-from probebench.registry.resolve import registry_artifact_problem, resolve_artifact
+from probebench.sources.resolve import registry_artifact_problem, resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 from probebench.yamlsafe import load_yaml
 
@@ -40,22 +41,6 @@ class EntryCheck:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def entry_files(root: Path) -> list[Path]:
-    """Every entry YAML of a registry; the registry must exist (a mistyped --registry
-    is an error, not an empty leaderboard)."""
-    probes = root / "probes"
-    if not probes.is_dir():
-        raise InputError(f"{root}: not a registry (no probes/ folder); give --registry or "
-                         "--repo")
-    return sorted(probes.rglob("*.yaml"))
-
-
-def entries_with_status(root: Path, status: str) -> list[tuple[Path, Entry]]:
-    """(file, entry) of every entry of the registry with ``status``."""
-    found = [(path, read_entry(path)) for path in entry_files(root)]
-    return [(path, entry) for path, entry in found if entry.status == status]
 
 
 def changed_entry_files(root: Path, base: str, head: str | None = None) -> list[Path]:

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from probebench.errors import InputError
 from probebench.paths import artifact_cache_dir, hub_cache_dir, hub_offline
-from probebench.registry.landing import (
+from probebench.sources.landing import (
     Fetched,
     land,
     landing_place,
     refuse_links,
     staging_folder,
 )
-from probebench.registry.urls import COMMIT, ArtifactRef
+from probebench.sources.urls import COMMIT, ArtifactRef
 
 #: seconds for the one question asked of the hub before downloading
 HUB_TIMEOUT = 10

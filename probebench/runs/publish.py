@@ -18,9 +18,8 @@ from pathlib import Path
 from probebench.errors import InputError, ProbebenchError
 from probebench.evaluation.submit import Session
 from probebench.hashing import atomic_write_bytes
-from probebench.registry.check import entries_with_status
-from probebench.registry.entry import Entry, read_entry
-from probebench.registry.evaluate import evaluate_entry
+from probebench.registry.entry import Entry, entries_with_status, read_entry
+from probebench.runs.evaluate import evaluate_entry
 
 _STATUS_LINE = re.compile(r"^status:[ \t]*[A-Za-z_\"']+[ \t]*$", re.MULTILINE)
 

@@ -1,0 +1,2 @@
+"""How numbers are made: metric definitions, one task's evaluation, baselines,
+selectivity, eval-awareness and multi-class scoring; ``submit`` orchestrates them."""

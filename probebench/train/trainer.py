@@ -1,0 +1,351 @@
+"""``probebench train``: fit a probe on a registered task with the SentEval protocol.
+
+1. Activations of the task's train, validation and test prompts at one site, through
+   the activation cache (the test prompts are keyed exactly as ``submit`` keys them, so
+   a later ``submit`` reuses them).
+2. The validation split is the task's own ``val`` split when it has one, else a
+   deterministic hashed 20% of the train items (salt ``probebench-train-val/<task>``),
+   so items never straddle the two.
+3. A small grid, each point fitted on train and scored by validation accuracy
+   (P >= 0.5 against the label, per prompt): logistic regression (L2, Newton-Cholesky
+   solver) over the inverse regularisation ``C`` in ``C_GRID``; an MLP (one ReLU hidden
+   layer, Adam) over the L2 penalty ``alpha`` in ``ALPHA_GRID``.
+   Ties go to the stronger regularisation.
+4. Refit on train + validation with the chosen value; a ``StandardScaler`` is fitted on
+   the same data first.
+5. The test split is scored with the same code as ``submit`` (``headline``), so the
+   reported metrics are the numbers ``submit`` will reproduce.
+
+A multi-class task (SentEval without ``positive_class``) fits every prompt against its
+class with the SentEval protocol (``probebench.evaluation.protocol``: a multinomial
+logistic regression over ``C``, or an MLP over ``alpha`` x hidden size in
+``HIDDEN_GRID``), and is scored by accuracy and macro AUROC
+(``probebench.evaluation.multiclass``).
+
+Everything is seeded: the same task files, model, site, probe type and seed give the
+same weights and the same files (``write_artifact``). Tasks come from a ``TaskCatalog``
+(default: the packaged tasks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import InitVar, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from probebench.artifact.meta import EVALUABLE_PROBE_TYPES
+from probebench.errors import InputError
+from probebench.evaluation.headline import Flat, Headline, headline
+from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.evaluation.protocol import (
+    ALPHA_GRID,
+    C_GRID,
+    DEFAULT_HIDDEN,
+    HIDDEN_GRID,
+    MAX_ITER,
+    VAL_FRACTION,
+    GridPoint,
+    class_labels,
+    fit,
+    grid_of,
+    labelled_prompts,
+    labels_of,
+    make_estimator,
+    search,
+    search_grid,
+    train_val_items,
+)
+from probebench.models.builtin import DEFAULT_MODEL
+from probebench.sites import Site
+from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.formats import TaskData
+
+#: the probe types ``train`` fits (those ``submit`` can re-evaluate)
+PROBE_TYPES = EVALUABLE_PROBE_TYPES
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What to fit: a probe of ``probe_type`` on ``task`` at ``site`` of ``model``.
+
+    ``kind`` is the old name of ``probe_type``, still accepted because published
+    reproducer notebooks (hash-pinned, never edited) call ``TrainConfig(kind=...)``.
+    """
+
+    task: str
+    site: Site
+    model: str = DEFAULT_MODEL
+    probe_type: str = "linear"
+    seed: int = 0
+    hidden: int = DEFAULT_HIDDEN
+    bootstrap: int = N_RESAMPLES
+    device: str = "auto"
+    #: the model's precision (auto: float32, the reference) and batch budget (None:
+    #: sized from the device)
+    dtype: str = "auto"
+    batch_tokens: int | None = None
+    max_batch_size: int | None = None
+    kind: InitVar[str | None] = None
+
+    def __post_init__(self, kind: str | None) -> None:
+        if kind is not None:
+            object.__setattr__(self, "probe_type", kind)
+        if self.probe_type not in PROBE_TYPES:
+            raise InputError(f"--probe-type must be one of {', '.join(PROBE_TYPES)}, found "
+                             f"{self.probe_type!r}")
+        if self.hidden < 1:
+            raise InputError(f"--hidden must be at least 1, found {self.hidden}")
+
+    @property
+    def grid_name(self) -> str:
+        """The hyperparameter the grid searches: ``C`` (linear) or ``alpha`` (MLP)."""
+        return "C" if self.probe_type == "linear" else "alpha"
+
+    @property
+    def grid(self) -> tuple[float, ...]:
+        """The values of ``grid_name`` tried, each scored on the validation split."""
+        return grid_of(self.probe_type)
+
+
+@dataclass
+class Trained:
+    """What ``train`` fitted: the scikit-learn probe and scaler, the grid and the value
+    chosen on validation, and the test split scored as ``submit`` scores it
+    (``headline``, ``test_probs``). ``probebench.train.artifact.write_artifact`` writes
+    it as an artifact folder."""
+
+    config: TrainConfig
+    data: TaskData
+    probe: Any
+    scaler: Any
+    grid: list[GridPoint]
+    chosen: float
+    n_train: int
+    n_val: int
+    val_source: str
+    test_probs: np.ndarray
+    test_acts: np.ndarray
+    headline: Headline
+    model_identity: dict[str, Any] = field(default_factory=dict)
+    #: a multi-class task's classes (the probe's output order); None when binary
+    classes: tuple[str, ...] | None = None
+    #: the MLP hidden size the grid chose (multi-class MLPs), else None
+    chosen_hidden: int | None = None
+
+    def describe(self) -> str:
+        """A few lines on what was fitted: task, model, site, splits and the grid."""
+        c = self.config
+        kind = "" if self.classes is None else f", {len(self.classes)} classes"
+        searched = any(p.hidden is not None for p in self.grid)
+        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.probe_type} probe, "
+                 f"seed {c.seed}{kind}",
+                 f"train {self.n_train} prompts, validation {self.n_val} prompts "
+                 f"({self.val_source})",
+                 f"{c.grid_name:>8}{'  hidden' if searched else ''}  validation accuracy"]
+        for point in self.grid:
+            chosen = point.value == self.chosen and point.hidden == self.chosen_hidden
+            mark = "  <- chosen" if chosen else ""
+            size = f"  {point.hidden:>6}" if searched else ""
+            lines.append(f"{point.value:>8g}{size}  {point.val_accuracy:.4f}{mark}")
+        also = "" if self.chosen_hidden is None else f", hidden = {self.chosen_hidden}"
+        lines.append(f"refit on train + validation with {c.grid_name} = {self.chosen:g}"
+                     f"{also}")
+        return "\n".join(lines)
+
+    def metrics_table(self) -> str:
+        """The test metrics (AUROC with its 95% CI, accuracy, ECE, ...) as text."""
+        h = self.headline
+        acc = h.accuracy.value
+        name = "AUROC   " if self.classes is None else "macro AUROC"
+        fpr = "n/a" if h.fpr_at_99tpr is None else f"{h.fpr_at_99tpr:.4f}"
+        return "\n".join([
+            f"test {name} {h.auroc.value:.4f}  95% CI [{h.auroc.ci_low:.4f}, "
+            f"{h.auroc.ci_high:.4f}]",
+            f"test accuracy {'n/a' if acc is None else f'{acc:.4f}'}",
+            f"ECE {h.ece:.4f}  Brier {h.brier:.4f}  FPR@99%TPR {fpr}"])
+
+
+def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
+                x_val: np.ndarray, y_val: np.ndarray) -> tuple[list[GridPoint], float]:
+    """Every grid point fitted on train and scored on validation; (points, chosen)."""
+    return search(config.probe_type, x_train, y_train, x_val, y_val, seed=config.seed,
+                  hidden=config.hidden)
+
+
+def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed: int = 0,
+                     bootstrap: int = N_RESAMPLES, progress: bool = False,
+                     catalog: TaskCatalog | None = None) -> Headline:
+    """The headline metrics of loaded probe weights on a registered task's test split,
+    exactly as ``submit`` computes them (used by the eval notebooks)."""
+    from probebench.evaluation.multiclass import multiclass_headline
+    from probebench.models.activations import extract
+
+    data = (catalog or TaskCatalog.default()).load(task_id)
+    flat = Flat.of(data.test)
+    acts = extract(model, flat.prompts, [site], progress=progress)[site]
+    classes = data.format.classes(data)
+    if classes is not None:
+        return multiclass_headline(task_id, data.format, data.test, classes,
+                                   weights.predict_proba(acts), seed=seed,
+                                   n_resamples=bootstrap)
+    probs = weights.predict_proba(acts)[:, 1]
+    return headline(task_id, data.format, data.test, probs, seed=seed,
+                    n_resamples=bootstrap)
+
+
+@dataclass
+class SplitActivations:
+    """A task's train/validation/test activations at some sites, with the labels."""
+
+    data: TaskData
+    acts: dict[str, Any]  # split -> ExtractionResult
+    y_train: np.ndarray
+    y_val: np.ndarray
+    val_source: str
+    identity: Any  # ModelIdentity
+    #: a multi-class task's classes; then y_train and y_val hold class labels (strings)
+    classes: tuple[str, ...] | None = None
+
+
+def split_activations(data: TaskData, model: str, sites: Sequence[Site], *,
+                      device: str = "auto", dtype: str = "auto",
+                      batch_tokens: int | None = None, max_batch_size: int | None = None,
+                      cache: bool = True, progress: bool = True) -> SplitActivations:
+    """Activations of the labelled train and validation prompts and of every test prompt
+    (keyed as ``submit`` keys them), loading the model at most once."""
+    from probebench.models.activations import extract
+    from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
+
+    train_items, val_items, val_source = train_val_items(data)
+    classes = data.format.classes(data)
+    if classes is None:
+        prompts = {"train": labelled_prompts(train_items), "val": labelled_prompts(val_items),
+                   "test": Flat.of(data.test).prompts}
+        y_train = labels_of(prompts["train"], "train")
+        y_val = labels_of(prompts["val"], "validation")
+    else:  # every prompt of a multi-class task has a class
+        prompts = {"train": Flat.of(train_items).prompts, "val": Flat.of(val_items).prompts,
+                   "test": Flat.of(data.test).prompts}
+        y_train = class_labels(prompts["train"], classes, "train", data.format.prompt_class)
+        y_val = class_labels(prompts["val"], classes, "validation", data.format.prompt_class)
+    resolved = resolve_model(model, device=device, dtype=dtype, progress=progress)
+    source: ResolvedModel | LoadedModel = resolved
+    acts = {}
+    for name, split in prompts.items():
+        shown = ", ".join(map(str, sites)) if len(sites) <= 3 else f"{len(sites)} sites"
+        result = extract(source, split, sites, cache=cache, progress=progress,
+                         batch_tokens=batch_tokens, max_batch_size=max_batch_size,
+                         desc=f"activations {data.spec.id}/{name} @ {shown}")
+        if result.loaded is not None:
+            source = result.loaded
+        acts[name] = result
+    return SplitActivations(data, acts, y_train, y_val, val_source, resolved.identity,
+                            classes)
+
+
+@dataclass
+class Fitted:
+    grid: list[GridPoint]
+    chosen: float
+    probe: Any
+    scaler: Any
+    test_probs: np.ndarray
+    headline: Headline
+    hidden: int | None = None
+
+
+def fit_and_score(config: TrainConfig, split: SplitActivations) -> Fitted:
+    """Grid on validation, refit on train + validation, test scored as ``submit`` does."""
+    from probebench.artifact.weights import sklearn_to_weights
+
+    x_train, x_val = split.acts["train"][config.site], split.acts["val"][config.site]
+    if split.classes is not None:
+        return _fit_multiclass(config, split, x_train, x_val)
+    grid, chosen = grid_search(config, x_train, split.y_train, x_val, split.y_val)
+    probe, scaler = fit(config.probe_type, chosen, np.concatenate([x_train, x_val]),
+                        np.concatenate([split.y_train, split.y_val]), seed=config.seed,
+                        hidden=config.hidden)
+    probs = sklearn_to_weights(probe, scaler).predict_proba(
+        split.acts["test"][config.site])[:, 1]
+    data = split.data
+    head = headline(config.task, data.format, data.test, probs, seed=config.seed,
+                    n_resamples=config.bootstrap)
+    return Fitted(grid, chosen, probe, scaler, probs, head)
+
+
+def _fit_multiclass(config: TrainConfig, split: SplitActivations, x_train: np.ndarray,
+                    x_val: np.ndarray) -> Fitted:
+    """The SentEval protocol on a multi-class task: penalty (and MLP hidden size) chosen
+    on validation, refit on train + validation, scored by accuracy and macro AUROC."""
+    from probebench.artifact.weights import sklearn_to_weights
+    from probebench.evaluation.multiclass import multiclass_headline
+
+    assert split.classes is not None
+    hiddens = HIDDEN_GRID if config.probe_type == "mlp" else (config.hidden,)
+    grid, best = search_grid(config.probe_type, x_train, split.y_train, x_val, split.y_val,
+                             seed=config.seed, hiddens=hiddens)
+    hidden = best.hidden if best.hidden is not None else config.hidden
+    probe, scaler = fit(config.probe_type, best.value, np.concatenate([x_train, x_val]),
+                        np.concatenate([split.y_train, split.y_val]), seed=config.seed,
+                        hidden=hidden)
+    proba = sklearn_to_weights(probe, scaler).predict_proba(split.acts["test"][config.site])
+    data = split.data
+    head = multiclass_headline(config.task, data.format, data.test, split.classes, proba,
+                               seed=config.seed, n_resamples=config.bootstrap)
+    return Fitted(grid, best.value, probe, scaler, proba, head, best.hidden)
+
+
+def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: bool = True,
+          cache: bool = True) -> Trained:
+    """Fit a probe on ``config.task`` of ``catalog`` (default: the packaged tasks)
+    following the protocol in the module docstring of ``probebench.train``.
+
+    The SentEval protocol: activations at ``config.site`` (through the activation
+    cache), a small grid of regularisation strengths scored on the validation split,
+    a refit on train + validation, and the test split scored with ``submit``'s code.
+    Everything is seeded by ``config.seed``.
+
+    Returns:
+        a ``Trained``; ``probebench.train.artifact.write_artifact`` turns it into an
+        artifact folder.
+    """
+    data = (catalog or TaskCatalog.default()).load(config.task)
+    split = split_activations(data, config.model, [config.site], device=config.device,
+                              dtype=config.dtype, batch_tokens=config.batch_tokens,
+                              max_batch_size=config.max_batch_size, cache=cache,
+                              progress=progress)
+    f = fit_and_score(config, split)
+    return Trained(config=config, data=split.data, probe=f.probe, scaler=f.scaler,
+                   grid=f.grid, chosen=f.chosen, n_train=len(split.y_train),
+                   n_val=len(split.y_val), val_source=split.val_source,
+                   test_probs=f.test_probs, test_acts=split.acts["test"][config.site],
+                   headline=f.headline, model_identity=split.identity.to_dict(),
+                   classes=split.classes, chosen_hidden=f.hidden)
+
+
+__all__ = [
+    "ALPHA_GRID",
+    "C_GRID",
+    "DEFAULT_HIDDEN",
+    "HIDDEN_GRID",
+    "MAX_ITER",
+    "PROBE_TYPES",
+    "VAL_FRACTION",
+    "Fitted",
+    "GridPoint",
+    "SplitActivations",
+    "TrainConfig",
+    "Trained",
+    "evaluate_weights",
+    "fit",
+    "fit_and_score",
+    "grid_search",
+    "labelled_prompts",
+    "labels_of",
+    "make_estimator",
+    "split_activations",
+    "train",
+    "train_val_items",
+]
