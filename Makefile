@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow check lint typecheck bench site-shots clean
+.PHONY: install demo test test-slow check lint typecheck bench leaderboard-shots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/probebench leaderboard build --registry registry --out leaderboard --top 5
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
@@ -55,8 +55,8 @@ bench: $(STAMP)
 
 # Screenshots of the leaderboard built from registry/ (index, an entry page, a task page;
 # 1400 x 1000 and 390 x 844) in headless Debian Chromium, for reviewers; not committed.
-site-shots: $(STAMP)
-	$(BIN)/python tools/site_shots.py --out site-shots
+leaderboard-shots: $(STAMP)
+	$(BIN)/python tools/leaderboard_shots.py --out leaderboard-shots
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard site-shots
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info demo leaderboard leaderboard-shots

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, precision_gaps
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.registry.entry import entries_with_status
     from probebench.registry.guards import RegistryGuards
     from probebench.registry.store import latest_of, read_history, result_path

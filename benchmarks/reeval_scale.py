@@ -74,7 +74,7 @@ def one_pass_per_site(session: Any) -> None:
 
 
 def timed(root: Path, task: str, baseline: bool) -> tuple[float, int, int]:
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.runs.reeval import reeval
     from probebench.tasks.catalog import TaskCatalog
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 RUN = """
 import resource, sys, time
-from probebench.evaluation.submit import CONTEXT_FILE
+from probebench.evaluation.session import CONTEXT_FILE
 from probebench.models import Site, load_model
 from probebench.models.activations import run_extraction
 from probebench.tasks.catalog import TaskCatalog

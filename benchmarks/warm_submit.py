@@ -42,7 +42,8 @@ STAGES = ("activations", "distribution-shift pass", "surprisal baseline",
 
 def child(out: Path) -> None:
     """One submit in this process, as `probebench submit` runs it; writes its figures."""
-    from probebench.evaluation.submit import Session, SubmitOptions, submit
+    from probebench.evaluation.session import Session, SubmitOptions
+    from probebench.evaluation.submit import submit
     from probebench.hashing import sha256_bytes
     from probebench.registry.guards import RegistryGuards
     from probebench.tasks.catalog import TaskCatalog

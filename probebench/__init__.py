@@ -24,7 +24,8 @@ from probebench.artifact.checks import ValidationReport, validate
 from probebench.artifact.forms import load_weights
 from probebench.artifact.weights import ProbeWeights
 from probebench.evaluation.results import Submission, TaskResult
-from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.evaluation.session import SubmitOptions
+from probebench.evaluation.submit import submit
 from probebench.models.activations import extract
 from probebench.probe import NoDirectionError, Probe, load_probe
 from probebench.sites import Site

@@ -204,3 +204,14 @@ def test_registry_imports_no_job_or_pull_request_step() -> None:
              for target in targets if top_name(target) in {"runs", "intake", "leaderboard",
                                                            "cli"}}
     assert found == set(), sorted(found)
+
+
+def test_submit_is_orchestration_only() -> None:
+    """``evaluation/submit.py`` validates, refuses and assembles; the session, one task's
+    evaluation and the measurements beside it live in their own modules."""
+    path = PACKAGE / "evaluation" / "submit.py"
+    lines = path.read_text("utf-8").splitlines()
+    assert len(lines) <= 200, f"{path} has {len(lines)} lines; keep it orchestration only"
+    classes = [node.name for node in ast.parse("\n".join(lines)).body
+               if isinstance(node, ast.ClassDef)]
+    assert classes == [], f"{path} defines {classes}: they belong in evaluation/session.py"

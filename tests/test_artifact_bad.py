@@ -94,9 +94,9 @@ def _pickle_as_safetensors(folder: Path) -> None:
 
 
 def _native(folder: Path) -> None:
-    from probebench.artifact import load_probe
+    from probebench.artifact import load_weights
 
-    weights = load_probe(folder)
+    weights = load_weights(folder)
     for name in ("probe.joblib", "scaler.joblib"):
         (folder / name).unlink()
     weights.save_native(folder)
@@ -108,9 +108,9 @@ def _truncated_native(folder: Path) -> None:
 
 
 def _forms_disagree(folder: Path) -> None:
-    from probebench.artifact import load_probe
+    from probebench.artifact import load_weights
 
-    weights = load_probe(folder)
+    weights = load_weights(folder)
     bent = type(weights)(mean=weights.mean, scale=weights.scale,
                          weights=(weights.weights[0] * 1.5,), biases=weights.biases,
                          activation=weights.activation, classes=weights.classes,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from probebench.artifact import load_probe, validate
+from probebench.artifact import load_weights, validate
 from probebench.artifact.export import export_native
 from tests.artifacts import make_artifact
 
@@ -27,7 +27,7 @@ def test_probe_forward_equals_predict_proba(tmp_path: Path, form: str, kind: str
                                             hidden: tuple[int, ...], solver: str) -> None:
     folder, probe, scaler, x = make_artifact(tmp_path / "a", probe_type=kind, form=form,
                                              hidden=hidden, solver=solver)
-    weights = load_probe(folder)
+    weights = load_weights(folder)
     expected = probe.predict_proba(scaler.transform(x))
     got = weights.predict_proba(x)
     assert got.shape == expected.shape == (len(x), 2)
@@ -44,7 +44,7 @@ def test_probe_forward_equals_predict_proba(tmp_path: Path, form: str, kind: str
 @pytest.mark.parametrize("compress", [0, 3, "gzip", "bz2", "xz", "lzma"])
 def test_compressed_joblib_loads(tmp_path: Path, compress: object) -> None:
     folder, probe, scaler, x = make_artifact(tmp_path / "a", probe_type="mlp", compress=compress)
-    got = load_probe(folder).predict_proba(x)
+    got = load_weights(folder).predict_proba(x)
     assert np.abs(got - probe.predict_proba(scaler.transform(x))).max() <= 1e-9
 
 
@@ -56,7 +56,7 @@ def test_scaler_without_mean_or_std(tmp_path: Path) -> None:
         scaler = StandardScaler(**kwargs).fit(x)
         import joblib
         joblib.dump(scaler, folder / "scaler.joblib")
-        got = load_probe(folder).predict_proba(x)
+        got = load_weights(folder).predict_proba(x)
         assert np.abs(got - probe.predict_proba(scaler.transform(x))).max() <= 1e-9
 
 
@@ -68,7 +68,7 @@ def test_string_classes_keep_sklearn_order(tmp_path: Path) -> None:
     labels = np.where(x[:, 0] > 3, "yes", "no")
     probe = LogisticRegression(max_iter=200).fit(scaler.transform(x), labels)
     joblib.dump(probe, folder / "probe.joblib")
-    weights = load_probe(folder)
+    weights = load_weights(folder)
     assert weights.classes == ("no", "yes")
     assert np.abs(weights.predict_proba(x) - probe.predict_proba(scaler.transform(x))).max() \
         <= 1e-9
@@ -84,7 +84,7 @@ def test_export_writes_a_valid_native_artifact(tmp_path: Path) -> None:
     assert not any(p.suffix == ".joblib" for p in out.iterdir())
     report = validate(out)
     assert report.valid, [(c.name, c.message) for c in report.failed()]
-    assert np.abs(load_probe(out).predict_proba(x)
+    assert np.abs(load_weights(out).predict_proba(x)
                   - probe.predict_proba(scaler.transform(x))).max() <= 1e-9
 
 
@@ -116,5 +116,5 @@ def test_joblib_and_native_forms_side_by_side_must_agree(tmp_path: Path) -> None
     assert report.valid, [(c.name, c.message) for c in report.failed()]
     safe = next(c for c in report.checks if c.name == "safe_load")
     assert "native and joblib forms loaded without running code, which agree" in safe.message
-    assert np.abs(load_probe(folder).predict_proba(x)
+    assert np.abs(load_weights(folder).predict_proba(x)
                   - probe.predict_proba(scaler.transform(x))).max() <= 1e-9

@@ -16,10 +16,22 @@ def _git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+#: files of the base branch the fixture's repository holds (placeholders of real files,
+#: besides the one existing entry)
+BASE_FILES = ("registry/probes/org/old-m-l1-v1.yaml", "probebench/cli/__init__.py",
+              "probebench/catalog/tasks.yaml", ".github/workflows/ci.yml")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_fixture_mirrors_the_real_layout() -> None:
+    """A rule tested on files the repository no longer has tests nothing."""
+    missing = [rel for rel in BASE_FILES[1:] if not (REPO / rel).is_file()]
+    assert missing == []
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    for rel in ("registry/probes/org/old-m-l1-v1.yaml", "probebench/cli.py", "tasks.yaml",
-                ".github/workflows/ci.yml"):
+    for rel in BASE_FILES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("base\n")
     _git(tmp_path, "init", "-q", "-b", "main")
@@ -48,8 +60,9 @@ def test_one_entry_and_its_artifact_pass(repo: Path, capsys: pytest.CaptureFixtu
     assert "confined to one entry" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra", [".github/workflows/ci.yml", "probebench/cli.py",
-                                   "tasks.yaml", "tests/test_x.py", "pyproject.toml"])
+@pytest.mark.parametrize("extra", [".github/workflows/ci.yml", "probebench/cli/__init__.py",
+                                   "probebench/catalog/tasks.yaml", "tests/test_x.py",
+                                   "pyproject.toml"])
 def test_touching_anything_else_is_refused(repo: Path, extra: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     _add(repo, "registry/probes/org/new-m-l2-v1.yaml", extra)
@@ -63,8 +76,9 @@ def _move(repo: Path, src: str, dest: str) -> None:
     _git(repo, "commit", "-qm", "move")
 
 
-@pytest.mark.parametrize("src", ["registry/probes/org/old-m-l1-v1.yaml", "tasks.yaml",
-                                 ".github/workflows/ci.yml", "probebench/cli.py"])
+@pytest.mark.parametrize("src", ["registry/probes/org/old-m-l1-v1.yaml",
+                                 "probebench/catalog/tasks.yaml",
+                                 ".github/workflows/ci.yml", "probebench/cli/__init__.py"])
 def test_moving_a_file_into_the_artifact_folder_is_refused(
         repo: Path, src: str, capsys: pytest.CaptureFixture[str]) -> None:
     """git lists a rename under its destination only; confine sees both ends."""
@@ -103,7 +117,7 @@ def test_odd_file_names_cannot_hide(repo: Path, capsys: pytest.CaptureFixture[st
 def test_check_changed_from_the_repo_root_names_a_broken_entry(
         repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Exactly as the workflow runs it: in the repository root, default flags."""
-    (repo / "tasks.yaml").unlink()  # the fixture's placeholder; the packaged tasks serve
+    (repo / "probebench/catalog/tasks.yaml").unlink()  # a placeholder; the packaged tasks serve
     _add(repo, "registry/probes/org/new-m-l2-v1.yaml")  # "pr change": not an entry at all
     monkeypatch.chdir(repo)
     assert main(["registry", "check", "--changed", "--base", "main"]) == 1

@@ -160,9 +160,9 @@ def test_pipeline_or_linearsvc_probe(tmp_path: Path,
     capsys.readouterr()
     assert main(["validate", str(out)]) == 0
     capsys.readouterr()
-    from probebench.artifact.forms import load_probe
+    from probebench.artifact.forms import load_weights
 
-    diff = np.abs(load_probe(out).predict_proba(x) - pipe.predict_proba(x)).max()
+    diff = np.abs(load_weights(out).predict_proba(x) - pipe.predict_proba(x)).max()
     assert diff <= 1e-9
 
     # a LinearSVC: no probabilities; the answer says to refit, in Python

@@ -22,7 +22,7 @@ from probebench.errors import InputError
 from probebench.evaluation.headline import Flat
 from probebench.evaluation.report import render_report
 from probebench.evaluation.results import LimitOut, Submission, read_submission
-from probebench.evaluation.submit import (
+from probebench.evaluation.session import (
     ACTIVATIONS,
     CONTEXT_FILE,
     RANDOM_INIT,
@@ -30,10 +30,10 @@ from probebench.evaluation.submit import (
     SURPRISAL,
     Session,
     SubmitOptions,
-    _own_item_scores,
     limit_note,
-    submit,
 )
+from probebench.evaluation.submit import submit
+from probebench.evaluation.task_baselines import own_item_scores
 from probebench.intake.reproduce import ReproducerRun
 from probebench.intake.review import review_entry
 from probebench.registry.baselines import store_baselines
@@ -112,7 +112,7 @@ def test_a_formats_own_protocol_is_cached_too() -> None:
 
     def run() -> tuple[Session, list[float | None] | None]:
         session = Session(TaskCatalog.default(), SubmitOptions(limit=4, progress=False))
-        return session, _own_item_scores(session, MODEL, suite)
+        return session, own_item_scores(session, MODEL, suite)
 
     cold, scores = run()
     assert cold.stage_passes == {SURPRISAL: 1}

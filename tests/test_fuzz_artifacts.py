@@ -24,10 +24,10 @@ MAX_MESSAGE = 2000
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One valid artifact with both forms (joblib and native)."""
-    from probebench.artifact.forms import load_probe
+    from probebench.artifact.forms import load_weights
 
     folder, *_ = make_artifact(tmp_path_factory.mktemp("fuzz") / "probe", probe_type="mlp")
-    load_probe(folder).save_native(folder)
+    load_weights(folder).save_native(folder)
     assert validate(folder).valid
     return folder
 

@@ -43,7 +43,8 @@ def test_cuda_extraction_matches_cpu(smollm: Any) -> None:
 
 
 def _submit(device: str, dtype: str) -> Any:
-    from probebench.evaluation.submit import Session, SubmitOptions, submit
+    from probebench.evaluation.session import Session, SubmitOptions
+    from probebench.evaluation.submit import submit
     from probebench.tasks.catalog import TaskCatalog
 
     session = Session(TaskCatalog.default(), SubmitOptions(

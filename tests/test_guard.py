@@ -12,7 +12,8 @@ import yaml
 
 from probebench.artifact.checks import validate
 from probebench.errors import InputError
-from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.evaluation.session import SubmitOptions
+from probebench.evaluation.submit import submit
 from probebench.models import Site
 from probebench.registry.guards import RegistryGuards, guard_for, guard_ids
 from probebench.train import TrainConfig, train
@@ -154,7 +155,7 @@ def test_the_eval_aware_split_is_stratified_by_class() -> None:
     positives."""
     import numpy as np
 
-    from probebench.evaluation.submit import stratified_least
+    from probebench.evaluation.evalaware import stratified_least
 
     items = np.arange(16)
     rating = np.array([0.1 * i for i in range(8)] + [5.0 + i for i in range(8)])

@@ -77,9 +77,9 @@ def _deep_folders(folder: Path) -> None:
 
 def _native_form(folder: Path) -> None:
     """Replace the joblib files by the native form (safetensors + probe.json)."""
-    from probebench.artifact.forms import load_probe
+    from probebench.artifact.forms import load_weights
 
-    load_probe(folder).save_native(folder)
+    load_weights(folder).save_native(folder)
     for name in ("probe.joblib", "scaler.joblib"):
         (folder / name).unlink()
 

@@ -1,4 +1,4 @@
-"""The static site: structure, determinism, and a real browser (headless Chromium)."""
+"""The static leaderboard: structure, determinism, and a real browser (headless Chromium)."""
 
 from __future__ import annotations
 

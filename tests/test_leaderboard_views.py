@@ -1,4 +1,4 @@
-"""The site ranks comparable entries only: per task, per (family, task set) group; guards
+"""The leaderboard ranks comparable entries only: per task, per (family, task set) group; guards
 apart; task baselines from the task's store, never from an entry.
 
 Every test builds a real registry in tmp_path from the repository's ``registry/``

@@ -65,7 +65,7 @@ def _fork(sim: Simulator, name: str) -> Path:
     return fork
 
 
-def _add_submission(fork: Path, *, notebook_code: str | None = None,
+def _add_probe_pr(fork: Path, *, notebook_code: str | None = None,
                     entry: dict[str, object] | None = None) -> None:
     """One entry and its artifact, as a submitter writes them."""
     folder = fork / ARTIFACT
@@ -86,7 +86,7 @@ def _add_submission(fork: Path, *, notebook_code: str | None = None,
         "position": "last_token", "artifact_url": ARTIFACT,
         "artifact_sha256": manifest(scan(folder)).sha256, "reproducer_notebook": "eval.ipynb",
         "license": "CC-BY-4.0", "release": "2026-11-20", **entry_numbers(folder),
-        "tagline": "passive voice, simulated", "description": "A simulated submission.",
+        "tagline": "passive voice, simulated", "description": "A simulated probe.",
         "status": "pending_review", "tasks": [TASK],
         "evalaware_imputation_acknowledged": True, **(entry or {})}
     (fork / ENTRY_FILE).parent.mkdir(parents=True, exist_ok=True)
@@ -142,13 +142,13 @@ def test_install_steps_only_install() -> None:
 
 def test_a_pr_that_touches_a_workflow_is_refused_at_confine(github: Simulator) -> None:
     fork = _fork(github, "touch-workflow")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     with (fork / ".github/workflows/ci.yml").open("a") as fh:
         fh.write("# harmless-looking edit\n")
     _commit(fork, "entry and a workflow edit")
     comment = _refused(github, 11, fork, "touch-workflow", "confine",
                        ".github/workflows/ci.yml: outside one entry's YAML")
-    assert "submission refused" in comment
+    assert "probe pull request refused" in comment
 
 
 def test_a_pr_that_disables_the_gate_in_its_own_workflow_gets_no_pass(
@@ -157,19 +157,19 @@ def test_a_pr_that_disables_the_gate_in_its_own_workflow_gets_no_pass(
     confine command with `true`. Its jobs then pass, but comment.yml (main's code) checks
     the PR's files again and posts the refusal, never the PR's checklist."""
     fork = _fork(github, "skip-gate")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     wf = fork / ".github/workflows/validate-pr.yml"
     text = wf.read_text()
-    gate = ('probebench registry confine --base "$BASE_SHA" --entry-file submission/entry '
+    gate = ('probebench registry confine --base "$BASE_SHA" --entry-file incoming/entry '
             '--markdown refused/comment.md')
     assert gate in text
-    wf.write_text(text.replace(gate, "true; echo org/x > submission/entry"))
+    wf.write_text(text.replace(gate, "true; echo org/x > incoming/entry"))
     _commit(fork, "entry, and a gate that always passes")
     before = github.main_sha()
     done = _run_pr(github, 16, fork, "skip-gate")
     assert done["confine"].ok  # the PR's own gate let it through
     comment = github.comment(16)
-    assert "submission refused" in comment
+    assert "probe pull request refused" in comment
     assert ".github/workflows/validate-pr.yml: outside one entry's YAML" in comment
     assert "All checks pass" not in comment
     assert github.main_sha() == before
@@ -178,7 +178,7 @@ def test_a_pr_that_disables_the_gate_in_its_own_workflow_gets_no_pass(
 def test_a_pr_that_touches_tasks_or_a_test_set_is_refused_at_confine(
         github: Simulator) -> None:
     fork = _fork(github, "touch-tasks")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     data = fork / "probebench/catalog/data/blimp/passive_1.jsonl"
     data.write_text(data.read_text().replace("was", "were", 1))
     with (fork / "probebench/catalog/tasks.yaml").open("a") as fh:
@@ -191,7 +191,7 @@ def test_a_pr_that_touches_tasks_or_a_test_set_is_refused_at_confine(
 
 def test_a_pr_that_breaks_the_entry_schema_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "bad-schema")
-    _add_submission(fork, notebook_code=QUICK, entry={"layer": "fifteen"})
+    _add_probe_pr(fork, notebook_code=QUICK, entry={"layer": "fifteen"})
     _commit(fork, "entry with a bad layer")
     comment = _refused(github, 13, fork, "bad-schema", "evaluate",
                        "the entry check failed")
@@ -200,7 +200,7 @@ def test_a_pr_that_breaks_the_entry_schema_is_refused_at_check(github: Simulator
 
 def test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "bad-hash")
-    _add_submission(fork, notebook_code=QUICK, entry={"artifact_sha256": "ab" * 32})
+    _add_probe_pr(fork, notebook_code=QUICK, entry={"artifact_sha256": "ab" * 32})
     _commit(fork, "entry with a wrong hash")
     comment = _refused(github, 14, fork, "bad-hash", "evaluate", "the entry check failed")
     assert "differs from the expected" in comment and ENTRY_ID in comment
@@ -228,7 +228,7 @@ def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
             "except OSError as exc:\n"
             "    got['disk'] = type(exc).__name__\n"
             "raise SystemExit('HOSTILE ' + json.dumps(got, sort_keys=True))\n")
-    _add_submission(fork, notebook_code=code)
+    _add_probe_pr(fork, notebook_code=code)
     _commit(fork, "entry with a notebook that phones home")
     secret = "sim-secret-value-5d1e"
     github.context["github.token"] = "ghs_simulated_token_never_real"
@@ -250,7 +250,7 @@ def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
 
 def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -> None:
     fork = _fork(github, "impersonate")
-    _add_submission(fork, notebook_code=QUICK)
+    _add_probe_pr(fork, notebook_code=QUICK)
     entry = fork / ENTRY_FILE
     text = entry.read_text().replace("simorg/", "probebench/").replace("org: simorg",
                                                                      "org: probebench")
@@ -264,7 +264,7 @@ def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -
 def test_taking_over_a_reference_id_is_refused_at_check(github: Simulator) -> None:
     """A stranger's file claiming a reference entry's id: the id must match the path."""
     fork = _fork(github, "takeover")
-    _add_submission(fork, notebook_code=QUICK,
+    _add_probe_pr(fork, notebook_code=QUICK,
                     entry={"id": "probebench/verb-grammar-smollm2-135m-l15-v1"})
     _commit(fork, "an entry with someone else's id")
     comment = _refused(github, 18, fork, "takeover", "evaluate", "the entry check failed")
@@ -273,13 +273,13 @@ def test_taking_over_a_reference_id_is_refused_at_check(github: Simulator) -> No
 
 def test_moving_a_competitors_results_into_the_artifact_is_refused(github: Simulator) -> None:
     fork = _fork(github, "rename")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     victim = "registry/results/probebench/verb-grammar-smollm2-135m-l15-v1/verb_grammar.json"
     git(fork, "mv", victim, f"{ARTIFACT}/verb_grammar.json")
     _commit(fork, "entry, and a competitor's results moved away")
     comment = _refused(github, 19, fork, "rename", "confine",
                        f"{victim}: deleted (or moved away)")
-    assert "submission refused" in comment
+    assert "probe pull request refused" in comment
 
 
 def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
@@ -287,11 +287,11 @@ def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
     job ignores the number, finds the run's own PR from its head commit, checks that PR's
     files again and posts the refusal there; PR 32 gets nothing."""
     rival = _fork(github, "rival")
-    _add_submission(rival)
+    _add_probe_pr(rival)
     _commit(rival, "a rival's entry")
     github.open_pr(32, rival, "rival")
     fork = _fork(github, "forger")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     (fork / "README.md").write_text("edited\n")  # refused at confine: a quick run
     _commit(fork, "entry and a forged comment")
     github.open_pr(31, fork, "forger")
@@ -302,13 +302,13 @@ def test_a_comment_for_another_pr_is_not_posted(github: Simulator) -> None:
     done = github.run_job("comment.yml", "comment", run_name="pr-31")
     assert done.ok, done.output
     assert github.comment(32) == ""
-    assert "submission refused" in github.comment(31)
+    assert "probe pull request refused" in github.comment(31)
     assert "README.md: outside one entry" in github.comment(31)
 
 
 def test_a_good_pr_goes_live(github: Simulator) -> None:
     fork = _fork(github, "good")
-    _add_submission(fork)
+    _add_probe_pr(fork)
     _commit(fork, "Add simorg/passive-smollm2-135m-l15-v1")
     done = _run_pr(github, 1, fork, "good")
     for job in (*PR_JOBS, "comment"):

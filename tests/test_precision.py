@@ -129,17 +129,31 @@ def test_cpu_budget_and_overrides(smollm: Any) -> None:
 
 def test_reduced_precision_batching_is_part_of_the_cache_key(smollm: Any,
                                                               tmp_path: Path) -> None:
+    """The keys ``extract`` uses (``cache_keys``, the one place that decides): two batch
+    budgets share a float32 entry and never a bfloat16 one."""
     import dataclasses
 
     from probebench.models import ActivationCache, Site
+    from probebench.models.activations import cache_keys
+    from probebench.models.batching import Budget
 
     cache = ActivationCache(tmp_path)
-    site = Site(3, "last_token")
-    ident = smollm.identity
-    bf16 = dataclasses.replace(ident, dtype="bfloat16")
-    assert cache.key(ident, "cpu", "h", site) == cache.key(ident, "cpu", "h", site)
-    assert (cache.key(bf16, "cpu", "h", site, batching=(4096, 64))
-            != cache.key(bf16, "cpu", "h", site, batching=(262144, 1024)))
+    sites = [Site(3, "last_token"), Site(5, "token_avg")]
+    small, large = Budget(4096, 64), Budget(262144, 1024)
+    full = smollm.resolved
+    half = dataclasses.replace(full, identity=dataclasses.replace(full.identity,
+                                                                  dtype="bfloat16"))
+    assert cache_keys(cache, full, "h", sites, small) == cache_keys(cache, full, "h", sites,
+                                                                    large)
+    one, other = cache_keys(cache, half, "h", sites, small), cache_keys(cache, half, "h",
+                                                                         sites, large)
+    assert set(one) == set(other) == set(sites)
+    assert all(one[site] != other[site] for site in sites)
+    # precision and prompts are part of every key
+    assert cache_keys(cache, half, "h", sites, small) != cache_keys(cache, full, "h", sites,
+                                                                    small)
+    assert cache_keys(cache, full, "g", sites, small) != cache_keys(cache, full, "h", sites,
+                                                                    small)
 
 
 def test_bfloat16_extraction_on_the_cpu_is_recorded_and_close(smollm: Any,

@@ -119,7 +119,7 @@ def test_a_task_without_holdout_gets_the_interval_submit_gives(repo: Path,
                                                                 smollm: Any) -> None:
     """One code path for AUROC CIs: reeval on the registered test set reproduces the
     interval ``submit``'s headline computes for the same scores, seed and resamples."""
-    from probebench.artifact import load_probe
+    from probebench.artifact import load_weights
     from probebench.evaluation.headline import Flat, headline
     from probebench.models import Site, extract
 
@@ -129,7 +129,7 @@ def test_a_task_without_holdout_gets_the_interval_submit_gives(repo: Path,
                  if c.task == "blimp_passive_1"]
     data = catalog.load("blimp_passive_1")
     assert change.version == 1 and change.test_sha256 == data.spec.test_sha256
-    weights = load_probe(repo / "registry/artifacts/verb")
+    weights = load_weights(repo / "registry/artifacts/verb")
     acts = extract(smollm, Flat.of(data.test).prompts, [Site(6, "last_token")],
                    progress=False)[Site(6, "last_token")]
     head = headline("blimp_passive_1", data.format, data.test,
@@ -267,7 +267,7 @@ def reference_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory
 
     import numpy as np
 
-    from probebench.artifact import load_probe, manifest, scan
+    from probebench.artifact import load_weights, manifest, scan
     from probebench.evaluation.headline import Flat, task_auroc
     from probebench.evaluation.results import IntervalOut
     from probebench.models import Site, extract
@@ -277,7 +277,7 @@ def reference_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory
     folder = root / "registry/artifacts" / REFERENCE
     shutil.copytree(Path(__file__).parents[1] / "registry/artifacts" / REFERENCE, folder)
     sha = manifest(scan(folder)).sha256
-    weights = load_probe(folder)
+    weights = load_weights(folder)
     site = Site(15, "last_token")
 
     def auroc_on(items: Any) -> float:

@@ -142,7 +142,7 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
     path.write_text(path.read_text().replace("A test entry.", "Edited."))
     # a changed entry goes back to review: a live one may not be edited in place
     assert main(args) == 1
-    assert "status is 'live'; a submission sets status: pending_review" in \
+    assert "status is 'live'; a probe pull request sets status: pending_review" in \
         capsys.readouterr().out
     path.write_text(path.read_text().replace("status: live", "status: pending_review"))
     assert main(args) == 0

@@ -1,7 +1,7 @@
 """A researcher's path, end to end, with a task and a probe made in the test: create a
 task, evaluate a probe on it privately with ``--include``, propose the task in a
 simulated pull request (it waits for a maintainer), register it as a maintainer would,
-add the probe's entry, evaluate it into the registry and see both on the built site."""
+add the probe's entry, evaluate it into the registry and see both on the built leaderboard."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_a_researchers_task_and_probe_reach_the_site(
     stored = repo / "registry" / "results" / "researcher" / artifact.name / f"{TASK}.json"
     assert stored.is_file()
 
-    # 6. both on the built site
+    # 6. both on the built leaderboard
     site = tmp_path / "site"
     assert main(["leaderboard", "--repo", str(repo), "build", "--out", str(site)]) == 0
     pages = {p.relative_to(site).as_posix(): p.read_text("utf-8")

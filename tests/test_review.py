@@ -71,7 +71,7 @@ def _setup(root: Path, *, notebook: str = "print('hi')", entry: dict[str, Any] |
 @pytest.fixture(scope="module")
 def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Submission:
     """probebench's re-evaluation of the test artifact (its weights never change)."""
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.runs.evaluate import evaluate_entry
 
     root = tmp_path_factory.mktemp("evaluated")

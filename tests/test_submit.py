@@ -10,7 +10,8 @@ import pytest
 
 from probebench.cli import main
 from probebench.evaluation.guards import Guard, fixed_guard
-from probebench.evaluation.submit import SubmitError, SubmitOptions, submit
+from probebench.evaluation.session import SubmitError, SubmitOptions
+from probebench.evaluation.submit import submit
 from tests.artifacts import make_artifact, train_task_probe
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.tasks.catalog import TaskCatalog, TaskDriftError
 from probebench.tasks.hygiene import canonical_test_sha256
+from probebench.tasks.scaffold import spec_yaml
 from probebench.tasks.spec import read_tasks_file
 from tests.catalogs import PACKAGED_TASKS, copy_catalog
 
@@ -88,8 +92,9 @@ def test_tasks_yaml_schema_errors(tmp_path: Path) -> None:
 
 def test_an_unregistered_format_is_refused_when_loading(tmp_path: Path) -> None:
     catalog = copy_catalog(tmp_path)
-    catalog.path.write_text(catalog.path.read_text().replace("format: blimp", "format: blimpish",
-                                                             1))
+    # a task spelled out in full (a blimp task renamed would lose blimp's format_defaults)
+    catalog.path.write_text(catalog.path.read_text().replace("format: senteval",
+                                                             "format: blimpish", 1))
     catalog = TaskCatalog.from_file(catalog.path)
     task = next(t.id for t in catalog.specs.values() if t.format == "blimpish")
     with pytest.raises(InputError, match="format 'blimpish' is not registered; known formats: "
@@ -137,3 +142,96 @@ def test_repo_with_its_own_tasks_yaml_is_used_and_said(
     monkeypatch.chdir(repo / "data")
     assert main(["tasks", "list"]) == 0
     assert "My own passive" in capsys.readouterr().out
+
+
+def test_the_packaged_catalog_is_found_beside_a_folder_named_probebench(
+        tmp_path: Path) -> None:
+    """A folder named ``probebench`` in the working directory (a clone beside a script)
+    makes ``import probebench`` a namespace package spanning both folders; the packaged
+    tasks must still be found (``importlib.resources`` on Python 3.11 gave a
+    ``MultiplexedPath`` whose ``joinpath`` took one child only, a TypeError)."""
+    (tmp_path / "probebench").mkdir()
+    code = ("from probebench.tasks.catalog import TaskCatalog; "
+            "catalog = TaskCatalog.default(); print(catalog.path, len(catalog.ids))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    path, count = done.stdout.split()
+    assert Path(path).resolve() == PACKAGED_TASKS.resolve()
+    assert int(count) == len(TaskCatalog.default().ids)
+
+
+def test_every_packaged_task_reads_the_same_spelled_out_in_full(tmp_path: Path) -> None:
+    """format_defaults only save repetition: the packaged file, and the same tasks written
+    one by one in full (as `tasks add` writes them), parse to equal specs."""
+    packaged = read_tasks_file(PACKAGED_TASKS)
+    assert set(packaged.format_defaults) == {"blimp", "syntaxgym"}
+    raw = yaml.safe_load(PACKAGED_TASKS.read_text())
+    blimp = next(t for t in raw["tasks"] if t["format"] == "blimp")
+    assert "labels" not in blimp and "split" not in blimp  # taken from the defaults
+    path = tmp_path / "tasks.yaml"
+    path.write_text("version: 1\ntasks:\n" + "".join(spec_yaml(t) for t in packaged.tasks))
+    assert read_tasks_file(path).tasks == packaged.tasks
+    assert "format_defaults" not in path.read_text()
+
+
+def test_a_task_s_own_field_replaces_its_format_s_default_whole(tmp_path: Path) -> None:
+    catalog = copy_catalog(tmp_path)
+    spec = catalog.spec("blimp_passive_1")
+    text = catalog.path.read_text().replace(
+        "- id: blimp_passive_1\n",
+        "- id: blimp_passive_1\n  slices: [UID]\n  split: null\n  description: mine\n", 1)
+    catalog.path.write_text(text)
+    mine = TaskCatalog.from_file(catalog.path)
+    changed = mine.spec("blimp_passive_1")
+    assert changed.slices == ["UID"] and changed.split is None  # not merged into the default
+    assert changed.description == "mine"
+    assert changed.labels == spec.labels and changed.license == spec.license
+    assert changed.model_copy(update={"slices": spec.slices, "split": spec.split,
+                                      "description": ""}) == spec
+    assert mine.spec("blimp_transitive") == catalog.spec("blimp_transitive")
+    with pytest.raises(InputError, match="needs a 'split'"):  # null left no split at all
+        mine.load("blimp_passive_1")
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("  verbs:\n    test_sha256: " + "0" * 64 + "\n",
+     r"field 'format_defaults\.verbs\.test_sha256': Extra inputs"),
+    ("  verbs:\n    id: shared\n", r"field 'format_defaults\.verbs\.id': Extra inputs"),
+    ("  Verbs!:\n    license: MIT\n", r"field 'format_defaults\.Verbs!\.\[key\]'"),
+    ("  verbs:\n    split: half\n", r"field 'format_defaults\.verbs\.split'"),
+])
+def test_format_defaults_are_checked_where_they_are_written(tmp_path: Path, block: str,
+                                                            message: str) -> None:
+    path = tmp_path / "tasks.yaml"
+    path.write_text(PACKAGED_TASKS.read_text().replace("format_defaults:\n",
+                                                       "format_defaults:\n" + block, 1))
+    with pytest.raises(InputError, match=message):
+        read_tasks_file(path)
+
+
+def test_tasks_add_to_a_file_with_format_defaults_writes_what_differs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An appended task reads back as it was made: a field equal to its format's default
+    is left out, one that differs is written, even when empty."""
+    catalog = copy_catalog(tmp_path)
+    lines = (catalog.root / "data/blimp/passive_1.jsonl").read_text().splitlines()
+    (catalog.root / "data" / "mine.jsonl").write_text("\n".join(lines[:40]) + "\n")
+    before = catalog.path.read_text()
+    assert main(["tasks", "add", str(catalog.root / "data" / "mine.jsonl"), "--to",
+                 str(catalog.path), "--id", "my_passive", "--format", "blimp",
+                 "--license", "CC-BY-4.0", "--source", "the first 40 passive_1 pairs",
+                 "--test-fraction", "0.5", "--salt", "probebench-blimp-v1",
+                 "--label", "1=grammatical (sentence_good)",
+                 "--label", "0=ungrammatical (sentence_bad)"]) == 0
+    assert "added task my_passive" in capsys.readouterr().out
+    after = catalog.path.read_text()
+    assert after.startswith(before)
+    added = after[len(before):]
+    assert "slices: []" in added  # blimp's default slices would have filled it
+    for same in ("license:", "labels:", "split:"):
+        assert same not in added
+    spec = TaskCatalog.from_file(catalog.path).spec("my_passive")
+    assert spec.slices == [] and spec.source == "the first 40 passive_1 pairs"
+    assert spec.labels == catalog.spec("blimp_passive_1").labels
+    assert spec.split == catalog.spec("blimp_passive_1").split

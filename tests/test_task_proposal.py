@@ -152,9 +152,9 @@ def test_a_probe_submission_is_classified_as_one(
     (f"{FOLDER}/data/other_task/x.tsv", "not part of a proposal"),
     ("tasks/proposed/Bad-Id/tasks.yaml", "(a proposal folder is tasks/proposed/<task id>/"),
     # both kinds in one pull request
-    ("registry/probes/org/new-m-l2-v1.yaml", "a probe submission's file in a task proposal; "
-                                             "a pull request is a probe submission or a task "
-                                             "proposal, never both"),
+    ("registry/probes/org/new-m-l2-v1.yaml", "a probe pull request's file in a task proposal; "
+                                             "a pull request proposes a probe or a task, never "
+                                             "both"),
 ])
 def test_a_task_proposal_touching_anything_else_is_refused(
         repo: Path, extra: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,9 +191,9 @@ def test_a_probe_pr_that_edits_the_catalog_is_refused_as_one_or_the_other(
     assert _confine(repo, "--markdown", str(md)) == 1
     out = capsys.readouterr().out
     assert "probebench/catalog/tasks.yaml: outside one entry's YAML" in out
-    assert "a new task is proposed under tasks/proposed/<task id>/: a pull request is a " \
-           "probe submission or a task proposal, never both" in out
-    assert "## probebench: submission refused" in md.read_text()
+    assert "a new task is proposed under tasks/proposed/<task id>/: a pull request " \
+           "proposes a probe or a task, never both" in out
+    assert "## probebench: probe pull request refused" in md.read_text()
     assert "never both" in md.read_text()
 
 
@@ -201,9 +201,9 @@ def test_a_proposal_without_its_task_file_is_refused() -> None:
     problems = confinement_problems([f"{FOLDER}/{DATA}"])  # as modified: refused too
     assert pr_kind([f"{FOLDER}/{DATA}"]) == "task"
     assert any("changed, not added" in p for p in problems)
-    from probebench.intake.confine import Change
+    from probebench.intake.confine import ChangedPath
 
-    problems = confinement_problems([Change("A", f"{FOLDER}/{DATA}")])
+    problems = confinement_problems([ChangedPath("A", f"{FOLDER}/{DATA}")])
     assert problems == [f"{FOLDER}/tasks.yaml: missing; it holds the proposed task's entry"]
     # the catalog's own tasks file is no proposal's
     assert pr_kind(["probebench/catalog/tasks.yaml"]) == "probe"
@@ -322,14 +322,14 @@ def test_leakage_into_the_declared_training_data_is_named(
     ({"license": "Apache 2"}, "field 'license' is 'Apache 2' (unknown)"),
     ({"source": "  "}, "field 'source' is empty"),
 ])
-def test_licence_and_source_are_required(proposal: Path, fields: dict[str, object],
+def test_license_and_source_are_required(proposal: Path, fields: dict[str, object],
                                          message: str,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     write_proposal(proposal, **fields)
     code, out = _check_task(proposal, capsys)
     assert code == 1
     assert f"{proposal.as_posix()}/tasks.yaml: {message}" in out
-    assert "FAIL  provenance (source) given and licence accepted" in out
+    assert "FAIL  provenance (source) given and license accepted" in out
 
 
 def test_a_missing_source_fails_the_schema(proposal: Path,
@@ -339,6 +339,19 @@ def test_a_missing_source_fails_the_schema(proposal: Path,
     assert code == 1
     assert "tasks.yaml: field 'tasks.0.source': Field required" in out
     assert "SKIP  every pinned hash recomputed and matching: the schema check failed" in out
+
+
+def test_format_defaults_stay_in_the_catalog(proposal: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The task moves into the catalog alone: defaults of its own file would be lost."""
+    write_proposal(proposal)
+    text = (proposal / "tasks.yaml").read_text()
+    (proposal / "tasks.yaml").write_text(
+        "format_defaults:\n  senteval:\n    slices: [class]\n" + text)
+    code, out = _check_task(proposal, capsys)
+    assert code == 1
+    assert (f"{proposal.as_posix()}/tasks.yaml: 'format_defaults' belongs to the catalog"
+            in out)
 
 
 def test_a_wrong_hash_is_named(proposal: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -19,13 +19,21 @@ import yaml
 
 from probebench.cli import main
 from probebench.errors import InputError
-from probebench.evaluation.submit import SubmitOptions, submit
+from probebench.evaluation.lm_scores import default_formats, default_tasks, score_lm
+from probebench.evaluation.session import SubmitOptions
+from probebench.evaluation.submit import submit
 from probebench.prompts import Prompt
 from probebench.registry.entry import entry_path
 from probebench.registry.store import latest_results, store_submission
 from probebench.sites import Site
 from probebench.tasks import Item, TaskCatalog, TaskData, TaskFormat, TaskSpec
-from probebench.tasks.formats import SliceChart, register_format, unregister_format
+from probebench.tasks.formats import (
+    LMScoring,
+    SliceChart,
+    register_format,
+    unregister_format,
+)
+from probebench.tasks.scaffold import new_spec
 from probebench.train import TrainConfig, train
 from probebench.train.artifact import write_artifact
 from tests.catalogs import PACKAGED_ROOT
@@ -45,7 +53,13 @@ class PairsTsvFormat(TaskFormat):
     minimal_pairs = True
     charted_slices: ClassVar[tuple[SliceChart, ...]] = (
         SliceChart("determiner", "accuracy by determiner"),)
+    default_slices = ("determiner",)
+    lm_scoring = LMScoring("sentence_log_prob", "the good sentence more probable (toy)",
+                           by_default=True)
     scored: ClassVar[list[str]] = []  # items this format scored, to show it was asked
+
+    def default_labels(self, options: Mapping[str, Any]) -> dict[int, str]:
+        return {1: "the good sentence", 0: "the bad sentence"}
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         items = []
@@ -174,3 +188,30 @@ def test_a_format_registered_here_runs_end_to_end(
     assert "Toy determiner pairs" in task_page and "toy_pair_accuracy" in task_page
     entry_page = next((site / "entries").glob("*.html")).read_text()
     assert "accuracy by determiner" in entry_page
+
+
+def test_what_a_format_declares_drives_tasks_add_and_score_lm(
+        toy_format: PairsTsvFormat, tmp_path: Path, smollm: Any) -> None:
+    """Defaults of `tasks add` and what `score-lm` scores come from the format's class,
+    not from its name."""
+    catalog = _toy_repo(tmp_path)
+    spec = new_spec(task_id="toy_again", fmt="pairs_tsv",
+                    files={"pairs": tmp_path / "data" / "pairs.tsv"}, folder=tmp_path,
+                    title="again", license="CC-BY-4.0", source="the same pairs",
+                    test_fraction=0.4)
+    assert spec.slices == ["determiner"]
+    assert spec.labels == {1: "the good sentence", 0: "the bad sentence"}
+    assert "pairs_tsv" in default_formats()
+    assert default_tasks(catalog) == [TASK]
+    packaged = TaskCatalog.default()
+    assert default_tasks(packaged) == [t.id for t in packaged.specs.values()
+                                       if t.format in ("blimp", "syntaxgym")]
+    result = score_lm(smollm, catalog=catalog, seed=0, n_resamples=100, progress=False)
+    (task,) = result.tasks
+    assert task.task == TASK and task.protocol == "sentence_log_prob"
+    assert task.n_items == len(catalog.load(TASK).test)
+    assert result.start_token == smollm.tokenizer.bos_token
+    assert result.to_json()["protocols"] == {
+        "pairs_tsv": "the good sentence more probable (toy)"}
+    unregister_format("pairs_tsv")
+    assert "pairs_tsv" not in default_formats()

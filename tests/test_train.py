@@ -65,7 +65,8 @@ def test_the_guard_task_is_learnable(trained: Any) -> None:
 
 
 def test_submit_reproduces_the_reported_metrics(trained: Any, tmp_path: Path) -> None:
-    from probebench.evaluation.submit import SubmitOptions, submit
+    from probebench.evaluation.session import SubmitOptions
+    from probebench.evaluation.submit import submit
 
     out = write_artifact(trained, tmp_path / "a")
     result = submit(out, [TASK], SubmitOptions(bootstrap=200, progress=False,
@@ -117,7 +118,7 @@ def test_training_is_deterministic(trained: Any, tmp_path: Path) -> None:
 def test_nothing_is_written_when_the_artifact_would_not_validate(trained: Any,
                                                                  tmp_path: Path) -> None:
     with pytest.raises(InputError, match="does not validate"):
-        write_artifact(trained, tmp_path / "bad", license="NOT-A-LICENCE")
+        write_artifact(trained, tmp_path / "bad", license="NOT-A-LICENSE")
     assert list(tmp_path.iterdir()) == []  # no folder, no staging leftovers
 
 

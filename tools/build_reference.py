@@ -191,7 +191,7 @@ def write_repo_notebooks() -> None:
 
 
 def evaluate(refs: list[Reference], registry: Path) -> None:
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.registry.guards import RegistryGuards
     from probebench.runs.evaluate import evaluate_entry
 

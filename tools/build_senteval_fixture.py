@@ -4,7 +4,7 @@ sentence per line), made by probebench from real sentences.
 
 The sentences are the grammatical sentences of the BLiMP paradigms and every condition
 of the SyntaxGym suites packaged with probebench (``probebench/catalog/data``; see its
-README for their licences; some SyntaxGym conditions are ungrammatical by design, which
+README for their licenses; some SyntaxGym conditions are ungrammatical by design, which
 a length task does not mind). Each is tokenised as SentEval's files are (punctuation
 split off) and labelled with SentEval's ``sentence_length`` rule (Conneau et al.,
 2018): the bin of its length in words, punctuation excluded: 0 = 5-8, 1 = 9-12,

@@ -2,7 +2,7 @@
 
 from probebench.artifact.bundle import MANIFEST_NAME, Manifest, manifest, scan
 from probebench.artifact.checks import CHECKS, CheckResult, ValidationReport, validate
-from probebench.artifact.forms import FORMS, load_probe, load_weights
+from probebench.artifact.forms import FORMS, load_weights
 from probebench.artifact.meta import SPEC_VERSION, ProbeMeta, ReportedMetrics, read_meta
 from probebench.artifact.unpickle import UnsafePickleError, safe_load_pickle
 from probebench.artifact.weights import ProbeWeights, load_native, sklearn_to_weights
@@ -20,7 +20,6 @@ __all__ = [
     "UnsafePickleError",
     "ValidationReport",
     "load_native",
-    "load_probe",
     "load_weights",
     "manifest",
     "read_meta",

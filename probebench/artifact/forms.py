@@ -181,6 +181,10 @@ def load_weights(folder: Path) -> ProbeWeights:
     return load_forms(folder, detect_forms(names))
 
 
-#: the name ``load_weights`` had before ``probebench.load_probe`` returned a ``Probe``;
-#: published reproducer notebooks import it from here, so it stays
-load_probe = load_weights
+def __getattr__(name: str) -> object:
+    # Published, hash-pinned reproducer notebooks import ``load_weights`` under the name it
+    # had before ``probebench.load_probe`` returned a ``Probe``: answer them, and nobody
+    # else (the name is in no ``__all__`` and no documentation).
+    if name == "load_probe":
+        return load_weights
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

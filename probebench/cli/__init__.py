@@ -12,11 +12,22 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from probebench.cli import artifacts, leaderboard, lm, models, registry, submit, tasks, train
+from probebench.cli import (
+    artifacts,
+    leaderboard,
+    lm,
+    models,
+    reeval,
+    registry,
+    review,
+    submit,
+    tasks,
+    train,
+)
 from probebench.errors import ProbebenchError
 from probebench.version import __version__
 
-GROUPS = (models, artifacts, tasks, train, submit, lm, registry, leaderboard)
+GROUPS = (models, artifacts, tasks, train, submit, lm, registry, review, reeval, leaderboard)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -97,7 +97,7 @@ def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
         if included and uses_registry and not private:
             raise InputError("--include adds your own tasks for private evaluation; the "
                              "registry and the leaderboard read only registered tasks "
-                             "(propose yours: README.md, \"Proposing a task\")")
+                             "(propose yours: docs/tasks.md, \"Proposing a task\")")
         if included:
             catalog = catalog.including(included)
     given = getattr(args, "registry", None)
@@ -207,3 +207,15 @@ def raw(description: str, epilog: str | None = None) -> dict[str, Any]:
     """Parser keywords for a description and an epilog whose line breaks matter."""
     return {"description": description, "epilog": epilog,
             "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+def live_entry_ids(registry: Path) -> list[str]:
+    """The ids of the registry's live entries (``--live``)."""
+    from probebench.registry.entry import entries_with_status
+
+    return [entry.id for _, entry in entries_with_status(registry, "live")]
+
+
+def report_name(entry_id: str) -> str:
+    """The file of one entry's reproducer report in a ``--live`` folder."""
+    return entry_id.replace("/", "__") + ".json"

@@ -59,7 +59,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     build.add_argument("--source-url", metavar="URL", default=None,
                        help="link repository files (artifact files, notebooks, stored "
                             "results) under URL/<path>, e.g. https://github.com/OWNER/REPO/"
-                            "blob/COMMIT (default: copy them into the site under files/, so "
+                            "blob/COMMIT (default: copy them into the leaderboard under files/, so "
                             "every link works from file://)")
     add_seed(build, "seed of the rank bootstrap")
     build.add_argument("--top", type=int, default=5,

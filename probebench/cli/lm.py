@@ -18,7 +18,7 @@ from probebench.cli.common import (
     raw,
     workspace,
 )
-from probebench.evaluation.lm_scores import DEFAULT_FORMATS, PROTOCOLS, SPLITS, LMScores
+from probebench.evaluation.lm_scores import SPLITS, LMScores, default_formats, scored_formats
 
 DESCRIPTION = """\
 Score a causal language model by itself on registered tasks, as each data set's authors
@@ -29,8 +29,8 @@ probe reads its hidden states. No activation is extracted and nothing is cached.
 
 def _epilog() -> str:
     lines = ["protocols (by task format):"]
-    for fmt, protocol in PROTOCOLS.items():
-        wrapped = textwrap.wrap(protocol.definition, width=70)
+    for fmt, scoring in scored_formats().items():
+        wrapped = textwrap.wrap(scoring.definition, width=70)
         lines.append(f"  {fmt:<10} " + f"\n  {'':<10} ".join(wrapped))
     lines += [
         "",
@@ -95,7 +95,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                              "or hub id; encoders such as minilm-l6 are refused")
     parser.add_argument("--tasks", action="append", metavar="IDS",
                         help="comma-separated task ids, repeatable (default: every registered "
-                             f"{' and '.join(DEFAULT_FORMATS)} task; verb_grammar on request)")
+                             f"{' and '.join(default_formats())} task; verb_grammar on "
+                             "request)")
     parser.add_argument("--split", choices=SPLITS, default="test",
                         help="test: the registered test split; all: every item of the task's "
                              "files, comparable with published full-suite numbers "

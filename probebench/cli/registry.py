@@ -1,22 +1,19 @@
-"""``probebench registry check|check-task|confine|evaluate|publish|reproduce``, ``review``
-and ``reeval``."""
+"""``probebench registry check|check-task|confine|evaluate|publish|reproduce``: the
+pull-request steps, and recording an entry's result (``review`` and ``reeval`` have
+modules of their own)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from probebench.cli.common import (
-    add_bootstrap,
-    add_device,
     add_evaluation_options,
-    add_no_cache,
     add_quiet,
-    add_seed,
     add_workspace_options,
-    raw,
+    live_entry_ids,
+    report_name,
     runtime,
     workspace,
 )
@@ -93,7 +90,7 @@ def cmd_confine(args: argparse.Namespace) -> int:
         print(f"confined to one task proposal: tasks/proposed/{task}/ (checked by `probebench "
               "registry check-task`, then reviewed by a maintainer)")
     else:
-        what = "task proposal" if kind == "task" else "submission"
+        what = "task proposal" if kind == "task" else "probe pull request"
         print(f"{len(problems)} problem(s): the {what} is refused")
         if args.markdown:
             from probebench.intake.comment import capped, code_block
@@ -103,12 +100,13 @@ def cmd_confine(args: argparse.Namespace) -> int:
                 "`tasks.yaml` (the one task), its data under `data/<task id>/` and "
                 "optionally `README.md` and `training/`; it changes, deletes, moves and "
                 "touches nothing else (registered tasks are immutable)." if kind == "task" else
-                "A submission adds or updates one entry `registry/probes/<org>/<name>.yaml` "
-                "and regular files in one folder `registry/artifacts/<folder>/`; it deletes, "
-                "moves and touches nothing else.")
+                "A probe pull request adds or updates one entry "
+                "`registry/probes/<org>/<name>.yaml` and regular files in one folder "
+                "`registry/artifacts/<folder>/`; it deletes, moves and touches nothing "
+                "else.")
             text = capped(
-                f"## probebench: {what} refused\n\n{rule} A pull request is a probe "
-                "submission or a task proposal, never both."
+                f"## probebench: {what} refused\n\n{rule} A pull request proposes a probe "
+                "or a task, never both."
                 f"\n\n{code_block(problems)}\n")
             atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
     if not problems and args.github_output:
@@ -157,7 +155,7 @@ def cmd_check_task(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.hashing import atomic_write_bytes
     from probebench.registry.guards import RegistryGuards
     from probebench.runs.evaluate import evaluate_entry
@@ -183,7 +181,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from probebench.evaluation.submit import Session, SubmitOptions
+    from probebench.evaluation.session import Session, SubmitOptions
     from probebench.registry.guards import RegistryGuards
     from probebench.runs.publish import publish_pending
 
@@ -204,17 +202,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-def _live_ids(registry: Path) -> list[str]:
-    from probebench.registry.entry import entries_with_status
-
-    return [entry.id for _, entry in entries_with_status(registry, "live")]
-
-
-def report_name(entry_id: str) -> str:
-    """The file of one entry's reproducer report in a ``--live`` folder."""
-    return entry_id.replace("/", "__") + ".json"
-
-
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
@@ -225,7 +212,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if (args.entry is None) == (not args.live):
         raise InputError("give one ENTRY_ID, or --live for every live entry")
     limits = SandboxLimits(wall_seconds=args.wall_limit, memory_bytes=args.memory_limit * 2**30)
-    ids = [args.entry] if args.entry else _live_ids(ws.registry)
+    ids = [args.entry] if args.entry else live_entry_ids(ws.registry)
     ok = True
     for entry_id in ids:
         try:
@@ -243,116 +230,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"  problem  {problem}")
         ok = ok and run.ran and bool(run.metrics) and not run.problems
     return 0 if ok else 1
-
-
-def cmd_review(args: argparse.Namespace) -> int:
-    from probebench.evaluation.results import read_submission
-    from probebench.hashing import atomic_write_bytes
-    from probebench.intake.reproduce import ReproducerRun, read_reproducer_run
-    from probebench.intake.review import review_entry
-
-    ws = workspace(args, uses_registry=True)
-    if (args.entry is None) == (not args.live):
-        raise InputError("give one ENTRY_ID, or --live for every live entry")
-    if args.live and args.evaluation:
-        raise InputError("--evaluation belongs to one entry, not --live")
-    ids = [args.entry] if args.entry else _live_ids(ws.registry)
-
-    def reproduced(entry_id: str) -> ReproducerRun | None:
-        if not args.reproduced:
-            return None
-        path = Path(args.reproduced)
-        return read_reproducer_run(path / report_name(entry_id) if args.live else path)
-
-    evaluation = read_submission(Path(args.evaluation)) if args.evaluation else None
-    reviews = [review_entry(entry_id, ws.registry, ws.repo, catalog=ws.catalog,
-                            timeout=args.timeout, reproduced=reproduced(entry_id),
-                            evaluation=evaluation) for entry_id in ids]
-    text = "\n".join(r.markdown() for r in reviews)
-    doc = reviews[0].to_json() if args.entry else [r.to_json() for r in reviews]
-    if args.json:
-        print(json.dumps(doc, indent=2))
-    else:
-        print(text, end="")
-    if args.markdown:
-        atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
-    if args.json_out:
-        atomic_write_bytes(Path(args.json_out), (json.dumps(doc, indent=2) + "\n").encode())
-    return 0 if all(r.passed for r in reviews) else 1
-
-
-def _print_changes(changes: Any, out: Path) -> int:
-    for c in changes:
-        old = "n/a" if c.old_auroc is None else f"{c.old_auroc:.3f}"
-        print(f"  {c.action:<9} {c.entry} {c.task} v{c.version}: {old} -> {c.new_auroc:.3f} "
-              f"({c.drop_points:+.1f} points dropped)")
-    for entry_id, why in sorted(changes.failures.items()):
-        print(f"  SKIPPED   {entry_id}: {why}")
-    print(f"wrote {out / 'DIFF.md'} ({changes.passes} forward pass(es) of a model)")
-    return 1 if changes.failures else 0
-
-
-def _reeval_session(args: argparse.Namespace, catalog: Any, seed: int, bootstrap: int) -> Any:
-    from probebench.evaluation.submit import Session, SubmitOptions
-
-    return Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap, **runtime(args),
-                                          cache=not args.no_cache, progress=not args.quiet))
-
-
-def cmd_reeval(args: argparse.Namespace) -> int:
-    from probebench.runs.reeval import reeval
-
-    ws = workspace(args, uses_registry=True)
-    out = Path(args.out)
-    changes = reeval(ws.registry, ws.repo, out, catalog=ws.catalog, seed=args.seed,
-                     bootstrap=args.bootstrap,
-                     session=_reeval_session(args, ws.catalog, args.seed, args.bootstrap))
-    return _print_changes(changes, out)
-
-
-def cmd_reeval_plan(args: argparse.Namespace) -> int:
-    import os
-
-    from probebench.hashing import atomic_write_bytes
-    from probebench.runs.reeval import make_plan
-
-    ws = workspace(args, uses_registry=True)
-    plan = make_plan(ws.registry, ws.catalog, groups=args.groups, seed=args.seed,
-                     bootstrap=args.bootstrap, gpu_runner=args.gpu_runner or None)
-    atomic_write_bytes(Path(args.out), plan.to_json().encode("utf-8"))
-    units = sum(len(g.units) for g in plan.groups)
-    print(f"wrote {args.out}: {len(plan.groups)} group(s), {units} (model, task) unit(s)")
-    if args.github_output:
-        # the matrix of the workflow's run job, and whether there is anything to run
-        with Path(os.environ["GITHUB_OUTPUT"]).open("a", encoding="utf-8") as handle:
-            handle.write(f"matrix={json.dumps(plan.matrix(), separators=(',', ':'))}\n")
-            handle.write(f"groups={len(plan.groups)}\n")
-    return 0
-
-
-def cmd_reeval_run(args: argparse.Namespace) -> int:
-    from probebench.runs.reeval import read_plan, run_group, write_group_result
-
-    ws = workspace(args, uses_registry=True)
-    plan = read_plan(Path(args.plan))
-    result = run_group(plan, args.group, ws.registry, ws.repo, catalog=ws.catalog,
-                       session=_reeval_session(args, ws.catalog, plan.seed, plan.bootstrap))
-    path = write_group_result(Path(args.out), result)
-    for entry_id, why in sorted(result.failures.items()):
-        print(f"  SKIPPED   {entry_id}: {why}")
-    print(f"wrote {path}: {len(result.changes)} (entry, task) pair(s), "
-          f"{result.passes} forward pass(es) of a model")
-    return 0
-
-
-def cmd_reeval_merge(args: argparse.Namespace) -> int:
-    from probebench.runs.reeval import merge, read_group_result, read_plan
-
-    ws = workspace(args, uses_registry=True)
-    plan = read_plan(Path(args.plan))
-    results = [read_group_result(Path(r)) for r in args.results]
-    out = Path(args.out)
-    return _print_changes(merge(plan, results, ws.registry, out), out)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -389,8 +266,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         "proposal",
         description="List the paths changed since the merge base of --base and --head "
                     "(renames as delete + add) and classify the pull request: a task "
-                    "proposal when it touches tasks/proposed/, else a probe submission. A "
-                    "submission is refused unless it is one added or modified entry "
+                    "proposal when it touches tasks/proposed/, else a probe pull request. A "
+                    "probe pull request is refused unless it is one added or modified entry "
                     "registry/probes/<org>/<name>.yaml and files in at most one folder "
                     "registry/artifacts/<folder>/; a task proposal unless it only adds "
                     "regular files to one folder tasks/proposed/<task id>/ (within the size "
@@ -418,7 +295,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "check-task", help="the checks of a task proposal (tasks/proposed/<task id>/)",
         description="Check a task proposal's folder tasks/proposed/<task id>/: its files "
                     "(regular, in the layout, within the size limits), tasks.yaml holding "
-                    "one TaskSpec of a new task id, provenance (source) and licence, every hash "
+                    "one TaskSpec of a new task id, provenance (source) and license, every hash "
                     "recomputed, personal data in every prompt, prompts shared between "
                     "splits, and leakage of test prompts into the author's declared training "
                     "data (training/). Failures name the file and line. Exit 0 when every "
@@ -436,22 +313,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_workspace_options(rtask, registry=True)
     rtask.set_defaults(func=cmd_check_task)
 
-    reval = reg_sub.add_parser("evaluate", help="submit entries and store their results",
-                               description="Re-evaluate entries on their declared tasks and "
-                                           "append the results to registry/results (history "
+    reval = reg_sub.add_parser("evaluate",
+                               help="record: re-evaluate entries and store their results",
+                               description="Record: re-evaluate entries on their declared tasks "
+                                           "and append the results to registry/results (history "
                                            "is kept; identical results add nothing).")
     reval.add_argument("entries", nargs="+", metavar="ENTRY_ID")
     reval.add_argument("--submission", default=None, metavar="FILE",
                        help="also write the submission.json of the (one) entry here")
     reval.add_argument("--no-store", action="store_true",
-                       help="evaluate only; leave registry/results as it is")
+                       help="re-evaluate only; record nothing in registry/results")
     add_evaluation_options(reval)
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
 
     rpub = reg_sub.add_parser(
-        "publish", help="after merge: evaluate pending entries, store results, make live",
-        description="Evaluate every entry whose status is pending_review (a merged pull "
+        "publish", help="after merge: record pending entries' results, make them live",
+        description="Record every entry whose status is pending_review (a merged pull "
                     "request), append its results to registry/results and set its status "
                     "to live (only that line of the YAML changes). An entry whose "
                     "evaluation fails stays pending and the command exits 1. Run by the "
@@ -483,99 +361,3 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       metavar="GIB", help="address-space limit in GiB (default: %(default)s)")
     add_workspace_options(rrep, registry=True)
     rrep.set_defaults(func=cmd_reproduce)
-
-    rev = commands.add_parser(
-        "review", help="the reviewer's checklist for a registry entry",
-        description="Check an entry as a reviewer would: artifact hash; reproducer notebook "
-                    "(run in the bubblewrap sandbox, its PROBEBENCH_METRICS compared with "
-                    "probebench's own re-evaluation within 0.02); registered test-set "
-                    "hashes; license; personal data in the test sets; eval-awareness "
-                    "declaration. Prints a Markdown checklist (the PR comment body); exit 0 "
-                    "when every item passes.")
-    rev.add_argument("entry", metavar="ENTRY_ID", nargs="?")
-    rev.add_argument("--live", action="store_true",
-                     help="review every live entry (the scheduled re-run of reproducers)")
-    rev.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    rev.add_argument("--markdown", default=None, help="also write the checklist here")
-    rev.add_argument("--json-out", default=None, help="also write the JSON checklist here")
-    rev.add_argument("--reproduced", default=None, metavar="FILE",
-                     help="judge this report of `probebench registry reproduce` instead of "
-                          "running the notebook here (in the sandbox); with --live, the "
-                          "folder of `registry reproduce --live`")
-    rev.add_argument("--evaluation", default=None, metavar="FILE",
-                     help="compare with this submission.json of the entry (`registry "
-                          "evaluate --submission`) instead of re-evaluating here")
-    rev.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
-                     help="seconds per notebook cell (default: %(default)s)")
-    add_quiet(rev, "no workspace line on stderr")
-    add_workspace_options(rev, registry=True)
-    rev.set_defaults(func=cmd_review)
-
-    ree = commands.add_parser(
-        "reeval", help="re-evaluate live entries on the newest holdouts",
-        **raw("Score every live entry (AUROC, item-bootstrap CI) on the newest holdout of "
-              "each task, write a diff per entry and task, list drops over 5 points in "
-              "DIFF.md and deprecate entries that drop over 10 (a YAML change for review).\n\n"
-              "With no action, plans, runs and merges in this process. To spread the work "
-              "(a CI matrix, a Slurm array, Ray tasks), `plan` writes the groups as JSON, "
-              "`run` re-evaluates one group (one CLI call per group), and `merge` writes "
-              "the same DIFF.md an unsharded run writes. Per (model, task) one forward "
-              "pass serves every live probe: the cost grows with models and tasks, not "
-              "with probes.",
-              "examples:\n"
-              "  probebench reeval --out reeval\n"
-              "  probebench reeval plan --groups 3 --out plan.json\n"
-              "  probebench reeval run --plan plan.json --group g2 --out reeval-g2\n"
-              "  probebench reeval merge --plan plan.json reeval-g1 reeval-g2 reeval-g3 "
-              "--out reeval"))
-    ree.add_argument("--out", default="reeval", help="diff folder (default: %(default)s)")
-    add_seed(ree)
-    add_bootstrap(ree)
-    add_device(ree)
-    add_no_cache(ree)
-    add_quiet(ree)
-    add_workspace_options(ree, registry=True)
-    ree.set_defaults(func=cmd_reeval)
-    ree_sub = ree.add_subparsers(dest="reeval_action", metavar="[ACTION]")
-
-    plan = ree_sub.add_parser(
-        "plan", help="write the re-evaluation plan (groups of (model, task) units) as JSON",
-        description="Group the live entries' (model, task) units, one group per model by "
-                    "default, and write the plan; each group is one `reeval run` call.")
-    plan.add_argument("--out", default="plan.json", help="plan file (default: %(default)s)")
-    plan.add_argument("--groups", type=int, default=None, metavar="N",
-                      help="split the units into N groups, keeping each model's units "
-                           "together where it can (default: one group per model)")
-    plan.add_argument("--gpu-runner", default=None, metavar="LABEL",
-                      help="runner label every group runs on (default: a CPU runner)")
-    plan.add_argument("--github-output", action="store_true",
-                      help="also append matrix=... and groups=... to $GITHUB_OUTPUT")
-    add_seed(plan)
-    add_bootstrap(plan)
-    add_workspace_options(plan, registry=True)
-    plan.set_defaults(func=cmd_reeval_plan)
-
-    run = ree_sub.add_parser("run", help="re-evaluate one group of a plan",
-                             description="Re-evaluate one group of a plan and write "
-                                         "OUT/result.json for `reeval merge`.")
-    run.add_argument("--plan", required=True, help="the plan `reeval plan` wrote")
-    run.add_argument("--group", required=True, metavar="ID", help="group id, e.g. g1")
-    run.add_argument("--out", required=True, help="folder for result.json")
-    add_device(run)
-    add_no_cache(run)
-    add_quiet(run)
-    add_workspace_options(run, registry=True)
-    run.set_defaults(func=cmd_reeval_run)
-
-    mrg = ree_sub.add_parser(
-        "merge", help="merge every group's result into DIFF.md and the deprecations",
-        description="Check that every group of the plan has exactly one result, then write "
-                    "the per-entry diffs, DIFF.md, diff.json and the deprecations (edits "
-                    "of registry/probes for review).")
-    mrg.add_argument("results", nargs="+", metavar="RESULT",
-                     help="result.json files or the folders holding them")
-    mrg.add_argument("--plan", required=True, help="the plan the groups ran")
-    mrg.add_argument("--out", default="reeval", help="diff folder (default: %(default)s)")
-    add_quiet(mrg)
-    add_workspace_options(mrg, registry=True)
-    mrg.set_defaults(func=cmd_reeval_merge)

@@ -26,7 +26,8 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 def cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.guards import Guard, GuardLookup, fixed_guard, no_guards
     from probebench.evaluation.report import render_report
-    from probebench.evaluation.submit import SubmitOptions, submit_many
+    from probebench.evaluation.session import SubmitOptions
+    from probebench.evaluation.submit import submit_many
     from probebench.hashing import atomic_write_bytes
     from probebench.registry.guards import RegistryGuards
 
@@ -76,7 +77,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub = commands.add_parser(
         "submit", help="re-evaluate a probe artifact on registered tasks",
-        **raw("Validate the artifact (nothing runs on an invalid one), load the model once, "
+        **raw("Re-evaluate artifacts (stores nothing: `registry evaluate` records an entry's "
+              "result). Validate the artifact (nothing runs on an invalid one), load the "
+              "model once, "
               "extract activations through the cache, apply the probe and write "
               "submission.json and REPORT.md: AUROC with a 95% item-bootstrap CI, ECE, "
               "Brier, FPR at 99% TPR, latency, distribution-shift AUROC, "

@@ -213,7 +213,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add.add_argument("--format", required=True,
                      help="task format: senteval, blimp, syntaxgym, verbs, or one you "
                           "registered")
-    add.add_argument("--license", required=True, help="the data's licence (SPDX id)")
+    add.add_argument("--license", required=True, help="the data's license (SPDX id)")
     add.add_argument("--source", required=True,
                      help="provenance: where the data comes from, who made it, how")
     add.add_argument("--title", default=None, help="one line (default: the id)")

@@ -1,14 +1,35 @@
-"""Every metric's definition and every imputation constant, in one place.
+"""Every metric's facts, one ``MetricDef`` each, and every imputation constant.
 
-``submission.json`` carries these texts, REPORT.md lists them, ProbeScore's axes use
-the same constants, and METHODOLOGY.md and the leaderboard's tooltips are generated from them.
-The item accuracy's definition is assembled from the registered task formats.
+A ``MetricDef`` holds what one metric is: its name, the leaderboard's header for it, the
+one-line definition, which way is better, where it comes from, the function of
+``metrics`` that computes it and its mark bounds. Everything else reads it:
+``metric_definitions()`` (the ``definitions`` block of ``submission.json``, which REPORT.md
+lists), METHODOLOGY.md's list of definitions and its marks table
+(``leaderboard.methodology``), the leaderboard's column headers and tooltips
+(``leaderboard.columns``) and the marks (``marks``). The mark bounds alone are data, in
+``marks.yaml`` next to this file; the direction that says which end of them is A is here.
+The item accuracy's definition is assembled from the registered task formats when asked.
 """
 
 from __future__ import annotations
 
-from probebench.evaluation.metrics import ECE_BINS, TPR_TARGET
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from probebench.errors import InputError
+from probebench.evaluation.metrics import (
+    ECE_BINS,
+    TPR_TARGET,
+    auroc_score,
+    brier_score_loss,
+    expected_calibration_error,
+    fpr_at_tpr_error,
+)
 from probebench.tasks.formats import format_names, get_format
+from probebench.yamlsafe import load_yaml
 
 #: eval-awareness-corrected AUROC without a guard: this share of the AUROC, flagged
 EVALAWARE_IMPUTE = 0.85
@@ -24,6 +45,84 @@ LATENCY_PROMPTS = 20
 #: words of the fixed context read before every prompt for the distribution shift
 SHIFT_CONTEXT = ("a fixed 690-token public-domain context (the US Declaration of "
                  "Independence)")
+MARKS_FILE = Path(__file__).with_name("marks.yaml")
+
+#: three cut points, ascending, that split [0, 1] into four half-open ranges [low, high)
+MarkBounds = tuple[float, float, float]
+
+
+class Direction(Enum):
+    """Which way a metric is better; the value is how documents say it."""
+
+    HIGHER = "higher is better"
+    LOWER = "lower is better"
+    NONE = "no direction"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """The paper a metric comes from."""
+
+    short: str
+    """How a text cites it, e.g. ``Brier (1950)``."""
+    title: str
+    venue: str
+
+    def __str__(self) -> str:
+        return f"{self.short}, {self.title}, {self.venue}"
+
+
+BRIER_1950 = Citation("Brier (1950)", "Verification of forecasts expressed in terms of "
+                      "probability", "Monthly Weather Review 78(1)")
+GUO_2017 = Citation("Guo et al. (2017)", "On Calibration of Modern Neural Networks",
+                    "ICML")
+HEWITT_LIANG_2019 = Citation("Hewitt and Liang (2019)", "Designing and Interpreting "
+                             "Probes with Control Tasks", "EMNLP")
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """One metric (or one statistic that every metric shares, such as ``ci``): every
+    fact about it, in one place."""
+
+    name: str
+    """The key in ``submission.json``'s ``definitions`` block and in results."""
+    label: str
+    """The human-readable column header."""
+    definition: str | Callable[[], str]
+    """One line, as ``submission.json`` carries it; a function when the text depends on
+    what is registered when it is asked for (the accuracy: each task format's rule)."""
+    direction: Direction
+    """Which way is better; it says which end of ``marks`` is A."""
+    citation: Citation | None = None
+    """Where the metric comes from, where one paper defines it."""
+    compute: Callable[..., float] | None = None
+    """The function of ``probebench.evaluation.metrics`` that computes the number from
+    labels and scores, where one does. For AUROC it is ``auroc_score``: the other
+    functions named after AUROC resample it (``weighted_auroc``, ``bootstrap_auroc``),
+    wrap it with seeds (``headline.auroc_interval``, ``headline.task_auroc``) or are the
+    multi-class macro average (``multiclass.macro_auroc_score`` and its bootstrap)."""
+    marks: MarkBounds | None = None
+    """The mark bounds from ``marks.yaml``; None when the metric gets no mark."""
+    part_of: str | None = None
+    """The definition that covers this metric when it has no line of its own in the
+    ``definitions`` block (``mc_accuracy`` is one format's ``accuracy``)."""
+
+    def __post_init__(self) -> None:
+        if self.marks is None:
+            return
+        if self.direction is Direction.NONE:
+            raise InputError(f"metric {self.name}: marks need a direction (higher or lower "
+                             "is better); it has none")
+        if not (len(self.marks) == 3 and 0 < self.marks[0] < self.marks[1]
+                < self.marks[2] < 1):
+            raise InputError(f"metric {self.name}: mark bounds must be three ascending "
+                             f"numbers inside (0, 1); found {list(self.marks)}")
+
+    @property
+    def text(self) -> str:
+        """The definition as ``submission.json`` carries it."""
+        return self.definition if isinstance(self.definition, str) else self.definition()
 
 
 def _share() -> str:
@@ -37,51 +136,110 @@ def accuracy_definition() -> str:
     return f"mean item correctness: {rules}."
 
 
+def _format_accuracy(accuracy_name: str) -> Callable[[], str]:
+    """The rule of the registered format whose accuracy is called ``accuracy_name``."""
+    def text() -> str:
+        for name in format_names():
+            fmt = get_format(name)
+            if fmt.accuracy_name == accuracy_name:
+                return f"{name}: {fmt.accuracy_definition}"
+        raise InputError(f"no registered task format calls its accuracy {accuracy_name}")
+    return text
+
+
+_DEFS = (
+    MetricDef("auroc", "AUROC",
+              "sklearn.metrics.roc_auc_score over the labelled test prompts; ties count "
+              "1/2.", Direction.HIGHER, compute=auroc_score),
+    MetricDef("ci", "95% CI",
+              "95% percentile interval of an item bootstrap (items resampled with "
+              "replacement, prompts weighted by their item's count); resamples missing a "
+              "class are dropped.", Direction.NONE),
+    MetricDef("ece", "ECE",
+              f"{ECE_BINS} equal-width bins on P(positive); sum of bin share x |positive "
+              "rate - mean P|.", Direction.LOWER, citation=GUO_2017,
+              compute=expected_calibration_error),
+    MetricDef("brier", "Brier", "mean (P(positive) - label)^2.", Direction.LOWER,
+              citation=BRIER_1950, compute=brier_score_loss),
+    MetricDef("fpr_at_99tpr", "FPR@99TPR",
+              f"FPR at the first ROC threshold, highest first, whose TPR >= {TPR_TARGET}.",
+              Direction.LOWER, compute=fpr_at_tpr_error),
+    MetricDef("latency_ms", "Latency",
+              "median ms per prompt, batch size 1, text to probability, after "
+              f"{LATENCY_WARMUP} warm-up runs, on the evaluation device (kept in the "
+              "timing block).", Direction.LOWER),
+    MetricDef("distshift_auroc", "Shifted AUROC",
+              f"AUROC of the same test prompts read after {SHIFT_CONTEXT}; positions read "
+              "the prompt's own tokens.", Direction.HIGHER, compute=auroc_score),
+    MetricDef("evalaware_auroc", "Eval-aware AUROC",
+              f"AUROC on the {_share()} of each class's items (items grouped by the labels "
+              "they hold: the spec's stratified bottom-quartile split) that a registered "
+              "eval-awareness guard for the model rates least evaluation-like; "
+              f"without a guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
+              Direction.HIGHER, compute=auroc_score),
+    MetricDef("transfer", "Transfer",
+              "Pearson correlation of the probe's logits on the declared target model's "
+              "activations and on its own, over the test prompts; undeclared: "
+              f"{TRANSFER_IMPUTE}, flagged imputed.", Direction.HIGHER),
+    MetricDef("cost", "GFLOPs/prompt",
+              "FLOPs per test prompt of the model blocks up to the probe's layer, pooling, "
+              "scaler and classifier, from the model's config and the tokenizer "
+              "(probebench.models.cost); the same on every machine.", Direction.LOWER),
+    MetricDef("selectivity", "Selectivity",
+              f"{HEWITT_LIANG_2019.short}: the entry's architecture re-trained with "
+              "train's protocol on the task and on a control task (labels a fixed random "
+              "function of word types, equal label balance); prompt accuracy, control "
+              "accuracy and their difference, paired item bootstrap.", Direction.HIGHER,
+              citation=HEWITT_LIANG_2019),
+    MetricDef("baselines", "Baselines",
+              "per (task, model, site), the same for every entry: majority, length, "
+              "random_features (a linear probe on a random projection of the site's "
+              "activations in a randomly initialised copy of the model) and, for minimal "
+              "pairs on causal models, the model's own answer "
+              "(BLiMP, verbs: total surprisal after BOS; SyntaxGym: its region "
+              "predictions).", Direction.NONE),
+    MetricDef("accuracy", "Accuracy", accuracy_definition, Direction.HIGHER),
+    MetricDef("mc_accuracy", "Multiple-choice accuracy", _format_accuracy("mc_accuracy"),
+              Direction.HIGHER, part_of="accuracy"),
+    MetricDef("marks", "Marks",
+              "A-D per metric from marks.yaml; the mark is the worst range the 95% CI "
+              "reaches.", Direction.NONE),
+)
+
+
+def _with_marks(defs: tuple[MetricDef, ...], path: Path) -> dict[str, MetricDef]:
+    """name -> def, each given its bounds from ``path`` (``marks.yaml``)."""
+    data: Any = load_yaml(path)
+    if not isinstance(data, dict) or data.get("version") != 2 \
+            or not isinstance(data.get("marks"), dict):
+        raise InputError(f"{path}: expected 'version: 2' and a 'marks' mapping of metric "
+                         "names to three bounds")
+    out = {d.name: d for d in defs}
+    for name, bounds in data["marks"].items():
+        if name not in out:
+            raise InputError(f"{path}: marks for {name!r}, which is no metric; metrics: "
+                             f"{', '.join(out)}")
+        if not (isinstance(bounds, list) and len(bounds) == 3
+                and all(isinstance(b, int | float) for b in bounds)):
+            raise InputError(f"{path}: marks.{name}: expected three numbers, found {bounds!r}")
+        try:
+            out[name] = replace(out[name], marks=(float(bounds[0]), float(bounds[1]),
+                                                  float(bounds[2])))
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+    return out
+
+
+#: every metric, in the order of the ``definitions`` block
+METRICS: dict[str, MetricDef] = _with_marks(_DEFS, MARKS_FILE)
+
+
 def metric_definitions() -> dict[str, str]:
     """metric name -> its definition (the ``definitions`` block of submission.json)."""
-    return {
-        "auroc": "sklearn.metrics.roc_auc_score over the labelled test prompts; ties count "
-                 "1/2.",
-        "ci": "95% percentile interval of an item bootstrap (items resampled with "
-              "replacement, prompts weighted by their item's count); resamples missing a "
-              "class are dropped.",
-        "ece": f"{ECE_BINS} equal-width bins on P(positive); sum of bin share x |positive "
-               "rate - mean P|.",
-        "brier": "mean (P(positive) - label)^2.",
-        "fpr_at_99tpr": f"FPR at the first ROC threshold, highest first, whose TPR >= "
-                        f"{TPR_TARGET}.",
-        "latency_ms": "median ms per prompt, batch size 1, text to probability, after "
-                      f"{LATENCY_WARMUP} warm-up runs, on the evaluation device (kept in the "
-                      "timing block).",
-        "distshift_auroc": f"AUROC of the same test prompts read after {SHIFT_CONTEXT}; "
-                           "positions read the prompt's own tokens.",
-        "evalaware_auroc": f"AUROC on the {_share()} of each class's items (items grouped by "
-                           "the labels they hold: the spec's stratified bottom-quartile "
-                           "split) that a registered eval-awareness guard for the model "
-                           "rates least evaluation-like; "
-                           f"without a guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
-        "transfer": "Pearson correlation of the probe's logits on the declared target "
-                    "model's activations and on its own, over the test prompts; undeclared: "
-                    f"{TRANSFER_IMPUTE}, flagged imputed.",
-        "cost": "FLOPs per test prompt of the model blocks up to the probe's layer, "
-                "pooling, scaler and classifier, from the model's config and the "
-                "tokenizer (probebench.models.cost); the same on every machine.",
-        "selectivity": "Hewitt and Liang (2019): the entry's architecture re-trained with "
-                       "train's protocol on the task and on a control task (labels a fixed "
-                       "random function of word types, equal label balance); prompt "
-                       "accuracy, control accuracy and their difference, paired item "
-                       "bootstrap.",
-        "baselines": "per (task, model), the same for every entry: majority, length, "
-                     "random_features (a linear probe on a random projection of the mean "
-                     "input embedding) and, for minimal pairs on causal models, the model's "
-                     "own answer (BLiMP, verbs: total surprisal after BOS; SyntaxGym: its "
-                     "region predictions).",
-        "accuracy": accuracy_definition(),
-        "marks": "A-D per metric from marks.yaml; the mark is the worst range the 95% CI "
-                 "reaches.",
-    }
+    return {d.name: d.text for d in METRICS.values() if d.part_of is None}
 
 
 __all__ = ["DISTSHIFT_IMPUTE", "EVALAWARE_IMPUTE", "EVALAWARE_SHARE", "LATENCY_PROMPTS",
-           "LATENCY_WARMUP", "SHIFT_CONTEXT", "TRANSFER_IMPUTE",
-           "accuracy_definition", "metric_definitions"]
+           "LATENCY_WARMUP", "METRICS", "SHIFT_CONTEXT", "TRANSFER_IMPUTE", "Citation",
+           "Direction", "MarkBounds", "MetricDef", "accuracy_definition",
+           "metric_definitions"]

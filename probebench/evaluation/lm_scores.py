@@ -1,17 +1,21 @@
 """A language model's own accuracy on registered tasks, scored as each data set's authors
 score a model, so that a model's baseline stands on its own (``probebench score-lm``).
 
-Each task format that has such a protocol maps to one ``LMProtocol`` (``PROTOCOLS``):
+Each task format says whether and how (``TaskFormat.lm_scoring``, an ``LMScoring``); its
+``protocol`` names one ``LMProtocol`` here (``PROTOCOLS``):
 
-* ``blimp``: a pair is correct when ``log P(good) > log P(bad)``, each sentence's every
-  token scored after the model's BOS token (EOS when it has none), as the BLiMP paper
-  and lm-evaluation-harness do (``probebench.models.surprisal.sentence_log_probs``).
-* ``syntaxgym``: the suite's own region predictions on region surprisals (bits, no BOS,
-  the first token unscored), under the suite's first metric; an item is correct when
-  every prediction holds (``probebench.tasks.formats.syntaxgym.score_items``).
-* ``verbs``: multiple choice, the candidate prompt with the highest ``log P`` (the same
-  BOS protocol) wins, ties share the credit; lines with a single sentence have nothing
-  to compare and are not scored.
+* ``sentence_log_prob``: every prompt scored by ``log P`` with every token read after
+  the model's BOS token (EOS when it has none), as the BLiMP paper and
+  lm-evaluation-harness do (``probebench.models.surprisal.sentence_log_probs``); the
+  format's own item rule compares an item's prompts (BLiMP: a pair is correct when
+  ``log P(good) > log P(bad)``; verbs: multiple choice, the highest ``log P`` wins, ties
+  share the credit, single-sentence lines are not scored).
+* ``model_item_scores``: the format's own protocol (SyntaxGym: the suite's region
+  predictions on region surprisals, bits, no BOS, the first token unscored, under the
+  suite's first metric; an item is correct when every prediction holds).
+
+With no task named, every task of a format whose ``LMScoring.by_default`` is set is
+scored (BLiMP and SyntaxGym).
 
 Item correctness is averaged with an item-bootstrap 95% CI seeded from ``seed`` and the
 task id alone (``headline.mean_interval``), so a task's interval does not depend on
@@ -34,27 +38,22 @@ from probebench.evaluation.results import IntervalOut
 from probebench.models.loading import LoadedModel, ModelIdentity, ResolvedModel
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import TaskFormat, get_format
+from probebench.tasks.formats import LMScoring, TaskFormat, format_names, get_format
 from probebench.tasks.spec import TaskSpec
 from probebench.version import __version__
 
 #: which items are scored: the registered test split, or every item of the task's files
 SPLITS = ("test", "all")
-#: the formats scored when no task is named
-DEFAULT_FORMATS = ("blimp", "syntaxgym")
 
 
 class LMProtocol(ABC):
-    """How a model's own answer on one item is read from the model (a kind of format)."""
+    """How a model's own answer on one item is read from the model (``LMScoring.protocol``
+    names one)."""
 
-    #: short name stored in results
-    name: ClassVar[str]
+    #: the name formats give in ``LMScoring.protocol``
+    kind: ClassVar[str]
     #: whether texts are read after a start token (BOS, else EOS)
     uses_start_token: ClassVar[bool]
-
-    def __init__(self, definition: str) -> None:
-        #: one sentence for ``--help`` and results: when an item counts as correct
-        self.definition = definition
 
     @abstractmethod
     def item_scores(self, lm: LoadedModel, fmt: TaskFormat, items: Sequence[Item], *,
@@ -66,7 +65,7 @@ class SentenceLogProbProtocol(LMProtocol):
     """Every prompt scored by ``log2 P(prompt)`` after BOS/EOS; the format's own item rule
     (``TaskFormat.score_item`` with no threshold) compares the prompts of an item."""
 
-    name = "sentence_log_prob"
+    kind = "sentence_log_prob"
     uses_start_token = True
 
     def item_scores(self, lm: LoadedModel, fmt: TaskFormat, items: Sequence[Item], *,
@@ -79,42 +78,45 @@ class SentenceLogProbProtocol(LMProtocol):
         return fmt.item_scores(items, scores, flat.item_of, threshold=None)
 
 
-class SyntaxGymProtocol(LMProtocol):
-    """SyntaxGym's prediction accuracy: every prediction of an item holds, under the
-    suite's first metric (all registered suites name ``sum`` only)."""
+class ModelItemScoresProtocol(LMProtocol):
+    """The format's own protocol, ``TaskFormat.model_item_scores`` (SyntaxGym: every
+    prediction of an item holds, under the suite's first metric)."""
 
-    name = "syntaxgym_predictions"
+    kind = "model_item_scores"
     uses_start_token = False
 
     def item_scores(self, lm: LoadedModel, fmt: TaskFormat, items: Sequence[Item], *,
                     start_token: str | None, progress: bool) -> list[float | None]:
         scores = fmt.model_item_scores(lm, items, progress=progress)
-        assert scores is not None  # the SyntaxGym format defines its own protocol
+        if scores is None:
+            raise InputError(f"format {fmt.name} names the {self.kind} protocol for "
+                             "score-lm but its model_item_scores gives no scores")
         return scores
 
 
+#: the protocols a format's ``LMScoring.protocol`` may name
 PROTOCOLS: dict[str, LMProtocol] = {
-    "blimp": SentenceLogProbProtocol(
-        "a pair is correct when log P(good) > log P(bad), every token of each sentence "
-        "scored after the model's BOS token (EOS when it has none), as the BLiMP paper and "
-        "lm-evaluation-harness do; a tie counts 0.5"),
-    "syntaxgym": SyntaxGymProtocol(
-        "SyntaxGym's own prediction accuracy: region surprisals (bits, no BOS, the first "
-        "token unscored, as in Hu et al. 2020) under the suite's metric; an item is correct "
-        "when all its predictions hold"),
-    "verbs": SentenceLogProbProtocol(
-        "multiple choice: the candidate prompt with the highest log P (every token scored "
-        "after BOS/EOS) wins, ties share the credit; single-sentence lines are not scored"),
-}
+    p.kind: p for p in (SentenceLogProbProtocol(), ModelItemScoresProtocol())}
 
 
-def protocol_of(fmt: str) -> LMProtocol:
-    """The protocol of a task format; the error lists the formats that have one."""
-    try:
-        return PROTOCOLS[fmt]
-    except KeyError:
+def scored_formats() -> dict[str, LMScoring]:
+    """Each registered format that score-lm scores -> how, in registration order."""
+    return {name: scoring for name in format_names()
+            if (scoring := get_format(name).lm_scoring) is not None}
+
+
+def default_formats() -> list[str]:
+    """The formats whose tasks score-lm scores when no task is named."""
+    return [name for name, scoring in scored_formats().items() if scoring.by_default]
+
+
+def scoring_of(fmt: str) -> LMScoring:
+    """How score-lm scores a task format; the error lists the formats it scores."""
+    scoring = get_format(fmt).lm_scoring
+    if scoring is None:
         raise InputError(f"score-lm has no protocol for format {fmt!r}; it scores "
-                         f"{', '.join(PROTOCOLS)}") from None
+                         f"{', '.join(scored_formats())}")
+    return scoring
 
 
 @dataclass(frozen=True)
@@ -170,13 +172,14 @@ class LMScores:
         return {"probebench_version": __version__, "model": self.model.to_dict(),
                 "split": self.split, "seed": self.seed, "bootstrap": self.n_resamples,
                 "start_token": self.start_token,
-                "protocols": {f: PROTOCOLS[f].definition for f in sorted(used)},
+                "protocols": {f: scoring_of(f).definition for f in sorted(used)},
                 "tasks": [t.to_json() for t in self.tasks], "macro_mean": self.macro_mean}
 
 
 def default_tasks(catalog: TaskCatalog) -> list[str]:
     """Every registered task of a default format (BLiMP and SyntaxGym), in catalog order."""
-    return [s.id for s in catalog.specs.values() if s.format in DEFAULT_FORMATS]
+    formats = set(default_formats())
+    return [s.id for s in catalog.specs.values() if s.format in formats]
 
 
 def _items(catalog: TaskCatalog, spec: TaskSpec, split: str) -> list[Item]:
@@ -215,10 +218,9 @@ def score_lm(model: str | ResolvedModel | LoadedModel, task_ids: Sequence[str] |
     ids = list(dict.fromkeys(task_ids)) if task_ids else default_tasks(catalog)
     if not ids:
         raise InputError(f"no task to score: {catalog.describe()} registers no "
-                         f"{' or '.join(DEFAULT_FORMATS)} task")
+                         f"{' or '.join(default_formats())} task")
     specs = [catalog.spec(t) for t in ids]
-    for spec in specs:
-        protocol_of(spec.format)
+    scorings = {spec.id: scoring_of(spec.format) for spec in specs}
     items = {spec.id: _items(catalog, spec, split) for spec in specs}
 
     if isinstance(model, LoadedModel):
@@ -236,23 +238,24 @@ def score_lm(model: str | ResolvedModel | LoadedModel, task_ids: Sequence[str] |
     if lm is None:
         lm = load_model(resolved, progress=progress)
 
-    uses_start = any(protocol_of(s.format).uses_start_token for s in specs)
+    uses_start = any(PROTOCOLS[s.protocol].uses_start_token for s in scorings.values())
     result = LMScores(model=ident, split=split, seed=seed, n_resamples=n_resamples,
                       start_token=start_token_name(lm, start_token) if uses_start else None)
     for spec in tqdm(specs, desc="score-lm", unit="task", disable=not progress, leave=False):
-        protocol = protocol_of(spec.format)
+        scoring = scorings[spec.id]
         task_items = items[spec.id]
-        scores = protocol.item_scores(lm, get_format(spec.format), task_items,
-                                      start_token=start_token, progress=progress)
+        scores = PROTOCOLS[scoring.protocol].item_scores(
+            lm, get_format(spec.format), task_items, start_token=start_token,
+            progress=progress)
         accuracy = mean_interval(scores, seed=seed, n_resamples=n_resamples,
                                  parts=(spec.id, "score_lm", split))
         result.tasks.append(LMTaskScore(
-            task=spec.id, format=spec.format, protocol=protocol.name, split=split,
+            task=spec.id, format=spec.format, protocol=scoring.result_name, split=split,
             task_version=spec.version, test_sha256=spec.test_sha256,
             files_sha256=dict(spec.files_sha256), accuracy=accuracy, item_scores=scores,
             item_ids=[i.id for i in task_items]))
     return result
 
 
-__all__ = ["DEFAULT_FORMATS", "PROTOCOLS", "SPLITS", "LMProtocol", "LMScores", "LMTaskScore",
-           "default_tasks", "protocol_of", "score_lm"]
+__all__ = ["PROTOCOLS", "SPLITS", "LMProtocol", "LMScores", "LMTaskScore", "default_formats",
+           "default_tasks", "score_lm", "scored_formats", "scoring_of"]

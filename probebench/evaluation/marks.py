@@ -1,17 +1,21 @@
-"""Marks A-D for headline metrics, with ranges kept as data (``marks.yaml``).
+"""Marks A-D for headline metrics: how a value gets its letter.
 
-A mark is the worst range that the metric's 95% interval reaches; when the interval
-straddles ranges, ``straddles`` lists them (e.g. ``["A", "B"]`` gives mark B).
+A metric's marks come from its ``MetricDef`` (``definitions.METRICS``): three bounds
+(kept as data in ``marks.yaml``) split [0, 1] into four half-open ranges [low, high),
+and the metric's direction says which end is A. A mark is the worst range that the
+metric's 95% interval reaches; when the interval straddles ranges, ``straddles`` lists
+them (e.g. ``["A", "B"]`` gives mark B).
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
+from itertools import pairwise
 
 from probebench.errors import InputError
-from probebench.yamlsafe import load_yaml
+from probebench.evaluation.definitions import METRICS, Direction, MarkBounds, MetricDef
 
 ORDER = ("A", "B", "C", "D")
 
@@ -19,15 +23,32 @@ ORDER = ("A", "B", "C", "D")
 @dataclass(frozen=True)
 class MarkDefinition:
     metric: str
-    higher_is_better: bool
-    ranges: dict[str, tuple[float, float]]
+    direction: Direction
+    bounds: MarkBounds
+
+    @classmethod
+    def of(cls, metric: MetricDef) -> MarkDefinition:
+        if metric.marks is None:
+            raise InputError(f"metric {metric.name} has no marks; metrics with marks: "
+                             f"{', '.join(mark_definitions())}")
+        return cls(metric.name, metric.direction, metric.marks)
+
+    @property
+    def ranges(self) -> dict[str, tuple[float, float]]:
+        """mark -> (low, high): [low, high), the top range closed at 1."""
+        edges = (0.0, *self.bounds, 1.0)
+        ascending = list(pairwise(edges))
+        if self.direction is Direction.HIGHER:
+            ascending.reverse()
+        return dict(zip(ORDER, ascending, strict=True))
 
     def range_of(self, value: float) -> str:
-        for mark in ORDER:
-            low, high = self.ranges[mark]
-            if low <= value < high:
-                return mark
-        raise InputError(f"mark ranges of {self.metric} do not cover {value}")
+        """The mark whose range holds ``value``."""
+        if not math.isfinite(value):
+            raise InputError(f"mark ranges of {self.metric} do not cover {value}")
+        # a value on a bound belongs to the range above it: ranges are [low, high)
+        above = bisect_right(self.bounds, value)
+        return ORDER[above] if self.direction is Direction.LOWER else ORDER[len(ORDER) - 1 - above]
 
     def mark(self, value: float, low: float, high: float) -> tuple[str, list[str]]:
         """(mark, ranges the interval touches): the worst of those ranges is the mark."""
@@ -36,11 +57,10 @@ class MarkDefinition:
         return touched[-1], touched if len(touched) > 1 else []
 
 
-@cache
 def mark_definitions() -> dict[str, MarkDefinition]:
-    data = load_yaml(Path(__file__).with_name("marks.yaml"))
-    out = {}
-    for metric, spec in data["marks"].items():
-        ranges = {m: (float(spec["ranges"][m][0]), float(spec["ranges"][m][1])) for m in ORDER}
-        out[metric] = MarkDefinition(metric, spec["direction"] == "higher_is_better", ranges)
-    return out
+    """metric name -> its marks, for every metric that has them (read from ``METRICS``
+    on each call, so the marks follow the MetricDefs)."""
+    return {d.name: MarkDefinition.of(d) for d in METRICS.values() if d.marks is not None}
+
+
+__all__ = ["ORDER", "MarkDefinition", "mark_definitions"]

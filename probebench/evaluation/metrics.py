@@ -1,18 +1,14 @@
 """Metrics of a probe's scores against binary labels, and item bootstraps.
 
 Names follow scikit-learn: ``*_score`` is better when higher, ``*_error``/``*_loss``
-when lower. Every function takes ``y_true`` (n,) in {0, 1} and ``y_score`` (n,) of
-P(positive) or any monotone score.
+when lower (a test holds each metric's direction to its function's name). Every
+function takes ``y_true`` (n,) in {0, 1} and ``y_score`` (n,) of P(positive) or any
+monotone score.
 
-Definitions:
-
-* AUROC: ``sklearn.metrics.roc_auc_score`` (ties count one half).
-* ECE: 15 equal-width bins on P(positive) over [0, 1] (a score of exactly 1 falls in
-  the last bin); ECE = sum over bins of (bin size / n) * |observed positive rate -
-  mean P in the bin|.
-* Brier: mean of (P - y)^2.
-* FPR at 99% TPR: the FPR at the first ROC threshold, from the highest down, whose TPR
-  is at least 0.99 (no interpolation to the nearest point).
+What a metric means (its definition as ``submission.json`` carries it, its direction,
+citation and marks) is its ``MetricDef`` in ``probebench.evaluation.definitions``, whose
+``compute`` names the function here that computes it: ``auroc_score`` for AUROC, which
+``weighted_auroc`` and ``bootstrap_auroc`` resample.
 
 Bootstrap: items, not prompts, are resampled with replacement (a BLiMP pair or a verb
 question with all its candidates moves as one); every prompt of an item counts as many
@@ -73,7 +69,9 @@ def auroc_score(y_true: np.ndarray, y_score: np.ndarray) -> float:
 
 def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray,
                                n_bins: int = ECE_BINS) -> float:
-    """ECE over ``n_bins`` equal-width bins of P(positive).
+    """ECE over ``n_bins`` equal-width bins of P(positive) over [0, 1] (a score of
+    exactly 1 falls in the last bin): the sum over bins of (bin size / n) * |observed
+    positive rate - mean P in the bin|.
 
     >>> expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0]))
     0.0
@@ -101,7 +99,8 @@ def brier_score_loss(y_true: np.ndarray, y_prob: np.ndarray) -> float:
 
 def fpr_at_tpr_error(y_true: np.ndarray, y_score: np.ndarray,
                      tpr_target: float = TPR_TARGET) -> float:
-    """FPR at the first threshold (highest first) whose TPR reaches ``tpr_target``.
+    """FPR at the first threshold (highest first) whose TPR reaches ``tpr_target``, with
+    no interpolation to the nearest point.
 
     >>> fpr_at_tpr_error(np.array([0, 0, 1, 1]), np.array([0.1, 0.9, 0.8, 0.7]), 0.99)
     0.5

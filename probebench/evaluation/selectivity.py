@@ -20,6 +20,8 @@ accuracy**, each with a 95% item bootstrap (the difference is paired: one resamp
 items serves both). High accuracy with low selectivity means the probe could have
 memorised word identity; selectivity near the accuracy's distance from chance means the
 representation, not the probe, carries the property.
+
+``task_selectivity`` applies it to a task in a session, from the session's activations.
 """
 
 from __future__ import annotations
@@ -31,10 +33,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from probebench.evaluation.headline import mean_interval
-from probebench.evaluation.protocol import fit_protocol
+from probebench.artifact.meta import ProbeMeta
+from probebench.artifact.weights import ProbeWeights
+from probebench.errors import InputError
+from probebench.evaluation.headline import Flat, mean_interval
+from probebench.evaluation.protocol import (
+    DEFAULT_HIDDEN,
+    fit_protocol,
+    labelled_prompts,
+    train_val_items,
+)
 from probebench.evaluation.results import IntervalOut, SelectivityOut
+from probebench.evaluation.session import Session
 from probebench.prompts import Prompt
+from probebench.sites import Site
 
 CONTROL_SALT = "probebench-control-v1"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -123,5 +135,32 @@ def selectivity(data: ControlData, *, probe_type: str, hidden: int, seed: int,
              f"{len({w for p in data.train for w in words(p.text)})} word types")
 
 
+def task_selectivity(session: Session, meta: ProbeMeta, weights: ProbeWeights, task_id: str,
+                     site: Site) -> SelectivityOut | None:
+    """Control-task selectivity of the entry's architecture at its site (None when the
+    task has no train split to fit on)."""
+    data = session.task(task_id)
+    try:
+        train_items, val_items, _ = train_val_items(data)
+    except InputError:
+        return None
+    train, val = labelled_prompts(train_items), labelled_prompts(val_items)
+    flat = Flat.of(data.test)
+    idx, _ = flat.labelled()
+    if not train or not val:
+        return None
+    x_test = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)[idx]
+    control = ControlData(
+        train=train, x_train=session.activations(meta.model, f"{task_id}/train-labelled",
+                                                 train, site),
+        val=val, x_val=session.activations(meta.model, f"{task_id}/val-labelled", val, site),
+        test=[flat.prompts[i] for i in idx.tolist()], x_test=x_test,
+        test_items=flat.item_of[idx])
+    hidden = weights.hidden_sizes[0] if weights.hidden_sizes else DEFAULT_HIDDEN
+    return selectivity(control, probe_type=meta.probe_type, hidden=hidden,
+                       seed=session.options.seed, n_resamples=session.options.bootstrap,
+                       parts=(task_id,))
+
+
 __all__ = ["CONTROL_SALT", "ControlData", "control_labels", "control_score",
-           "control_threshold", "selectivity", "words"]
+           "control_threshold", "selectivity", "task_selectivity", "words"]

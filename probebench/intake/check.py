@@ -9,7 +9,7 @@ from pathlib import Path
 from probebench.artifact.checks import ValidationReport, validate
 from probebench.errors import InputError, ProbebenchError
 from probebench.intake.confine import (
-    Change,
+    ChangedPath,
     changed_artifact_folders,
     changes,
     git_toplevel,
@@ -52,7 +52,7 @@ def changed_entry_files(root: Path, base: str, head: str | None = None) -> list[
 
 
 def _changed(root: Path, base: str, head: str | None
-             ) -> tuple[list[tuple[Path, str]], list[Change], Path]:
+             ) -> tuple[list[tuple[Path, str]], list[ChangedPath], Path]:
     root = Path(root).resolve()
     top = git_toplevel(root)
     prefix = root.relative_to(top).as_posix() + "/probes/"
@@ -89,7 +89,7 @@ def read_owners(root: Path) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
 
 def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
                           head: str | None = None, *, author: str | None = None) -> None:
-    """The rules of a submission beyond one entry's own checks, added to ``results``:
+    """The rules of a probe pull request beyond one entry's own checks, added to ``results``:
 
     - a changed entry is ``pending_review`` (a live or deprecated entry becomes pending
       again when changed: a PR never sets a status);
@@ -107,7 +107,7 @@ def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
         except ProbebenchError:
             continue
         if entry.status != "pending_review":
-            r.problems.append(f"{r.path}: status is {entry.status!r}; a submission sets "
+            r.problems.append(f"{r.path}: status is {entry.status!r}; a probe pull request sets "
                               "status: pending_review (it becomes live after review and "
                               "merge)")
         wanted.add(entry.artifact_url.rstrip("/"))
@@ -133,7 +133,7 @@ def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
     for folder in sorted(changed_artifact_folders(found) - wanted):
         target = results[0] if results else None
         message = (f"{folder}: changed, but no changed entry's artifact_url points at it "
-                   "(a submission brings its own entry's artifact only)")
+                   "(a probe pull request brings its own entry's artifact only)")
         if target is not None:
             target.problems.append(message)
 

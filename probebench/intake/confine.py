@@ -1,9 +1,9 @@
-"""Pull-request confinement: a pull request is a probe submission or a task proposal.
+"""Pull-request confinement: a pull request proposes a probe or a task, never both.
 
 The one definition of the rule, used by ``probebench registry confine`` (the first step
 of every pull-request job) and ``probebench registry check --changed``. A pull request
 is of one type, never both (:func:`pr_kind`): it is a **task proposal** when it touches
-anything under ``tasks/proposed/``, else a **probe submission**. A submission:
+anything under ``tasks/proposed/``, else a **probe pull request**. A probe pull request:
 
 - adds or modifies exactly one entry file ``registry/probes/<org>/<name>.yaml``;
 - may add or modify files in at most one artifact folder ``registry/artifacts/<folder>/``;
@@ -12,7 +12,7 @@ anything under ``tasks/proposed/``, else a **probe submission**. A submission:
   maintainers' changes;
 - adds only regular files: no symbolic link, no submodule, no type change.
 
-A task proposal (README, "Proposing a task") adds one new task, and nothing else:
+A task proposal (docs/tasks.md, "Proposing a task") adds one new task, and nothing else:
 
 - only added files, all under one folder ``tasks/proposed/<task id>/``: its
   ``tasks.yaml`` (a tasks file holding that one task, as ``probebench tasks add --to
@@ -70,7 +70,7 @@ _CATALOG_PATH = re.compile(r"^(?:probebench/catalog/.*|(?:.*/)?tasks\.ya?ml)$")
 PrKind = Literal["probe", "task"]
 
 
-#: git modes a submission may add: regular files (plain and executable)
+#: git modes a probe pull request may add: regular files (plain and executable)
 REGULAR_MODES = ("100644", "100755")
 _PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+=@,-]+$")
 #: GitHub's pull-request file statuses -> git's letters
@@ -79,7 +79,7 @@ _API_STATUS = {"added": "A", "modified": "M", "removed": "D", "changed": "T",
 
 
 @dataclass(frozen=True)
-class Change:
+class ChangedPath:
     """One changed path: git's status letter (A, M, D, T...), the path, and the new
     file mode ("" when unknown or deleted)."""
 
@@ -114,7 +114,7 @@ def git_toplevel(path: Path) -> Path:
     return Path(_git(start, "rev-parse", "--show-toplevel").strip()).resolve()
 
 
-def changes(repo: Path, base: str, head: str | None = "HEAD") -> list[Change]:
+def changes(repo: Path, base: str, head: str | None = "HEAD") -> list[ChangedPath]:
     """Every path that differs between the merge base of ``base`` and ``head``, renames
     split into a deletion and an addition, with the new file mode; paths relative to the
     repository root. With ``head=None`` the working tree is compared instead, untracked
@@ -126,14 +126,14 @@ def changes(repo: Path, base: str, head: str | None = "HEAD") -> list[Change]:
         merge_base = _git(repo, "merge-base", base, "HEAD").strip()
         out = _git(repo, "diff", "--raw", "--no-renames", "--no-abbrev", "-z", merge_base)
     fields = out.split("\0")
-    found: dict[str, Change] = {}
+    found: dict[str, ChangedPath] = {}
     blobs: dict[str, str] = {}
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = meta.lstrip(":").split()
         if len(parts) < 5:
             continue
         status, mode = parts[4][0], parts[1]
-        found[path] = Change(status, path, "" if status == "D" else mode)
+        found[path] = ChangedPath(status, path, "" if status == "D" else mode)
         if status != "D" and parts[3].strip("0"):
             blobs[path] = parts[3]
     sizes = _blob_sizes(repo, set(blobs.values()))
@@ -144,7 +144,7 @@ def changes(repo: Path, base: str, head: str | None = "HEAD") -> list[Change]:
         for p in untracked.split("\0"):
             if p:
                 mode = "120000" if (repo / p).is_symlink() else "100644"
-                found[p] = Change("A", p, mode)
+                found[p] = ChangedPath("A", p, mode)
         for path, change in found.items():  # the working tree's files have no blob yet
             if change.size is None and change.status != "D" and (repo / path).is_file():
                 found[path] = replace(change, size=(repo / path).lstat().st_size)
@@ -170,7 +170,7 @@ def _blob_sizes(repo: Path, blobs: set[str]) -> dict[str, int]:
     return sizes
 
 
-def read_changes_file(path: Path) -> list[Change]:
+def read_changes_file(path: Path) -> list[ChangedPath]:
     """Changes from a file of ``STATUS<TAB>PATH[<TAB>PREVIOUS_PATH]`` lines, STATUS a git
     letter or a GitHub API file status (``gh api repos/O/R/pulls/N/files --jq '.[] |
     [.status, .filename, .previous_filename // ""] | @tsv'``); a rename becomes a deletion
@@ -185,12 +185,12 @@ def read_changes_file(path: Path) -> list[Change]:
         if not filename:
             raise ProbebenchError(f"{path}:{number}: expected STATUS<TAB>PATH")
         if status == "renamed":
-            found += [Change("D", previous), Change("A", filename)]
+            found += [ChangedPath("D", previous), ChangedPath("A", filename)]
             continue
         letter = _API_STATUS.get(status, status)
         if letter not in ("A", "M", "D", "T"):
             raise ProbebenchError(f"{path}:{number}: unknown status {status!r}")
-        found.append(Change(letter, filename))
+        found.append(ChangedPath(letter, filename))
     return sorted(found, key=lambda c: c.path)
 
 
@@ -205,45 +205,45 @@ def entry_id_of(path: str) -> str | None:
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
-def _as_changes(found: list[Change] | list[str]) -> list[Change]:
-    return [c if isinstance(c, Change) else Change("M", c) for c in found]
+def _as_changes(found: list[ChangedPath] | list[str]) -> list[ChangedPath]:
+    return [c if isinstance(c, ChangedPath) else ChangedPath("M", c) for c in found]
 
 
-def pr_kind(found: list[Change] | list[str]) -> PrKind:
+def pr_kind(found: list[ChangedPath] | list[str]) -> PrKind:
     """``task`` when the pull request touches anything under ``tasks/proposed/`` (a task
-    proposal), else ``probe`` (a probe submission). The rule of that kind then judges
+    proposal), else ``probe`` (a probe pull request). The rule of that kind then judges
     every path, so a pull request that mixes both is refused by it."""
     return "task" if any(c.path.startswith(PROPOSAL_DIR) for c in _as_changes(found)) \
         else "probe"
 
 
-def confinement_problems(found: list[Change] | list[str]) -> list[str]:
+def confinement_problems(found: list[ChangedPath] | list[str]) -> list[str]:
     """Why a set of changes is not one confined pull request of its kind (a single-entry
-    submission or a single-task proposal; empty when it is)."""
+    probe pull request or a single-task proposal; empty when it is)."""
     items = _as_changes(found)
     return _RULES[pr_kind(items)](items)
 
 
 #: said wherever a pull request mixes the two kinds
-ONE_KIND = ("a pull request is a probe submission or a task proposal, never both; "
+ONE_KIND = ("a pull request proposes a probe or a task, never both; "
             "propose a task in a pull request of its own")
 
 
-def _submission_problems(items: list[Change]) -> list[str]:
-    """The probe-submission rule (module docstring)."""
+def _probe_pr_problems(items: list[ChangedPath]) -> list[str]:
+    """The probe pull-request rule (module docstring)."""
     problems = []
     entries = []
     artifacts = set()
     for c in items:
         where = shown(c.path)
         if c.status == "D":
-            problems.append(f"{where}: deleted (or moved away); a submission never deletes "
-                            "or moves files")
+            problems.append(f"{where}: deleted (or moved away); a probe pull request never "
+                            "deletes or moves files")
             continue
         if c.status == "T" or (c.mode and c.mode not in REGULAR_MODES):
             kind = {"120000": "a symbolic link", "160000": "a submodule"}.get(
                 c.mode, "not a regular file")
-            problems.append(f"{where}: {kind}; a submission adds regular files only")
+            problems.append(f"{where}: {kind}; a probe pull request adds regular files only")
             continue
         if entry_id_of(c.path):
             entries.append(c.path)
@@ -259,12 +259,12 @@ def _submission_problems(items: list[Change]) -> list[str]:
         problems.append(f"{where}: outside one entry's YAML and its artifact folder "
                         "(workflows, the package, tasks.yaml, test sets, tests, build files, "
                         "registry/results and registry/baselines are maintainers' changes, "
-                        f"never part of a submission){hint}")
+                        f"never part of a probe pull request){hint}")
     if len(entries) != 1:
-        problems.append(f"a submission adds or changes exactly one entry "
+        problems.append(f"a probe pull request adds or changes exactly one entry "
                         f"{ENTRY_DIR}<org>/<name>.yaml; this one changes {len(entries)}")
     if len(artifacts) > 1:
-        problems.append(f"a submission brings at most one artifact folder; found "
+        problems.append(f"a probe pull request brings at most one artifact folder; found "
                         f"{', '.join(sorted(artifacts))}")
     return problems
 
@@ -280,7 +280,7 @@ def proposal_layout_problem(task_id: str, rel: str) -> str | None:
             f"{PROPOSAL_TRAINING_DIR}")
 
 
-def _proposal_problems(items: list[Change]) -> list[str]:
+def _proposal_problems(items: list[ChangedPath]) -> list[str]:
     """The task-proposal rule (module docstring)."""
     problems = []
     folders: dict[str, set[str]] = {}
@@ -296,7 +296,7 @@ def _proposal_problems(items: list[Change]) -> list[str]:
                 c.mode, "not a regular file")
             problems.append(f"{where}: {kind}; a task proposal adds regular files only")
         elif entry_id_of(c.path) or ARTIFACT_FILE.match(c.path):
-            problems.append(f"{where}: a probe submission's file in a task proposal; "
+            problems.append(f"{where}: a probe pull request's file in a task proposal; "
                             f"{ONE_KIND}")
         elif m is None:
             hint = (f" (a proposal folder is {PROPOSAL_DIR}<task id>/, the id in lower "
@@ -336,11 +336,11 @@ def _proposal_problems(items: list[Change]) -> list[str]:
     return problems
 
 
-_RULES: dict[str, Callable[[list[Change]], list[str]]] = {
-    "probe": _submission_problems, "task": _proposal_problems}
+_RULES: dict[str, Callable[[list[ChangedPath]], list[str]]] = {
+    "probe": _probe_pr_problems, "task": _proposal_problems}
 
 
-def proposed_task(found: list[Change]) -> str | None:
+def proposed_task(found: list[ChangedPath]) -> str | None:
     """The task id of a confined task proposal (None when it is not one)."""
     if pr_kind(found) != "task" or confinement_problems(found):
         return None
@@ -348,14 +348,14 @@ def proposed_task(found: list[Change]) -> str | None:
     return task_id
 
 
-def changed_artifact_folders(found: list[Change]) -> set[str]:
+def changed_artifact_folders(found: list[ChangedPath]) -> set[str]:
     """``registry/artifacts/<folder>`` of every added or modified artifact file."""
     return {f"{ARTIFACT_DIR}{m.group(1)}" for c in found if c.status != "D"
             and (m := ARTIFACT_FILE.match(c.path))}
 
 
-def submitted_entry(found: list[Change]) -> str | None:
-    """The entry id of a confined submission (None when it is not confined)."""
+def submitted_entry(found: list[ChangedPath]) -> str | None:
+    """The entry id of a confined pull request (None when it is not confined)."""
     if pr_kind(found) != "probe" or confinement_problems(found):
         return None
     (entry,) = [e for c in found if (e := entry_id_of(c.path))]
@@ -364,7 +364,7 @@ def submitted_entry(found: list[Change]) -> str | None:
 
 __all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "MAX_PROPOSAL_BYTES", "MAX_PROPOSAL_FILE_BYTES",
            "ONE_KIND", "PROPOSAL_DIR", "PROPOSAL_TASK_FILE", "PROPOSAL_TRAINING_DIR",
-           "REGULAR_MODES", "Change", "PrKind", "changed_artifact_folders", "changed_paths",
+           "REGULAR_MODES", "ChangedPath", "PrKind", "changed_artifact_folders", "changed_paths",
            "changes", "confinement_problems", "entry_id_of", "git_toplevel", "pr_kind",
            "proposal_layout_problem", "proposed_task", "read_changes_file", "shown",
            "submitted_entry"]

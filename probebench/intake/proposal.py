@@ -18,7 +18,7 @@ Checks, in order (a check whose inputs failed is skipped, and says why):
    version is a new id), of a registered format, every path relative and under
    ``data/<task id>/``, every file pinned in ``files_sha256`` and every data file
    named by the entry;
-3. ``provenance``: a non-empty ``source`` and a licence that lets the catalog be
+3. ``provenance``: a non-empty ``source`` and a license that lets the catalog be
    redistributed (OSI-approved, open content, or restricted: NC/ND/RAIL); ``custom``,
    ``closed`` and unknown ids are refused;
 4. ``hashes``: every ``files_sha256`` recomputed and equal, the data read by its format
@@ -67,15 +67,15 @@ from probebench.tasks.spec import TaskSpec, read_tasks_file
 
 Status = Literal["pass", "fail", "skip"]
 _TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
-#: the licence classes a registered task may carry: the catalog ships in the wheel
-_REDISTRIBUTABLE = {"osi": "OSI-approved", "open-content": "an open content licence",
+#: the license classes a registered task may carry: the catalog ships in the wheel
+_REDISTRIBUTABLE = {"osi": "OSI-approved", "open-content": "an open content license",
                     "restricted": "restricted (NC, ND or RAIL): accepted, the task page "
                                   "says so"}
 #: problems listed per check; the count says how many more there are
 MAX_LISTED = 50
-#: what a maintainer does with a proposal (the comment and the README say the same)
+#: what a maintainer does with a proposal (the comment and docs/tasks.md say the same)
 REVIEW_NOTE = ("No workflow merges a task proposal: a maintainer (`maintainers` in "
-               "registry/owners.yaml) reviews its provenance, licence, data card, personal "
+               "registry/owners.yaml) reviews its provenance, license, data card, personal "
                "data and leakage, and on acceptance appends its task to the catalog "
                "and moves its data in.")
 
@@ -142,7 +142,7 @@ class ProposalReport:
 TITLES = {
     "files": "one folder of regular files within the size limits",
     "schema": "tasks.yaml holds one valid TaskSpec of a new task",
-    "provenance": "provenance (source) given and licence accepted",
+    "provenance": "provenance (source) given and license accepted",
     "hashes": "every pinned hash recomputed and matching",
     "personal_data": "no personal data in any prompt",
     "splits": "train, val, test and holdouts share no prompt text",
@@ -235,6 +235,11 @@ def _schema(folder: Path, label: str, task_id: str, found: list[str],
                                  f"holds {len(parsed.tasks)}"], ""), None
     (spec,) = parsed.tasks
     problems = []
+    if parsed.format_defaults:
+        # a maintainer moves the task alone into the catalog, whose own defaults would
+        # then fill what this file's defaults said: the task spells out its fields
+        problems.append(f"{where}: 'format_defaults' belongs to the catalog; write the "
+                        "fields into the task itself")
     if spec.id != task_id:
         problems.append(f"{where}: field 'id' is {spec.id!r}; the folder says {task_id!r}")
     if spec.id in catalog.specs:
@@ -282,11 +287,11 @@ def _provenance(spec: TaskSpec, label: str) -> ProposalCheck:
     if kind not in _REDISTRIBUTABLE:
         problems.append(f"{where}: field 'license' is {spec.license!r} ({kind}); the "
                         "catalog ships inside probebench's package, so its data needs a "
-                        "licence that lets it be redistributed: an SPDX id that is "
-                        "OSI-approved, an open content licence (CC-BY, CC0, ODC-By...), or "
+                        "license that lets it be redistributed: an SPDX id that is "
+                        "OSI-approved, an open content license (CC-BY, CC0, ODC-By...), or "
                         "a restricted one (NC, ND, RAIL)")
     return _check("provenance", problems,
-                  f"licence {spec.license} ({_REDISTRIBUTABLE.get(kind, kind)}); "
+                  f"license {spec.license} ({_REDISTRIBUTABLE.get(kind, kind)}); "
                   f"source: {spec.source.strip()[:200]}")
 
 

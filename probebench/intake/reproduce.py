@@ -1,7 +1,7 @@
 """The reproducer check: run an entry's notebook in the sandbox, read the metrics it
 prints, and compare them with probebench's own re-evaluation of the artifact.
 
-The ``PROBEBENCH_METRICS`` contract (also in the README and the artifact spec): the
+The ``PROBEBENCH_METRICS`` contract (also in docs/artifacts.md and the artifact spec): the
 notebook prints, on a line of its own, ``PROBEBENCH_METRICS`` then a JSON object
 ``{"<task id>": {"<metric>": <number or null>, ...}, ...}``. Every task it names must be
 one the entry declares, every declared task needs at least its ``auroc``, and each metric

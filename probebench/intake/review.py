@@ -28,7 +28,7 @@ from probebench.artifact.checks import validate
 from probebench.errors import ProbebenchError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.evaluation.results import Submission
-from probebench.evaluation.submit import Session, SubmitOptions
+from probebench.evaluation.session import Session, SubmitOptions
 from probebench.intake.comment import capped, md_text
 from probebench.intake.reproduce import (
     NOTEBOOK_TIMEOUT,

@@ -207,9 +207,9 @@ def guard_entries(registry: Path, entries: Sequence[Entry]) -> dict[str, str]:
 def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
                       seed: int = 0, source_url: str | None = None) -> BuildSummary:
-    """Render the whole site for ``registry`` into ``out`` (replaced atomically); task
+    """Render the whole leaderboard for ``registry`` into ``out`` (replaced atomically); task
     pages describe the tasks of ``catalog``, whose formats name the families. The files
-    pages link (artifact files, notebooks, stored results) are copied into the site, or
+    pages link (artifact files, notebooks, stored results) are copied into the leaderboard, or
     linked under ``source_url`` (the repository at the commit built; ``files``)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 

@@ -1,17 +1,18 @@
-"""What the site's table columns are called and what they mean.
+"""What the leaderboard's table columns are called and what they mean.
 
 Headers are words, not field names; each header's tooltip (and the methodology page's
-list of columns) is its definition, taken from the code that computes the number: the
-metric definitions of ``submission.json`` (``metric_definitions``, the source of
-METHODOLOGY.md's list), the ProbeScore axes (``AXES``, the source of its axis table)
-and the rank bootstrap (``RANK_DEFINITION``). Nothing here is a hand-made copy.
+list of columns) is its definition, taken from the code that computes the number: a
+metric's column takes its header, its definition and its direction from the metric's
+``MetricDef`` (``evaluation.definitions.METRICS``, also the source of submission.json's
+definitions and METHODOLOGY.md's list), the ProbeScore axes from ``AXES`` and the rank
+from the rank bootstrap (``RANK_DEFINITION``). Nothing here is a hand-made copy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probebench.evaluation.definitions import metric_definitions
+from probebench.evaluation.definitions import METRICS, Direction
 from probebench.leaderboard.markdown import plain_markdown
 from probebench.leaderboard.probescore import ProbeScoreSpec
 from probebench.leaderboard.ranks import RANK_DEFINITION
@@ -29,54 +30,69 @@ def _first_upper(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _metric(key: str, name: str, lead: str, sep: str = ": ", tail: str = "") -> Column:
+    """The column of metric ``name``: its label, and ``lead`` + its definition (``lead``
+    empty: the definition alone). A lower-is-better metric says so after the lead; higher
+    is how a score reads unless told (scikit-learn's ``*_score``), and saying it on every
+    column would only repeat that."""
+    metric = METRICS[name]
+    text = plain_markdown(metric.text)
+    lower = metric.direction is Direction.LOWER
+    if lead:
+        note = f" ({metric.direction.value})" if lower else ""
+        body = f"{lead}{note}{sep}{text}"
+    else:
+        body = _first_upper(text) + (f" {_first_upper(metric.direction.value)}."
+                                     if lower else "")
+    return Column(key, metric.label, body + tail)
+
+
 def columns(spec: ProbeScoreSpec) -> dict[str, Column]:
-    """key -> column, for every column the site's tables show; ProbeScore axes are keyed
+    """key -> column, for every column the leaderboard's tables show; ProbeScore axes are keyed
     ``axis:<name>`` in the order of ``spec``."""
-    d = {k: plain_markdown(v) for k, v in metric_definitions().items()}
     cap = f"{spec.cap * 100:g}%"
-    rows = [
-        ("rank", "Rank", _first_upper(RANK_DEFINITION) + "."),
-        ("entry", "Entry", "The entry's short name, and its id "
-                           "(registry/probes/<id>.yaml)."),
-        ("model", "Model", "The language model the probe reads."),
-        ("site", "Site", "layer:position, where the probe reads the model: the hidden state "
-                         "after block number layer (0 = the embeddings), taken at or pooled "
-                         "over position (last_token, token_avg, ...)."),
-        ("tasks", "Task set", "The registered tasks the entry is scored on. An entry is "
-                              "ranked only against entries scored on exactly the same "
-                              "task set."),
-        ("probescore", "ProbeScore",
-         f"ProbeScore v{spec.version}: the sum of the axes' values times their normalised "
-         f"weights, no axis contributing more than {cap} of the total (Methodology). In "
-         "brackets, its 95% interval from the rank bootstrap, which resamples the test "
-         "items and recomputes AUROC and the axes derived from it (the other axes are "
-         "held)."),
-        ("auroc", "AUROC", "AUROC, mean over the task set: " + d["auroc"] + " In brackets, "
-                           "the 95% interval: " + d["ci"]),
-        ("selectivity", "Selectivity",
-         "Accuracy minus control-task accuracy, mean over the task set. " + d["selectivity"]),
-        ("accuracy", "Accuracy", _first_upper(d["accuracy"])),
-        ("ece", "ECE", "Expected calibration error (lower is better): " + d["ece"]),
-        ("brier", "Brier", "Brier score (lower is better): " + d["brier"]),
-        ("fpr", "FPR@99TPR", "False-positive rate at 99% true-positive rate (lower is "
-                             "better): " + d["fpr_at_99tpr"]),
-        ("cost", "GFLOPs/prompt", "Billions of FLOPs per test prompt: " + d["cost"]),
-        ("latency", "Latency", "Measured, not scored (it depends on the machine): "
-                               + d["latency_ms"]),
-        ("distshift", "Shifted AUROC", _first_upper(d["distshift_auroc"])),
-        ("evalaware", "Eval-aware AUROC", _first_upper(d["evalaware_auroc"])),
-        ("marks", "Marks", _first_upper(d["marks"])),
-        ("status", "Status", "live (ranked), pending_review (awaiting review, not ranked), "
-                             "deprecated (archived) or guard (never ranked)."),
+    out = [
+        Column("rank", "Rank", _first_upper(RANK_DEFINITION) + "."),
+        Column("entry", "Entry", "The entry's short name, and its id "
+                                 "(registry/probes/<id>.yaml)."),
+        Column("model", "Model", "The language model the probe reads."),
+        Column("site", "Site", "layer:position, where the probe reads the model: the hidden "
+                               "state after block number layer (0 = the embeddings), taken "
+                               "at or pooled over position (last_token, token_avg, ...)."),
+        Column("tasks", "Task set", "The registered tasks the entry is scored on. An entry "
+                                    "is ranked only against entries scored on exactly the "
+                                    "same task set."),
+        Column("probescore", "ProbeScore",
+               f"ProbeScore v{spec.version}: the sum of the axes' values times their "
+               f"normalised weights, no axis contributing more than {cap} of the total "
+               "(Methodology). In brackets, its 95% interval from the rank bootstrap, which "
+               "resamples the test items and recomputes AUROC and the axes derived from it "
+               "(the other axes are held)."),
+        _metric("auroc", "auroc", "AUROC, mean over the task set",
+                tail=" In brackets, the 95% interval: " + plain_markdown(METRICS["ci"].text)),
+        _metric("selectivity", "selectivity",
+                "Accuracy minus control-task accuracy, mean over the task set", sep=". "),
+        _metric("accuracy", "accuracy", ""),
+        _metric("ece", "ece", "Expected calibration error"),
+        _metric("brier", "brier", "Brier score"),
+        _metric("fpr", "fpr_at_99tpr", "False-positive rate at 99% true-positive rate"),
+        _metric("cost", "cost", "Billions of FLOPs per test prompt"),
+        _metric("latency", "latency_ms", "Measured, not scored, as it depends on the "
+                                         "machine"),
+        _metric("distshift", "distshift_auroc", ""),
+        _metric("evalaware", "evalaware_auroc", ""),
+        _metric("marks", "marks", ""),
+        Column("status", "Status", "live (ranked), pending_review (awaiting review, not "
+                                   "ranked), deprecated (archived) or guard (never ranked)."),
     ]
-    out = {key: Column(key, label, text) for key, label, text in rows}
+    cols = {c.key: c for c in out}
     weights = spec.normalised()
     for axis in spec.axes:
-        out[f"axis:{axis.name}"] = Column(
+        cols[f"axis:{axis.name}"] = Column(
             axis.name, axis.label,
             f"{axis.label}, the ProbeScore axis {axis.name} (normalised weight "
             f"{weights[axis.name]:.3f}): {plain_markdown(axis.definition)}.")
-    return out
+    return cols
 
 
 __all__ = ["Column", "columns"]

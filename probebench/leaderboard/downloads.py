@@ -1,5 +1,5 @@
 """The whole leaderboard as data: ``leaderboard.json``, ``leaderboard.csv`` and
-``leaderboard.schema.json`` at the site's root, so others can build on it.
+``leaderboard.schema.json`` at the leaderboard's root, so others can build on it.
 
 ``leaderboard.csv`` has one row per (entry, task): the fields of ``ResultRow``, in
 their order, with empty cells for missing values. ``leaderboard.json`` holds the same
@@ -81,7 +81,7 @@ class ResultRow(_Model):
     hardware: str | None
     seed: int
     bootstrap_resamples: int
-    page: str = Field(description="The entry's page, relative to the site's root.")
+    page: str = Field(description="The entry's page, relative to the leaderboard's root.")
 
 
 class RankedRow(_Model):

@@ -65,7 +65,7 @@ def baselines_beside(registry: Path, task: str, record: ResultRecord) -> dict[st
 
 def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
     """Every stored evaluation of the entry on ``task``, newest first; ``shown`` marks
-    the record the site reads (the latest float32 one)."""
+    the record the leaderboard reads (the latest float32 one)."""
     records = read_history(result_path(registry, entry_id, task))
     shown = reference_record(records)
     out = []

@@ -1,19 +1,19 @@
-"""The files the site links to: artifact files, notebooks, stored results, REPORT.md.
+"""The files the leaderboard links to: artifact files, notebooks, stored results, REPORT.md.
 
-Every number on the site can be traced to a file. Where the link goes:
+Every number on the leaderboard can be traced to a file. Where the link goes:
 
 * ``source_url`` given (``leaderboard build --source-url``, e.g. the GitHub blob URL
-  of the repository at the commit the site is built from): repository files are linked
+  of the repository at the commit the leaderboard is built from): repository files are linked
   there, as ``<source_url>/<path in the repository>``;
-* otherwise (the default), the small files are copied into the site under
+* otherwise (the default), the small files are copied into the leaderboard under
   ``files/<entry>/`` (and ``files/tasks/<task>/`` for task data), so every link works
   from ``file://`` and on any static host. A file over ``MAX_COPY_BYTES`` is listed
   with its size but not linked.
 
-REPORT.md is always generated into the site, rendered from the stored result the page
+REPORT.md is always generated into the leaderboard, rendered from the stored result the page
 shows. Only files whose suffix is in ``LINKABLE`` are ever copied or linked, and only
 under plain names: an artifact folder cannot put an HTML, SVG or script file on the
-site's origin. A hub artifact (``hf://ORG/REPO@COMMIT``) is linked to its pinned
+leaderboard's origin. A hub artifact (``hf://ORG/REPO@COMMIT``) is linked to its pinned
 revision on huggingface.co.
 """
 
@@ -29,9 +29,9 @@ from urllib.parse import quote
 from probebench.errors import InputError
 from probebench.sources.urls import parse_artifact_ref
 
-#: files larger than this are listed, not copied into the site
+#: files larger than this are listed, not copied into the leaderboard
 MAX_COPY_BYTES = 2_000_000
-#: the only kinds of file the site copies or links (never HTML, SVG or scripts)
+#: the only kinds of file the leaderboard copies or links (never HTML, SVG or scripts)
 LINKABLE = (".md", ".txt", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".ipynb",
             ".safetensors", ".joblib", ".skops", ".pkl", ".pickle", ".npz", ".npy",
             ".sha256")
@@ -50,7 +50,7 @@ class FileLink:
     note: str = ""
 
     def from_page(self, root: str) -> str | None:
-        """The href as written on a page ``root`` below the site's root."""
+        """The href as written on a page ``root`` below the leaderboard's root."""
         if self.href is None or "://" in self.href:
             return self.href
         return root + self.href
@@ -87,7 +87,7 @@ def hub_url(artifact_url: str) -> str | None:
 
 
 class SiteFiles:
-    """Links to repository files from the site being written into ``out``."""
+    """Links to repository files from the leaderboard being written into ``out``."""
 
     def __init__(self, out: Path, repo: Path, source_url: str | None = None) -> None:
         self.out = out
@@ -119,7 +119,7 @@ class SiteFiles:
         return FileLink(shown, quote(dest), size, note)
 
     def generated(self, dest: str, text: str, *, name: str, note: str = "") -> FileLink:
-        """A file made for the site (e.g. REPORT.md), written at ``dest``."""
+        """A file made for the leaderboard (e.g. REPORT.md), written at ``dest``."""
         target = self.out / dest
         target.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode("utf-8")
@@ -151,7 +151,7 @@ class SiteFiles:
                 link = (self.repository_file(path, f"{dest}/{rel}", name=rel)
                         if linkable(rel) else None)
                 out.append(link or FileLink(rel, None, path.stat().st_size,
-                                            "not linked (not a file kind the site serves)"))
+                                            "not linked (not a file kind the leaderboard serves)"))
         return sorted(out, key=lambda f: f.name)
 
 

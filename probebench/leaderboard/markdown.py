@@ -1,4 +1,4 @@
-"""Submitters' text on the site, rendered inert: safe links and a small Markdown subset.
+"""Submitters' text on the leaderboard, rendered inert: safe links and a small Markdown subset.
 
 Everything a submitter controls reaches a page through Jinja2's autoescape, except two
 things made here:
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
-#: characters a URL may hold on the site: no space, quote, angle bracket or control
+#: characters a URL may hold on the leaderboard: no space, quote, angle bracket or control
 _URL_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")
 
 

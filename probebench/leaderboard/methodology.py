@@ -1,9 +1,9 @@
-"""The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions and
-the precision policy's tolerances.
+"""The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions, the
+marks and the precision policy's tolerances.
 
 The tables are rendered from the code that computes the numbers (``AXES`` and the
-specs, ``metric_definitions``), between marker comments, so the document cannot drift
-from the code. ``python -m probebench.leaderboard.methodology METHODOLOGY.md`` rewrites
+specs, the ``MetricDef`` of each metric), between marker comments, so the document cannot
+drift from the code. ``python -m probebench.leaderboard.methodology METHODOLOGY.md`` rewrites
 them; a test fails when the committed file is stale.
 """
 
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from probebench.errors import InputError
-from probebench.evaluation.definitions import metric_definitions
+from probebench.evaluation.definitions import METRICS, Direction
+from probebench.evaluation.marks import ORDER, mark_definitions
 from probebench.leaderboard.probescore import (
     AXES,
     available_specs,
@@ -44,8 +45,28 @@ def axes_table() -> str:
 
 
 def definitions_list() -> str:
-    """Every metric of submission.json with its definition."""
-    return "".join(f"- **{name}**: {text}\n" for name, text in metric_definitions().items())
+    """Every metric of submission.json with its direction, its definition (the text
+    submission.json carries) and its reference."""
+    lines = []
+    for metric in METRICS.values():
+        if metric.part_of is not None:
+            continue
+        direction = ("" if metric.direction is Direction.NONE
+                     else f" ({metric.direction.value})")
+        cited = "" if metric.citation is None else f" Reference: {metric.citation}."
+        lines.append(f"- **{metric.name}**{direction}: {metric.text}{cited}\n")
+    return "".join(lines)
+
+
+def marks_table() -> str:
+    """Every metric with marks: its direction and the range of each mark."""
+    rows = ["| metric | direction | " + " | ".join(ORDER) + " |",
+            "| --- | --- | " + " | ".join("---" for _ in ORDER) + " |"]
+    for name, marks in mark_definitions().items():
+        ranges = [f"[{low:.2f}, {high:.2f}{']' if high == 1.0 else ')'}"
+                  for low, high in marks.ranges.values()]
+        rows.append(f"| {name} | {marks.direction.value} | " + " | ".join(ranges) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def tolerance_table() -> str:
@@ -57,7 +78,7 @@ def tolerance_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-SECTIONS = {"axes": axes_table, "definitions": definitions_list,
+SECTIONS = {"axes": axes_table, "marks": marks_table, "definitions": definitions_list,
             "tolerances": tolerance_table}
 
 

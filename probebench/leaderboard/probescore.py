@@ -227,7 +227,7 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
                "the analytical cost of the model blocks up to the probe's layer plus the "
                "probe, from the model's config; the same on every machine", _flops,
                "Cost"),
-    AxisSource("license", _license_rules_text(), _license, "Licence"),
+    AxisSource("license", _license_rules_text(), _license, "License"),
     AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart,
                "Goodhart resistance"),
 )}

@@ -1,4 +1,4 @@
-"""What a task page says about the task's data: where it comes from, its licence, its
+"""What a task page says about the task's data: where it comes from, its license, its
 size per split, its pinned hashes and files, and a few example items.
 
 The examples come from the train split when the task has one (the test items are

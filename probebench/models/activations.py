@@ -37,7 +37,7 @@ from probebench.sites import SPAN_OF_POSITION, Site, check_sites
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["BATCH_TOKENS", "ExtractionResult", "extract", "run_extraction"]
+__all__ = ["BATCH_TOKENS", "ExtractionResult", "cache_keys", "extract", "run_extraction"]
 
 
 @dataclass
@@ -92,11 +92,9 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
     arrays: dict[Site, np.ndarray] = {}
     keys: dict[Site, str] = {}
     if store is not None:
-        digest = prompts_sha256(prompt_list, prefix)
-        # in reduced precision the batch composition changes the numbers
-        batching = None if ident.dtype == "float32" else (budget.tokens, budget.rows)
+        keys = cache_keys(store, resolved, prompts_sha256(prompt_list, prefix), site_list,
+                          budget)
         for site in site_list:
-            keys[site] = store.key(ident, resolved.device, digest, site, batching=batching)
             hit = store.get(keys[site], (len(prompt_list), ident.hidden_size))
             if hit is not None:
                 arrays[site] = hit
@@ -117,6 +115,20 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
                 store.put(keys[site], array, {"site": str(site), "model": ident.name})
     return ExtractionResult(arrays={s: arrays[s] for s in site_list}, model=resolved,
                             cached=cached, loaded=fresh_load)
+
+
+def cache_keys(store: ActivationCache, resolved: ResolvedModel, prompts_digest: str,
+               sites: Sequence[Site], budget: Budget) -> dict[Site, str]:
+    """The cache key of each site's activations of one prompt list (``prompts_digest``).
+
+    In float32 the batch budget is not part of the key: batching changes the numbers only
+    by float rounding, inside the reproducibility contract. In reduced precision the
+    batch composition changes them beyond it, so the budget is part of the key.
+    """
+    ident = resolved.identity
+    batching = None if ident.dtype == "float32" else (budget.tokens, budget.rows)
+    return {site: store.key(ident, resolved.device, prompts_digest, site, batching=batching)
+            for site in sites}
 
 
 # --- the forward pass ------------------------------------------------------------------

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from probebench.errors import InputError
 from probebench.evaluation.results import Submission
-from probebench.evaluation.submit import Session, limit_note, submit
+from probebench.evaluation.session import Session, limit_note
+from probebench.evaluation.submit import submit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.store import precision_problems, store_submission

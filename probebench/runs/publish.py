@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from probebench.errors import InputError, ProbebenchError
-from probebench.evaluation.submit import Session
+from probebench.evaluation.session import Session
 from probebench.hashing import atomic_write_bytes
 from probebench.registry.entry import Entry, entries_with_status, read_entry
 from probebench.runs.evaluate import evaluate_entry

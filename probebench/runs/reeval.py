@@ -39,7 +39,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, ProbebenchError, field_problem
 from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
-from probebench.evaluation.submit import Session, SubmitOptions
+from probebench.evaluation.session import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes, sha256_json
 from probebench.registry.entry import Entry, entries_with_status, entry_path, read_entry
 from probebench.registry.store import latest_results

@@ -3,7 +3,7 @@
 A catalog is made of a tasks file and the folder its paths are under. Every command
 and library function that reads a task takes a catalog; none finds one through the
 working directory or an environment variable. The package ships its own catalog
-(``probebench/catalog/tasks.yaml`` and ``data/``, found with ``importlib.resources``):
+(``probebench/catalog/tasks.yaml`` and ``data/``, beside this package's modules):
 ``TaskCatalog.default()``. ``TaskCatalog.for_repo(repo)`` uses ``<repo>/tasks.yaml``
 when the repository has one, else the packaged catalog. ``catalog.including(paths)``
 adds the tasks of more tasks files (a researcher's own, evaluated privately, like
@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.resources import as_file, files
 from pathlib import Path
 
 from probebench.errors import InputError
@@ -53,10 +52,12 @@ class ReevalSet:
 
 
 def packaged_tasks_file() -> Path:
-    """The tasks.yaml shipped inside the probebench package."""
-    resource = files("probebench").joinpath("catalog", TASKS_FILE)
-    with as_file(resource) as path:  # a real path for installed wheels and source trees
-        return Path(path)
+    """The tasks.yaml shipped inside the probebench package (the package this module is
+    part of, installed from a wheel or a source tree)."""
+    # Not importlib.resources' files("probebench"): a folder named probebench in the
+    # working directory makes that a namespace package whose MultiplexedPath spans both
+    # folders (and, on Python 3.11, whose joinpath takes one child at a time)
+    return Path(__file__).resolve().parents[1] / "catalog" / TASKS_FILE
 
 
 @dataclass

@@ -50,22 +50,16 @@ def _relative(path: Path, folder: Path, role: str) -> str:
     return rel.as_posix()
 
 
-def _default_labels(fmt: str, options: Mapping[str, Any]) -> dict[int, str]:
-    positive = options.get("positive_class")
-    if fmt == "senteval" and positive is None:
-        return {}  # filled from the classes once the file is read
-    if positive is not None:
-        return {1: f"class {positive}", 0: "any other class"}
-    return {1: "positive", 0: "negative"}
-
-
 def new_spec(*, task_id: str, fmt: str, files: Mapping[str, Path], folder: Path, title: str,
              license: str, source: str, description: str = "",
              options: Mapping[str, Any] | None = None, labels: Mapping[int, str] | None = None,
              slices: Sequence[str] | None = None, test_fraction: float | None = None,
              salt: str | None = None) -> TaskSpec:
     """The TaskSpec of a new task with its hashes computed from the files under
-    ``folder`` (the folder of the tasks file it will be written to)."""
+    ``folder`` (the folder of the tasks file it will be written to). Labels and slices
+    not given are the format's defaults (``TaskFormat.default_labels``,
+    ``default_slices``); labels it reads from the data (a multi-class task's classes)
+    are filled in once the files are read."""
     form = get_format(fmt)
     options = dict(options or {})
     rels = {role: _relative(Path(p), folder, role) for role, p in files.items()}
@@ -77,9 +71,8 @@ def new_spec(*, task_id: str, fmt: str, files: Mapping[str, Path], folder: Path,
         "id": task_id, "title": title, "format": fmt, "version": 1,
         "description": description, "files": rels,
         "files_sha256": dict.fromkeys(rels.values(), _PLACEHOLDER),
-        "labels": dict(labels or _default_labels(fmt, options)),
-        "slices": list(slices if slices is not None else (["class"] if fmt == "senteval"
-                                                          else [])),
+        "labels": dict(labels or form.default_labels(options)),
+        "slices": list(slices if slices is not None else form.default_slices),
         "license": license, "source": source, "options": options,
         "test_sha256": _PLACEHOLDER}
     if test_fraction is not None:
@@ -103,10 +96,20 @@ def new_spec(*, task_id: str, fmt: str, files: Mapping[str, Path], folder: Path,
     return spec.model_copy(update=update)
 
 
-def spec_yaml(spec: TaskSpec) -> str:
-    """The task as a YAML list item (empty optional fields left out)."""
+def spec_yaml(spec: TaskSpec, defaults: Mapping[str, Any] | None = None) -> str:
+    """The task as a YAML list item (empty optional fields left out). ``defaults`` are
+    the fields the tasks file's ``format_defaults`` give a task of its format
+    (``TasksFile.defaults_for``): a field equal to its default is left out, and one that
+    differs is written even when empty, so that the file reads back as ``spec``."""
+    defaults = defaults or {}
     record = spec.model_dump(mode="json", exclude_defaults=True)
     record["version"] = spec.version
+    full = spec.model_dump(mode="json")
+    for key, value in defaults.items():
+        if TaskSpec.model_validate({**full, key: value}) == spec:
+            record.pop(key, None)  # the default gives the same value
+        else:
+            record[key] = full[key]
     if "labels" in record:  # JSON mode made the integer labels strings
         record["labels"] = {int(k): v for k, v in record["labels"].items()}
     ordered = {k: record[k] for k in TaskSpec.model_fields if k in record}
@@ -121,9 +124,11 @@ def add_task(tasks_file: Path, spec: TaskSpec) -> TaskCatalog:
     if tasks_file.is_dir():
         tasks_file = tasks_file / TASKS_FILE
     existing = tasks_file.read_text("utf-8") if tasks_file.exists() else None
+    defaults: dict[str, Any] = {}
     if existing is not None:
-        ids = {t.id for t in read_tasks_file(tasks_file).tasks}
-        if spec.id in ids:
+        current = read_tasks_file(tasks_file)
+        defaults = current.defaults_for(spec.format)
+        if spec.id in {t.id for t in current.tasks}:
             raise InputError(f"{tasks_file}: task {spec.id!r} is already registered there; "
                              "a changed test set is a new task: give another id")
     packaged = TaskCatalog.default()
@@ -134,7 +139,7 @@ def add_task(tasks_file: Path, spec: TaskSpec) -> TaskCatalog:
     text = existing if existing is not None else _NEW_FILE
     if text and not text.endswith("\n"):
         text += "\n"
-    text += spec_yaml(spec)
+    text += spec_yaml(spec, defaults)
     check = tasks_file.with_name(f".{tasks_file.name}.check")
     try:
         atomic_write_bytes(check, text.encode("utf-8"))
@@ -142,6 +147,9 @@ def add_task(tasks_file: Path, spec: TaskSpec) -> TaskCatalog:
         if [t.id for t in parsed.tasks][-1:] != [spec.id]:
             raise InputError(f"{tasks_file}: its 'tasks' list is not the last thing in the "
                              "file, so the task cannot be appended; move 'tasks:' to the end")
+        if parsed.tasks[-1] != spec:  # what format_defaults fill in must not change it
+            raise InputError(f"{tasks_file}: the task reads back differently from the file "
+                             "(its format_defaults?); nothing was written")
         catalog = TaskCatalog.from_file(check)
         catalog.load(spec.id)  # every hash verified
     finally:

@@ -1,4 +1,12 @@
-"""``tasks.yaml``: the registered tasks, each pinned by file and test-set hashes."""
+"""``tasks.yaml``: the registered tasks, each pinned by file and test-set hashes.
+
+A tasks file may open with ``format_defaults``: per format, the fields its tasks share
+(labels, slices, license, source, split, options, description). A task of that format
+that leaves a field out takes the default; a field the task gives replaces the default
+whole (no merging inside a field). Ids, titles, versions, files and every hash stay with
+each task. A file without ``format_defaults`` spells every task out, as
+``probebench tasks add`` writes them.
+"""
 
 from __future__ import annotations
 
@@ -91,11 +99,58 @@ class TaskSpec(BaseModel):
                                         description="Newer test sets for re-evaluation.")
 
 
+class FormatDefaults(BaseModel):
+    """The fields the tasks of one format share in a tasks file (``format_defaults``):
+    a task that leaves one out takes it from here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    labels: dict[int, str] = Field(default_factory=dict,
+                                   description="What label 1 and label 0 mean.")
+    slices: list[str] = Field(default_factory=list, description="Slice tags of the prompts.")
+    license: str = ""
+    source: str = ""
+    split: SplitSpec | None = None
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="Format-specific settings.")
+
+    def given(self) -> dict[str, Any]:
+        """The fields this block sets (what a task that leaves them out takes), as
+        tasks.yaml spells them."""
+        return self.model_dump(exclude_unset=True)
+
+
 class TasksFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1]
+    format_defaults: dict[FormatName, FormatDefaults] = Field(
+        default_factory=dict, description="Format name -> the fields its tasks share; a "
+        "task's own field replaces the default whole.")
     tasks: list[TaskSpec]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: Any) -> Any:
+        """Each task with its format's defaults under the fields it leaves out. Malformed
+        shapes pass through unchanged, for the field validators to name."""
+        if not isinstance(data, dict):
+            return data
+        defaults, tasks = data.get("format_defaults"), data.get("tasks")
+        if not isinstance(defaults, dict) or not isinstance(tasks, list):
+            return data
+        filled = []
+        for task in tasks:
+            shared = (defaults.get(task.get("format")) if isinstance(task, dict)
+                      and isinstance(task.get("format"), str) else None)
+            filled.append({**shared, **task} if isinstance(shared, dict) else task)
+        return {**data, "tasks": filled}
+
+    def defaults_for(self, fmt: str) -> dict[str, Any]:
+        """The fields a task of format ``fmt`` takes when it leaves them out."""
+        shared = self.format_defaults.get(fmt)
+        return shared.given() if shared is not None else {}
 
 
 def read_tasks_file(path: Path) -> TasksFile:
@@ -108,9 +163,14 @@ def read_tasks_file(path: Path) -> TasksFile:
     try:
         parsed = TasksFile.model_validate(data)
     except ValidationError as exc:
-        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
         hint = ""
-        if "sha256" in where:
+        if where.startswith("format_defaults.") and first["type"] == "extra_forbidden":
+            hint = (f"; format_defaults hold only what a format's tasks share "
+                    f"({', '.join(FormatDefaults.model_fields)}): ids, titles, versions, "
+                    "files and hashes stay with each task")
+        elif "sha256" in where:
             hint = ("; a SHA-256 is 64 lowercase hex digits in quotes (YAML reads an "
                     "unquoted run of digits as a number). Let `probebench tasks add` "
                     "compute and write them, or copy them from `probebench tasks hash`")

@@ -75,9 +75,9 @@ print(trained.metrics_table())
 """),
         ("markdown", "## Against the published artifact"),
         ("code", """
-from probebench.artifact.forms import load_probe
+from probebench.artifact.forms import load_weights
 
-published = load_probe(Path(ARTIFACT))
+published = load_weights(Path(ARTIFACT))
 {DIFF}
 print(f"max |P(published) - P(reproduced)| on the test prompts: {diff.max():.2e}")
 print("PROBEBENCH_METRICS", json.dumps({TASK: trained.headline.printable()}))

@@ -6,6 +6,7 @@ are registered here; ``register_format`` adds another (from a plugin or a test).
 """
 
 from probebench.tasks.formats.base import (
+    LMScoring,
     SliceChart,
     TaskData,
     TaskFormat,
@@ -25,6 +26,6 @@ register_format(BlimpFormat())
 register_format(SyntaxGymFormat())
 register_format(SentEvalFormat())
 
-__all__ = ["BlimpFormat", "SentEvalFormat", "SliceChart", "SyntaxGymFormat", "TaskData",
-           "TaskFormat", "VerbsFormat", "format_names", "get_format", "group_by_slice",
-           "register_format", "unregister_format"]
+__all__ = ["BlimpFormat", "LMScoring", "SentEvalFormat", "SliceChart", "SyntaxGymFormat",
+           "TaskData", "TaskFormat", "VerbsFormat", "format_names", "get_format",
+           "group_by_slice", "register_format", "unregister_format"]

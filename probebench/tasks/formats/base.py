@@ -5,18 +5,21 @@ test items), how one item is scored from its prompts' scores (``score_item``), w
 that item accuracy is called and means (``accuracy_name``, ``accuracy_definition``),
 whether its items compare prompts against each other (``minimal_pairs``: then the
 model's own surprisal is a baseline), which slices the leaderboard draws
-(``charted_slices``) and how a holdout test set replaces the registered one
-(``read_holdout``). Nothing elsewhere branches on a format's name: adding a format is
+(``charted_slices``), how a holdout test set replaces the registered one
+(``read_holdout``), what ``probebench tasks add`` fills in when not told
+(``default_labels``, ``default_slices``), whether a task is multi-class
+(``multiclass``) and how ``probebench score-lm`` scores a model by itself on it
+(``lm_scoring``). Nothing elsewhere branches on a format's name: adding a format is
 one new class and one ``register_format`` call.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -53,6 +56,29 @@ class SliceChart:
     skip_values: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class LMScoring:
+    """How ``probebench score-lm`` scores a language model by itself on a format's tasks,
+    as the data set's authors score a model."""
+
+    #: ``sentence_log_prob``: every prompt scored by its log P after the model's BOS (EOS
+    #: when it has none), the prompts of an item compared by ``score_item`` with no
+    #: threshold; ``model_item_scores``: the format's own protocol
+    #: (``TaskFormat.model_item_scores``)
+    protocol: Literal["sentence_log_prob", "model_item_scores"]
+    #: one sentence for ``--help`` and results: when an item counts as correct
+    definition: str
+    #: whether score-lm scores the format's tasks when no task is named
+    by_default: bool = False
+    #: what results call the protocol (``protocol`` when empty)
+    name: str = ""
+
+    @property
+    def result_name(self) -> str:
+        """The protocol's name in score-lm's results."""
+        return self.name or self.protocol
+
+
 class TaskFormat(ABC):
     """Reads one kind of file into items and says how an item is scored."""
 
@@ -76,6 +102,11 @@ class TaskFormat(ABC):
     model_scores_version: ClassVar[int] = 1
     #: slices the leaderboard draws on an entry's page
     charted_slices: ClassVar[tuple[SliceChart, ...]] = ()
+    #: the slice tags ``probebench tasks add`` registers when none are given
+    default_slices: ClassVar[tuple[str, ...]] = ()
+    #: how ``probebench score-lm`` scores a model by itself on this format's tasks; None
+    #: when it does not
+    lm_scoring: ClassVar[LMScoring | None] = None
 
     def load(self, spec: TaskSpec, root: Path) -> TaskData:
         missing = [r for r in self.roles if r not in spec.files]
@@ -111,6 +142,12 @@ class TaskFormat(ABC):
         likely label 1), or None when the item cannot be scored. ``threshold`` is the
         decision threshold for formats that classify single prompts (None when the
         scores are not probabilities, e.g. minus surprisal)."""
+
+    def default_labels(self, options: Mapping[str, Any]) -> dict[int, str]:
+        """What labels 1 and 0 mean when ``probebench tasks add`` is not told (from the
+        task's ``options``); empty when they are read from the data (the classes of a
+        multi-class task)."""
+        return {1: "positive", 0: "negative"}
 
     def multiclass(self, spec: TaskSpec) -> bool:
         """Whether a task of this format is multi-class (known from its spec alone)."""

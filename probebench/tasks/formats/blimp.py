@@ -14,7 +14,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import TaskData, TaskFormat
+from probebench.tasks.formats.base import LMScoring, TaskData, TaskFormat
 from probebench.tasks.jsonl import jsonl_objects, require
 from probebench.tasks.spec import TaskSpec
 
@@ -65,6 +65,11 @@ class BlimpFormat(TaskFormat):
     accuracy_name = "pair_accuracy"
     accuracy_definition = "pair accuracy"
     minimal_pairs = True
+    lm_scoring = LMScoring(
+        "sentence_log_prob",
+        "a pair is correct when log P(good) > log P(bad), every token of each sentence "
+        "scored after the model's BOS token (EOS when it has none), as the BLiMP paper and "
+        "lm-evaluation-harness do; a tie counts 0.5", by_default=True)
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:

@@ -21,7 +21,9 @@ text); the error names both lines.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -128,6 +130,13 @@ class SentEvalFormat(TaskFormat):
     test_roles = ("data",)
     accuracy_name = "accuracy"
     accuracy_definition = "P >= 0.5 agrees (multi-class: the most probable class is right)"
+    default_slices = (CLASS_SLICE,)
+
+    def default_labels(self, options: Mapping[str, Any]) -> dict[int, str]:
+        positive = options.get("positive_class")
+        if positive is None:
+            return {}  # multi-class: the classes, once the file is read
+        return {1: f"class {positive}", 0: "any other class"}
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:

@@ -33,7 +33,7 @@ from probebench.errors import InputError
 from probebench.models.surprisal import TokenSurprisal, region_surprisal, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import TaskData, TaskFormat
+from probebench.tasks.formats.base import LMScoring, TaskData, TaskFormat
 from probebench.tasks.formats.formula import (
     Prediction,
     Ref,
@@ -284,6 +284,11 @@ class SyntaxGymFormat(TaskFormat):
     minimal_pairs = True
     model_baseline_note = ("SyntaxGym's own protocol: the suite's region predictions on the "
                            "model's surprisal (bits, no BOS); an item is right when all hold")
+    lm_scoring = LMScoring(
+        "model_item_scores",
+        "SyntaxGym's own prediction accuracy: region surprisals (bits, no BOS, the first "
+        "token unscored, as in Hu et al. 2020) under the suite's metric; an item is correct "
+        "when all its predictions hold", by_default=True, name="syntaxgym_predictions")
 
     def model_item_scores(self, lm: Any, items: Sequence[Item], *, progress: bool = False
                           ) -> list[float | None] | None:

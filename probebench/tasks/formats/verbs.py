@@ -13,7 +13,7 @@ import numpy as np
 
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import SliceChart, TaskData, TaskFormat
+from probebench.tasks.formats.base import LMScoring, SliceChart, TaskData, TaskFormat
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
 from probebench.tasks.verbs.checks import VerbFiles, check_line, check_verbs
 from probebench.tasks.verbs.render import check_template, render_item
@@ -49,6 +49,10 @@ class VerbsFormat(TaskFormat):
                            "credit; ambiguous items not scored; classification lines "
                            "P >= 0.5)")
     minimal_pairs = True
+    lm_scoring = LMScoring(
+        "sentence_log_prob",
+        "multiple choice: the candidate prompt with the highest log P (every token scored "
+        "after BOS/EOS) wins, ties share the credit; single-sentence lines are not scored")
     charted_slices = (
         SliceChart("language", "accuracy by language"),
         SliceChart("regularity", "accuracy by regularity"),

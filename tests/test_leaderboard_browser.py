@@ -1,10 +1,10 @@
-"""The site a researcher reads and cites, checked as built and in a real browser.
+"""The leaderboard a researcher reads and cites, checked as built and in a real browser.
 
 One registry per module: a copy of the repository's ``registry/`` (artifacts, results,
 baselines, sweeps), plus a pending copy of a verb-grammar entry and a hostile entry
 whose every submitter-controlled field (name, short name, author, tagline, paper,
 Colab link, description, notice, README, extra artifact files) carries a script, an
-event handler, a ``javascript:`` URL or an SVG payload. One site build, one browser.
+event handler, a ``javascript:`` URL or an SVG payload. One board build, one browser.
 
 Without a browser (always): every link of every page resolves (a crawler over the
 files), the downloads validate against their schema, the build is deterministic byte
@@ -116,15 +116,15 @@ def make_registry(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, BuildSummary]:
-    root = tmp_path_factory.mktemp("site")
+    root = tmp_path_factory.mktemp("board")
     registry = make_registry(root / "registry")
-    summary = build_leaderboard(registry, root / "site", catalog=TaskCatalog.for_repo(REPO),
+    summary = build_leaderboard(registry, root / "board", catalog=TaskCatalog.for_repo(REPO),
                                 n_resamples=RESAMPLES)
-    return registry, root / "site", summary
+    return registry, root / "board", summary
 
 
-def pages(site: Path) -> list[Path]:
-    return sorted(site.rglob("*.html"))
+def pages(board: Path) -> list[Path]:
+    return sorted(board.rglob("*.html"))
 
 
 class _Links(HTMLParser):
@@ -156,11 +156,11 @@ def _parse(page: Path) -> _Links:
 # --- without a browser --------------------------------------------------------------
 
 def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary]) -> None:
-    """A crawler over the built site: every local link leads to a file inside the site
+    """A crawler over the built leaderboard: every local link leads to a file inside the leaderboard
     (and to an id that exists, when it has a fragment); the only other links are http(s)
     ones (a paper, the hub), never javascript:, data: or file:."""
-    _, site, _ = built
-    parsed = {p: _parse(p) for p in pages(site)}
+    _, board, _ = built
+    parsed = {p: _parse(p) for p in pages(board)}
     local = external = 0
     targets: set[Path] = set()
     for page, links in parsed.items():
@@ -173,7 +173,7 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
                 continue
             assert not url.startswith("//"), (page, url)
             target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-            assert target.is_relative_to(site.resolve()), (page, url)
+            assert target.is_relative_to(board.resolve()), (page, url)
             assert target.is_file(), (page, url)
             if parts.fragment and target.suffix == ".html":
                 assert parts.fragment in parsed[target].ids, (page, url)
@@ -181,27 +181,27 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
             local += 1
     assert local > 500
     # the files behind the numbers are among the targets: results, reports, notebooks
-    names = {t.relative_to(site.resolve()).as_posix() for t in targets}
+    names = {t.relative_to(board.resolve()).as_posix() for t in targets}
     verb = "files/probebench__verb-grammar-smollm2-135m-l15-v1"
     for expected in (f"{verb}/results/verb_grammar.json", f"{verb}/reports/verb_grammar/REPORT.md",
                      f"{verb}/artifact/train.ipynb", f"{verb}/artifact/eval.ipynb",
                      f"{verb}/artifact/probe.safetensors", f"{verb}/entry.yaml",
                      "leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
         assert expected in names, expected
-    report = (site / verb / "reports/verb_grammar/REPORT.md").read_text()
+    report = (board / verb / "reports/verb_grammar/REPORT.md").read_text()
     assert report.startswith("# probebench report: ") and "| verb_grammar | 1 |" in report
-    # an artifact folder cannot put a page or an SVG on the site's origin
-    assert not list((site / "files").rglob("*.html")) and not list(site.rglob("*.svg"))
-    assert (site / f"files/{HOSTILE.replace('/', '__')}/artifact/README.md").is_file()
+    # an artifact folder cannot put a page or an SVG on the leaderboard's origin
+    assert not list((board / "files").rglob("*.html")) and not list(board.rglob("*.svg"))
+    assert (board / f"files/{HOSTILE.replace('/', '__')}/artifact/README.md").is_file()
 
 
 def test_downloads_hold_one_row_per_entry_and_task_and_validate(
         built: tuple[Path, Path, BuildSummary]) -> None:
     import jsonschema
 
-    registry, site, summary = built
-    board = json.loads((site / "leaderboard.json").read_text())
-    schema = json.loads((site / "leaderboard.schema.json").read_text())
+    registry, board, summary = built
+    board = json.loads((board / "leaderboard.json").read_text())
+    schema = json.loads((board / "leaderboard.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(board, schema)
     skipped = {s.split(":")[0] for s in summary.skipped}
@@ -211,8 +211,8 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
         if e.id not in skipped:
             expected |= {(e.id, t) for t in latest_results(registry, e.id) if t in e.tasks}
     assert len(expected) > 10
-    rows = list(csv.DictReader((site / "leaderboard.csv").open(newline="")))
-    with (site / "leaderboard.csv").open(newline="") as handle:
+    rows = list(csv.DictReader((board / "leaderboard.csv").open(newline="")))
+    with (board / "leaderboard.csv").open(newline="") as handle:
         assert next(csv.reader(handle)) == csv_columns()
     assert len(rows) == len(expected) == len(board["results"])
     assert {(r["entry_id"], r["task"]) for r in rows} == expected
@@ -231,7 +231,7 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
         for r in group["entries"]:
             assert r["probescore_ci_low"] <= r["probescore"] <= r["probescore_ci_high"]
             assert r["rank_best"] <= r["rank"] <= r["rank_worst"]
-    index = (site / "index.html").read_text()
+    index = (board / "index.html").read_text()
     for name in ("leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
         assert f'href="{name}"' in index
 
@@ -260,18 +260,18 @@ def test_source_url_links_repository_files_there(built: tuple[Path, Path, BuildS
 
     registry, _, _ = built
     base = "https://github.com/example/probebench/blob/0123456789abcdef"
-    site = tmp_path / "site"
-    assert main(["leaderboard", "build", "--registry", str(registry), "--out", str(site),
+    board = tmp_path / "board"
+    assert main(["leaderboard", "build", "--registry", str(registry), "--out", str(board),
                  "--resamples", "10", "--top", "0", "--source-url", base]) == 0
-    page = _parse(site / page_name(VERB))
+    page = _parse(board / page_name(VERB))
     linked = [u for u in page.urls if u.startswith(base + "/")]
     assert len(linked) >= 10
     for url in linked:
         assert (registry.parent / unquote(url[len(base) + 1:])).is_file(), url
     assert any(u.endswith("results/probebench/verb-grammar-smollm2-135m-l15-v1/"
                           "verb_grammar.json") for u in linked)
-    assert not list((site / "files").rglob("*.json"))  # nothing copied but the reports
-    assert list((site / "files").rglob("REPORT.md"))
+    assert not list((board / "files").rglob("*.json"))  # nothing copied but the reports
+    assert list((board / "files").rglob("REPORT.md"))
     with pytest.raises(InputError, match="source URL"):
         build_leaderboard(registry, tmp_path / "bad", catalog=TaskCatalog.for_repo(REPO),
                           n_resamples=10, source_url="javascript:alert(1)")
@@ -279,10 +279,10 @@ def test_source_url_links_repository_files_there(built: tuple[Path, Path, BuildS
 
 def test_hostile_fields_are_escaped_in_the_html(built: tuple[Path, Path, BuildSummary]) -> None:
     """No submitter-controlled text becomes a tag, an attribute or a link: the only
-    scripts are the site's own, no element carries an event handler, no link is
+    scripts are the leaderboard's own, no element carries an event handler, no link is
     javascript:."""
-    _, site, _ = built
-    for page in pages(site):
+    _, board, _ = built
+    for page in pages(board):
         html = page.read_text()
         scripts = re.findall(r"<script\b[^>]*>", html, re.IGNORECASE)
         assert all(re.fullmatch(r'<script src="(\.\./)*static/app\.js">', s)
@@ -291,10 +291,10 @@ def test_hostile_fields_are_escaped_in_the_html(built: tuple[Path, Path, BuildSu
         assert not {a for a in parsed.attributes if a.startswith("on")}, page
         assert not parsed.tags & {"iframe", "img", "style", "object", "embed", "form"}, page
         assert "javascript:" not in html.lower() or page.name.startswith("mallory__"), page
-    hostile = (site / page_name(HOSTILE)).read_text()
+    hostile = (board / page_name(HOSTILE)).read_text()
     assert "&lt;script&gt;" in hostile and "javascript:" in hostile  # shown, as text
     assert 'href="javascript' not in hostile.lower()
-    links = _parse(site / page_name(HOSTILE)).urls
+    links = _parse(board / page_name(HOSTILE)).urls
     assert not [u for u in links if urlsplit(u).scheme not in ("", "http", "https")]
 
 
@@ -345,12 +345,12 @@ def test_pages_fit_the_window_without_horizontal_scrolling(
         built: tuple[Path, Path, BuildSummary], driver: WebDriver, size: str) -> None:
     from selenium.webdriver.common.by import By
 
-    _, site, _ = built
-    for page in (site / "index.html", site / page_name(VERB), site / "tasks/verb_grammar.html",
-                 site / "families/blimp.html", site / page_name(HOSTILE)):
+    _, board, _ = built
+    for page in (board / "index.html", board / page_name(VERB), board / "tasks/verb_grammar.html",
+                 board / "families/blimp.html", board / page_name(HOSTILE)):
         _open(driver, page, size)
         assert _overflow(driver) == 0, (size, page.name)
-    _open(driver, site / "index.html", size)
+    _open(driver, board / "index.html", size)
     tables = driver.find_elements(By.CSS_SELECTOR, "table.leaderboard")
     assert len(tables) >= 5
     if size == "desktop":  # every default column is on screen, no table scrolls
@@ -373,8 +373,8 @@ def test_sorting_filters_and_axis_columns(built: tuple[Path, Path, BuildSummary]
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    _, site, _ = built
-    _open(driver, site / "index.html")
+    _, board, _ = built
+    _open(driver, board / "index.html")
 
     def visible_rows() -> list[Any]:
         return [r for r in driver.find_elements(
@@ -437,8 +437,8 @@ def test_entry_page_shows_baselines_provenance_and_working_links(
         built: tuple[Path, Path, BuildSummary], driver: WebDriver) -> None:
     from selenium.webdriver.common.by import By
 
-    _, site, _ = built
-    page = site / page_name(VERB)
+    _, board, _ = built
+    page = board / page_name(VERB)
     _open(driver, page)
     baselines = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar table.baselines")
     methods = [td.text.split("\n")[0] for td in
@@ -460,7 +460,7 @@ def test_entry_page_shows_baselines_provenance_and_working_links(
         By.CSS_SELECTOR, "#files a, .files-line a, #probe a")]
     files = [h for h in hrefs if "/files/" in h]
     assert len(files) >= 10
-    for href in files:  # each is a file of the site (binary ones are not opened here)
+    for href in files:  # each is a file of the leaderboard (binary ones are not opened here)
         assert Path(unquote(urlsplit(href).path)).is_file(), href
     opened = [h for h in files if h.endswith((".json", ".md"))]
     assert any(h.endswith("REPORT.md") for h in opened)
@@ -485,9 +485,9 @@ def test_no_page_logs_an_error_or_runs_a_hostile_payload(
     from selenium.common.exceptions import UnexpectedAlertPresentException
     from selenium.webdriver.common.by import By
 
-    _, site, _ = built
+    _, board, _ = built
     visited = 0
-    for page in pages(site):
+    for page in pages(board):
         for size in (("desktop", "phone") if page.name in ("index.html",
                                                             page_name(HOSTILE)[8:])
                      else ("desktop",)):
@@ -502,7 +502,7 @@ def test_no_page_logs_an_error_or_runs_a_hostile_payload(
             assert not _errors(driver), page
             visited += 1
     assert visited > 30
-    _open(driver, site / page_name(HOSTILE))
+    _open(driver, board / page_name(HOSTILE))
     body = driver.find_element(By.TAG_NAME, "body").text
     assert HOSTILE_FIELDS["tagline"] in body and HOSTILE_FIELDS["author"] in body
     assert driver.find_element(By.TAG_NAME, "h1").text == HOSTILE_FIELDS["name"]

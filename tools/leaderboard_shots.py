@@ -1,10 +1,10 @@
-"""Screenshots of the built leaderboard for reviewers (``make site-shots``; not committed).
+"""Screenshots of the built leaderboard for reviewers (``make leaderboard-shots``; not committed).
 
 Builds the repository's ``registry/`` into ``SITE`` and saves, at a desktop size
 (1400 x 1000) and a phone size (390 x 844), a full-page PNG of the index, one entry page
 and one task page in headless Debian Chromium::
 
-    python tools/site_shots.py [--site site-shots/site] [--out site-shots]
+    python tools/leaderboard_shots.py [--board leaderboard-shots/board] [--out leaderboard-shots]
 
 Needs ``chromium`` and ``chromedriver`` (Debian's ``chromium`` and ``chromium-driver``).
 """
@@ -42,7 +42,7 @@ def _driver(width: int, height: int, profile: Path) -> WebDriver:
     return webdriver.Chrome(service=service, options=options)
 
 
-def shoot(site: Path, out: Path, pages: dict[str, str]) -> list[Path]:
+def shoot(board: Path, out: Path, pages: dict[str, str]) -> list[Path]:
     """One full-page PNG per page and size; returns the files written."""
     written = []
     out.mkdir(parents=True, exist_ok=True)
@@ -52,7 +52,7 @@ def shoot(site: Path, out: Path, pages: dict[str, str]) -> list[Path]:
             try:
                 for name, rel in pages.items():
                     driver.set_window_size(width, height)
-                    driver.get((site / rel).as_uri())
+                    driver.get((board / rel).as_uri())
                     full = driver.execute_script("return document.documentElement.scrollHeight")
                     # the whole page, capped so a long page stays a readable image
                     driver.set_window_size(width, min(int(full) + 140, 6000))
@@ -66,21 +66,22 @@ def shoot(site: Path, out: Path, pages: dict[str, str]) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "site-shots")
-    parser.add_argument("--site", type=Path, default=None,
-                        help="an already built site (default: build registry/ into OUT/site)")
+    parser.add_argument("--out", type=Path, default=REPO / "leaderboard-shots")
+    parser.add_argument("--board", type=Path, default=None,
+                        help="an already built leaderboard (default: build registry/ into "
+                             "OUT/board)")
     args = parser.parse_args(argv)
-    site = args.site.resolve() if args.site else None
-    if site is None:
+    board = args.board.resolve() if args.board else None
+    if board is None:
         from probebench.leaderboard.build import build_leaderboard
         from probebench.tasks.catalog import TaskCatalog
 
-        site = (args.out / "site").resolve()
-        build_leaderboard(REPO / "registry", site, catalog=TaskCatalog.for_repo(REPO))
+        board = (args.out / "board").resolve()
+        build_leaderboard(REPO / "registry", board, catalog=TaskCatalog.for_repo(REPO))
     from probebench.leaderboard.build import page_name
 
     pages = {"index": "index.html", "entry": page_name(ENTRY), "task": f"tasks/{TASK}.html"}
-    for path in shoot(site, args.out, pages):
+    for path in shoot(board, args.out, pages):
         print(path)
     return 0
 

@@ -1,0 +1,118 @@
+"""One multi-class task -> ``TaskResult``: the session's side of ``multiclass`` (which
+defines the numbers), as ``task`` is for a binary task.
+
+Accuracy and macro AUROC, per-class slices, the shifted macro AUROC and the majority and
+length baselines. The eval-awareness correction, transfer and control-task selectivity
+are defined for binary probes only and are left out, saying so.
+"""
+
+from __future__ import annotations
+
+from probebench.artifact.meta import ProbeMeta
+from probebench.artifact.weights import ProbeWeights
+from probebench.errors import SiteError
+from probebench.evaluation import multiclass as mc
+from probebench.evaluation.deployment import measure_cost, measure_latency
+from probebench.evaluation.headline import Flat, sub_seed
+from probebench.evaluation.metrics import MetricError
+from probebench.evaluation.results import (
+    BaselineOut,
+    FlaggedOut,
+    IntervalOut,
+    PromptScores,
+    SliceOut,
+    TaskResult,
+)
+from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
+from probebench.sites import Site
+from probebench.tasks.formats import group_by_slice
+
+
+def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
+                        weights: ProbeWeights, site: Site, classes: tuple[str, ...]
+                        ) -> tuple[TaskResult, float]:
+    """The result of a probe with one output per class, in ``classes``' order, on the
+    multi-class task ``task_id``, and its latency in milliseconds."""
+    data = session.task(task_id)
+    spec, items = data.spec, data.test
+    if [str(c) for c in weights.classes] != list(classes):
+        raise SubmitError(f"task {task_id} has the classes {list(classes)}; the probe's "
+                          f"outputs are {list(weights.classes)} (they must be the same, in "
+                          "the same sorted order)")
+    flat = Flat.of(items)
+    session.say(f"{task_id}: {len(items)} items, {len(flat.prompts)} prompts, "
+                f"{len(classes)} classes at {site}")
+    acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)
+    proba = weights.predict_proba(acts)
+    fmt = data.format
+    y = mc.class_indices(fmt, flat.prompts, classes, f"task {task_id} test")
+    opts = session.options
+    head = mc.multiclass_headline(task_id, fmt, items, classes, proba, seed=opts.seed,
+                                  n_resamples=opts.bootstrap)
+    slices = {
+        name: {value: SliceOut(n_items=len(vals),
+                               accuracy=session.mean_ci(list(vals), task_id, "slice", name,
+                                                        value))
+               for value, vals in groups.items()}
+        for name, groups in group_by_slice(items, head.item_scores, spec.slices).items()}
+    try:
+        shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
+                                      prefix=CONTEXT_FILE.read_text("utf-8"))
+        iv = mc.macro_auroc_interval(y, weights.predict_proba(shifted), flat.item_of,
+                                     seed=opts.seed, n_resamples=opts.bootstrap,
+                                     parts=(task_id, "distshift"))
+        distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
+                               imputed=False, note="macro AUROC after the fixed context")
+    except SiteError as exc:
+        distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+    binary_only = "defined for binary probes only"
+    result = TaskResult(
+        id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
+        n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=len(flat.prompts),
+        accuracy_name=fmt.accuracy_name, auroc=head.auroc, accuracy=head.accuracy,
+        ece=head.ece, brier=head.brier, fpr_at_99tpr=None, distshift_auroc=distshift,
+        evalaware_auroc=FlaggedOut(value=None, imputed=False,
+                                   note=f"the eval-awareness correction is {binary_only}"),
+        transfer={}, slices=slices,
+        baselines=_multiclass_baselines(session, task_id, classes), marks={},
+        cost=measure_cost(session, meta, weights, flat, site), selectivity=None,
+        classes=list(classes),
+        predictions=PromptScores(
+            prompt_ids=[p.id or str(i) for i, p in enumerate(flat.prompts)],
+            items=[int(i) for i in flat.item_of], labels=[int(v) for v in y],
+            probs=[float(proba[i, k]) for i, k in enumerate(y.tolist())],
+            class_probs=[[float(v) for v in row] for row in proba]))
+    return result, measure_latency(session, meta, weights, flat.prompts, site)
+
+
+def _multiclass_baselines(session: Session, task_id: str, classes: tuple[str, ...]
+                          ) -> dict[str, BaselineOut]:
+    """The majority class and a multinomial regression on length (train split)."""
+    data = session.task(task_id)
+    fmt, opts = data.format, session.options
+    flat = Flat.of(data.test)
+    y = mc.class_indices(fmt, flat.prompts, classes, f"task {task_id} test")
+    train = Flat.of(data.splits.get("train", [])).prompts
+    if not train:
+        return {}
+    y_train = mc.class_indices(fmt, train, classes, f"task {task_id} train")
+    out = {}
+    for name, proba in (
+            ("majority", mc.majority_class_proba(y_train, len(flat.prompts), len(classes))),
+            ("length", mc.length_class_proba(train, y_train, flat.prompts, len(classes),
+                                             sub_seed(opts.seed, task_id, "length")))):
+        try:
+            auroc: IntervalOut | None = mc.macro_auroc_interval(
+                y, proba, flat.item_of, seed=opts.seed, n_resamples=opts.bootstrap,
+                parts=(task_id, "baseline", name))
+        except MetricError:
+            auroc = None
+        accuracy = session.mean_ci(mc.item_correctness(data.test, proba, y), task_id,
+                                   "baseline", name, "accuracy")
+        note = {"majority": "the most frequent train class",
+                "length": "multinomial logistic regression on length in characters"}[name]
+        out[name] = BaselineOut(auroc=auroc, accuracy=accuracy, note=note)
+    return out
+
+
+__all__ = ["evaluate_multiclass"]

@@ -1,0 +1,123 @@
+"""One task -> ``TaskResult`` for one probe: the binary path, step by step.
+
+The headline (AUROC and the format's accuracy with their item-bootstrap CIs, ECE, Brier,
+FPR at 99% TPR) comes from ``headline``; then the slices, the distribution shift (the
+same prompts after ``CONTEXT_FILE``), the eval-awareness correction (``evalaware``),
+transfer, cost and latency (``deployment``), the task's baselines (``task_baselines``),
+control-task selectivity (``selectivity``) and the marks (``marks``). A multi-class
+task goes to ``multiclass_task``.
+"""
+
+from __future__ import annotations
+
+from probebench.artifact.meta import ProbeMeta
+from probebench.artifact.weights import ProbeWeights
+from probebench.errors import SiteError
+from probebench.evaluation.deployment import measure_cost, measure_latency, measure_transfer
+from probebench.evaluation.evalaware import evalaware_auroc
+from probebench.evaluation.headline import Flat, headline
+from probebench.evaluation.marks import mark_definitions
+from probebench.evaluation.multiclass_task import evaluate_multiclass
+from probebench.evaluation.results import (
+    FlaggedOut,
+    IntervalOut,
+    MarkOut,
+    PromptScores,
+    SliceOut,
+    TaskResult,
+)
+from probebench.evaluation.selectivity import task_selectivity
+from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
+from probebench.evaluation.task_baselines import compute_baselines
+from probebench.sites import Site
+from probebench.tasks.formats import group_by_slice
+
+
+def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
+    if iv.value is None:
+        return None
+    low = iv.ci_low if iv.ci_low is not None else iv.value
+    high = iv.ci_high if iv.ci_high is not None else iv.value
+    mark, straddles = mark_definitions()[metric].mark(iv.value, low, high)
+    return MarkOut(mark=mark, straddles=straddles)
+
+
+def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: ProbeWeights,
+                  site: Site, bundle: str) -> tuple[TaskResult, float]:
+    """The result of the probe with bundle hash ``bundle`` on ``task_id``, and its
+    latency in milliseconds."""
+    data = session.task(task_id)
+    classes = data.format.classes(data)
+    if classes is not None:
+        return evaluate_multiclass(session, task_id, meta, weights, site, classes)
+    if not weights.is_binary:
+        raise SubmitError(f"task {task_id} is binary; the probe has {weights.n_classes} "
+                          f"classes {list(weights.classes)}")
+    spec = data.spec
+    items = data.test
+    flat = Flat.of(items)
+    session.say(f"{task_id}: {len(items)} items, {len(flat.prompts)} prompts at {site}")
+    acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)
+    probs = weights.predict_proba(acts)[:, 1]
+    idx, y = flat.labelled()
+    if len(set(y.tolist())) < 2:
+        raise SubmitError(f"task {task_id}: the test set needs both labels to score AUROC")
+    item_of = flat.item_of[idx]
+    fmt = data.format
+    head = headline(task_id, fmt, items, probs, seed=session.options.seed,
+                    n_resamples=session.options.bootstrap)
+    auroc, accuracy, scores = head.auroc, head.accuracy, head.item_scores
+
+    slices = {
+        name: {value: SliceOut(n_items=len(vals),
+                               accuracy=session.mean_ci(list(vals), task_id, "slice", name,
+                                                        value))
+               for value, vals in groups.items()}
+        for name, groups in group_by_slice(items, scores, spec.slices).items()}
+
+    # distribution shift: the same prompts after a long neutral context
+    try:
+        shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
+                                      prefix=CONTEXT_FILE.read_text("utf-8"))
+        p_shift = weights.predict_proba(shifted)[:, 1]
+        iv = session.auroc_ci(y, p_shift[idx], item_of, task_id, "distshift")
+        distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
+                               imputed=False, note="measured after the fixed context")
+    except SiteError as exc:
+        distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+
+    evalaware = evalaware_auroc(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
+    transfer = measure_transfer(session, weights, task_id, flat, site, acts)
+    baselines = compute_baselines(session, meta.model, task_id, site)
+    control = task_selectivity(session, meta, weights, task_id, site)
+
+    marks: dict[str, MarkOut] = {}
+    # the accuracy gets a mark when marks.yaml defines ranges for this format's accuracy
+    for metric, iv_out in (("auroc", auroc), (fmt.accuracy_name, accuracy)):
+        if metric not in mark_definitions():
+            continue
+        mark = _mark(metric, iv_out)
+        if mark is not None:
+            marks[metric] = mark
+    ece, fpr = head.ece, head.fpr_at_99tpr
+    assert fpr is not None  # a binary headline always has it
+    for metric, point in (("ece", ece), ("fpr_at_99tpr", fpr)):
+        m, straddles = mark_definitions()[metric].mark(point, point, point)
+        marks[metric] = MarkOut(mark=m, straddles=straddles)
+    latency = measure_latency(session, meta, weights, flat.prompts, site)
+    result = TaskResult(
+        id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
+        n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=int(idx.size),
+        accuracy_name=fmt.accuracy_name, auroc=auroc, accuracy=accuracy, ece=ece,
+        brier=head.brier, fpr_at_99tpr=fpr, distshift_auroc=distshift,
+        evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
+        marks=marks, cost=measure_cost(session, meta, weights, flat, site),
+        selectivity=control,
+        predictions=PromptScores(
+            prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
+            items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
+            probs=[float(p) for p in probs[idx]]))
+    return result, latency
+
+
+__all__ = ["evaluate_task"]

@@ -1,0 +1,103 @@
+"""A binary task's baselines in a session: what ``baselines`` defines, computed from the
+session's activations and the model's own scores (through the on-disk cache), once per
+(model, task, site) and identical for every entry there.
+
+The multi-class baselines are ``multiclass_task``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from probebench.evaluation import baselines as bl
+from probebench.evaluation.headline import Flat, labelled, sub_seed
+from probebench.evaluation.metrics import MetricError
+from probebench.evaluation.results import BaselineOut, IntervalOut
+from probebench.evaluation.session import Session
+from probebench.hashing import sha256_json
+from probebench.models.loading import LoadedModel
+from probebench.models.surprisal import SCORING_VERSION
+from probebench.sites import Site
+
+
+def compute_baselines(session: Session, model: str, task_id: str, site: Site
+                      ) -> dict[str, BaselineOut]:
+    """The task's baselines on ``model`` at ``site``: computed once per (task, model,
+    site) and identical for every entry there, whatever its architecture (see
+    ``baselines``)."""
+    key = (model, task_id, site)
+    if key in session.baseline_memo:
+        return session.baseline_memo[key]
+    data = session.task(task_id)
+    fmt = data.format
+    flat = Flat.of(data.test)
+    idx, y = flat.labelled()
+    opts = session.options
+    out: dict[str, BaselineOut] = {}
+
+    def interval(values: Sequence[float | None], name: str) -> IntervalOut:
+        return session.mean_ci(values, task_id, "baseline", name, "accuracy")
+
+    def score(name: str, s: np.ndarray, threshold: float | None = 0.5) -> BaselineOut:
+        try:
+            auroc = session.auroc_ci(y, s[idx], flat.item_of[idx], task_id, "baseline", name)
+        except MetricError:
+            auroc = None
+        acc = interval(fmt.item_scores(data.test, s, flat.item_of, threshold), name)
+        return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name])
+
+    train_items = data.splits.get("train", [])
+    train = Flat.of(train_items)
+    out["majority"] = score("majority", bl.majority_scores(train.prompts, flat.prompts))
+    if train.prompts:
+        seed = sub_seed(opts.seed, task_id, "length")
+        out["length"] = score("length", bl.length_scores(train.prompts, flat.prompts, seed))
+        # an even spread of the train items, at most RANDOM_FEATURES_PROMPTS prompts:
+        # the random model's forward pass is the cost, and a baseline needs no more
+        step = -(-len(train.prompts) // bl.RANDOM_FEATURES_PROMPTS)
+        sample = Flat.of(train_items[::step])
+        t_idx, t_y = labelled(sample.prompts)
+        if len(set(t_y.tolist())) == 2:
+            train_x = session.random_activations(model, f"{task_id}/train-sample",
+                                                 sample.prompts, site)[t_idx]
+            test_x = session.random_activations(model, f"{task_id}/test", flat.prompts, site)
+            rf = bl.random_feature_scores(train_x, t_y, test_x,
+                                          sub_seed(opts.seed, task_id, "random"))
+            out["random_features"] = score("random_features", rf)
+    # the model's own score needs a causal LM: an encoder (e.g. MiniLM) has none
+    if fmt.minimal_pairs and session.model(model).identity.architecture == "causal":
+        own = own_item_scores(session, model, task_id)
+        if own is not None:  # the format's own protocol (SyntaxGym: region predictions)
+            out["surprisal"] = BaselineOut(auroc=None, accuracy=interval(own, "surprisal"),
+                                           note=fmt.model_baseline_note)
+        else:
+            s = session.surprisal_scores(model, task_id, flat.prompts)
+            out["surprisal"] = score("surprisal", s, threshold=None)
+    session.baseline_memo[key] = out
+    return out
+
+
+def own_item_scores(session: Session, model: str, task_id: str) -> list[float | None] | None:
+    """The format's own protocol on ``model`` (``TaskFormat.model_item_scores``),
+    through the on-disk cache; None when the format has none (then the surprisal
+    baseline applies). A missing item score is stored as NaN."""
+    data = session.task(task_id)
+    fmt, items = data.format, data.test
+    scoring = {"kind": "model_item_scores", "format": fmt.name,
+               "version": fmt.model_scores_version, "rule": SCORING_VERSION,
+               "items_sha256": sha256_json([item.record() for item in items])}
+
+    def compute(lm: LoadedModel) -> np.ndarray | None:
+        own = fmt.model_item_scores(lm, items, progress=session.options.progress)
+        return None if own is None else np.array(
+            [np.nan if v is None else v for v in own], dtype=np.float64)
+
+    scores = session.lm_scores(model, scoring, len(items), compute)
+    if scores is None:
+        return None
+    return [None if np.isnan(v) else float(v) for v in scores.tolist()]
+
+
+__all__ = ["compute_baselines", "own_item_scores"]
