@@ -27,7 +27,7 @@ from probebench.models.activations import extract
 from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
 from probebench.paths import enclosing_repo
 from probebench.prompts import Prompt, as_prompts
-from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.entry import MAX_ENTRY_ID, Entry, entry_path, read_entry
 from probebench.sites import Site
 from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
@@ -35,7 +35,9 @@ from probebench.tasks.catalog import TaskCatalog
 __all__ = ["NoDirectionError", "Probe", "load_probe", "registry_ids"]
 
 #: what a registry id looks like (``org/name``); a stricter pattern checks entries
-_ID_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]*/[A-Za-z0-9][A-Za-z0-9.\-_]*$")
+#: longest reference load_probe takes: a folder path within PATH_MAX
+MAX_REF = 4096
+_ID_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]*/[A-Za-z0-9][A-Za-z0-9.\-_]*\Z")
 
 
 class NoDirectionError(ProbebenchError):
@@ -235,9 +237,17 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
         probe.score_texts(["My sister bought those books.", "My sister bought that books."])
         # array([0.95, 0.08]): P(grammatical) of each sentence
     """
-    if isinstance(ref, Path) or Path(ref).is_dir() or not _ID_SHAPE.match(ref):
+    if isinstance(ref, str) and len(ref) > MAX_REF:
+        raise InputError(f"{ref[:60]}...: {len(ref)} characters, neither a registry id "
+                         f"(at most {MAX_ENTRY_ID}) nor a folder path (at most {MAX_REF})")
+    try:
+        is_folder = Path(ref).is_dir()
+    except OSError as exc:  # a name too long for the file system, say
+        raise InputError(f"{str(ref)[:60]}: not a usable folder path "
+                         f"({exc.strerror or exc})") from None
+    if isinstance(ref, Path) or is_folder or not _ID_SHAPE.match(ref):
         folder = Path(ref)
-        if not folder.is_dir():
+        if not is_folder:
             raise InputError(f"{ref}: neither an artifact folder nor a registry id "
                              "(org/name, e.g. probebench/verb-grammar-smollm2-135m-l15-v1)")
         return _from_folder(folder, folder.resolve().name, None, catalog, None)
@@ -249,6 +259,9 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
         raise InputError(f"{given} ({reg}) is not a registry (no probes/ folder): pass "
                          "registry= the folder that holds probes/, or load an artifact folder "
                          f"to find {ref!r}")
+    if len(ref) > MAX_ENTRY_ID:
+        raise InputError(f"{ref[:60]}...: an entry id has at most {MAX_ENTRY_ID} characters "
+                         f"(this one has {len(ref)})")
     path = entry_path(reg, ref)
     if not path.is_file():
         ids = registry_ids(reg)

@@ -2,7 +2,8 @@
 fills a real hub cache in the tests (``HF_ENDPOINT`` points at it).
 
 It answers the few routes a download uses, as huggingface.co does: repository info at a
-revision (which turns a branch into its commit), the recursive tree listing, and
+revision (which turns a branch into its commit), the recursive tree listing of the
+repository or of one folder (a folder that holds nothing is ``EntryNotFound``), and
 ``resolve`` for one file (HEAD for its metadata, GET for its bytes), with huggingface.co's
 error codes for a missing repository, revision or file. Every request is recorded.
 """
@@ -30,6 +31,8 @@ class HubRepo:
     files: dict[str, bytes]
     commit: str
     branches: dict[str, str] = field(default_factory=dict)
+    #: sizes the tree listing reports instead of the bytes' own (an LFS file's metadata)
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -40,13 +43,16 @@ class FakeHub:
     requests: list[str] = field(default_factory=list)
     url: str = ""
 
-    def add(self, repo_type: str, repo_id: str, files: dict[str, bytes]) -> str:
-        """Publish ``files`` as one commit on branch main; returns the commit."""
+    def add(self, repo_type: str, repo_id: str, files: dict[str, bytes],
+            sizes: dict[str, int] | None = None) -> str:
+        """Publish ``files`` as one commit on branch main; returns the commit. ``sizes``
+        are what the tree listing says of some files (the bytes are still ``files``')."""
         digest = hashlib.sha1(repo_id.encode())
         for name in sorted(files):
             digest.update(name.encode() + b"\0" + files[name])
         commit = digest.hexdigest()
-        self.repos[(repo_type, repo_id)] = HubRepo(files, commit, {"main": commit})
+        self.repos[(repo_type, repo_id)] = HubRepo(files, commit, {"main": commit},
+                                                   dict(sizes or {}))
         return commit
 
     def downloads(self) -> list[str]:
@@ -117,9 +123,14 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if parts[2] == "revision":
                 body = {"id": repo_id, "sha": commit, "private": False,
                         "siblings": [{"rfilename": name} for name in sorted(repo.files)]}
-            else:  # tree
-                body = [{"type": "file", "path": name, "size": len(data),
-                         "oid": git_blob_id(data)} for name, data in sorted(repo.files.items())]
+            else:  # tree[/FOLDER], always recursive (as huggingface_hub asks it)
+                folder = "/".join(parts[4:])
+                listed = sorted((name, data) for name, data in repo.files.items()
+                                if not folder or name.startswith(f"{folder}/"))
+                if folder and not listed:
+                    return self._error("EntryNotFound")
+                body = [{"type": "file", "path": name, "size": repo.sizes.get(name, len(data)),
+                         "oid": git_blob_id(data)} for name, data in listed]
             return self._send(200, json.dumps(body).encode(),
                               {"Content-Type": "application/json"})
 

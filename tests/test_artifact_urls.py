@@ -2,7 +2,8 @@
 forms, pinned to a revision, fetched with huggingface_hub or plain git, offline from
 the caches. Real downloads: a hub on the loopback fills a real hub cache through
 huggingface_hub's own code; a real git repository stands in for github.com through
-git's own URL rewriting. Only the artifact's folder is ever downloaded."""
+``PROBEBENCH_GITHUB_BASE``. Only the artifact's folder is ever downloaded (budgets and
+git's isolation from the host: test_fetch_budget.py)."""
 
 from __future__ import annotations
 
@@ -288,8 +289,9 @@ def _git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """A real repository lab/probes with the artifact and a sibling folder; git's own URL
-    rewriting, passed through the environment, sends https://github.com/ to it."""
+    """A real repository lab/probes with the artifact and a sibling folder;
+    ``PROBEBENCH_GITHUB_BASE`` sends https://github.com/ to it (and lets git use file://,
+    which it refuses otherwise)."""
     hosted = tmp_path / "github"
     source = hosted / "lab" / "probes"
     shutil.copytree(ARTIFACTS / MINILM, source / "artifacts" / "blimp")
@@ -298,9 +300,7 @@ def github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     _git(source, "config", "uploadpack.allowFilter", "true")  # as github.com allows
     _git(source, "add", ".")
     _git(source, "commit", "-qm", "two probes")
-    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
-    monkeypatch.setenv("GIT_CONFIG_KEY_0", f"url.file://{hosted}/.insteadOf")
-    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "https://github.com/")
+    monkeypatch.setenv("PROBEBENCH_GITHUB_BASE", f"file://{hosted}/")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("PROBEBENCH_ARTIFACT_CACHE", str(tmp_path / "artifacts"))
     return {"source": source, "commit": _git(source, "rev-parse", "HEAD"),

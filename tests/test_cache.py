@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,47 @@ def test_hit_does_not_load_the_model(tmp_path: Path) -> None:
         extract(resolved, PROMPTS, [Site(1, "last_token")], cache=cache, progress=False)
     with pytest.raises(ModelError):
         load_model(resolved)
+
+
+@pytest.mark.parametrize(("prepare", "message"), [
+    (lambda key: key.chmod(0o644), "chmod 600"),
+    (lambda key: key.chmod(0o620), "chmod 600"),
+    (lambda key: os.chown(key, 65534, -1), "not to you"),
+])
+def test_a_key_others_could_touch_is_refused(tmp_path: Path, prepare: Any,
+                                             message: str) -> None:
+    """Whoever can write the key can sign planted activations: a key that is not the
+    user's alone is refused, naming the fix, and never used or replaced."""
+    from probebench.errors import CacheError
+    from probebench.models.cache import KEY_FILE, installation_key
+
+    home = tmp_path / "home"
+    first = installation_key(home)
+    key = home / KEY_FILE
+    if "not to you" in message and os.getuid() != 0:
+        pytest.skip("giving a file away needs root")  # CI runs as root
+    prepare(key)
+    with pytest.raises(CacheError, match=message):
+        installation_key(home)
+    assert key.read_bytes() == first  # refused, not silently replaced
+
+
+def test_a_linked_key_and_an_open_folder_are_refused(tmp_path: Path) -> None:
+    from probebench.errors import CacheError
+    from probebench.models.cache import KEY_FILE, installation_key
+
+    home = tmp_path / "home"
+    home.mkdir()
+    planted = tmp_path / "planted.key"
+    planted.write_bytes(b"k" * 32)
+    planted.chmod(0o600)
+    (home / KEY_FILE).symlink_to(planted)
+    with pytest.raises(CacheError, match="symbolic link"):
+        installation_key(home)
+    (home / KEY_FILE).unlink()
+    home.chmod(0o777)
+    with pytest.raises(CacheError, match="every user may write"):
+        installation_key(home)
+    assert not (home / KEY_FILE).exists()
+    home.chmod(0o1777)  # sticky, like /tmp: others cannot replace the user's files
+    assert len(installation_key(home)) == 32

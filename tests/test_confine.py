@@ -171,3 +171,39 @@ def test_non_ascii_file_names_are_fine(repo: Path, capsys: pytest.CaptureFixture
     _add(repo, "registry/probes/org/new-m-l2-v1.yaml", "registry/artifacts/new/café.md")
     assert _run(repo) == 0
     assert '"registry/artifacts/new/caf\\u00e9.md"' in capsys.readouterr().out
+
+
+def test_a_published_artifact_cannot_be_rewritten(repo: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Editing another entry's artifact and adding a new entry that points at it is
+    refused: only folders no base-branch entry references may change."""
+    base_entry = repo / "registry/probes/org/old-m-l1-v1.yaml"
+    base_entry.write_text("id: org/old-m-l1-v1\nartifact_url: registry/artifacts/old/\n")
+    (repo / "registry/artifacts/old").mkdir(parents=True)
+    (repo / "registry/artifacts/old/meta.yaml").write_text("published\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "published")
+    _git(repo, "branch", "-f", "main")
+    _add(repo, "registry/probes/mallory/new-m-l2-v1.yaml",
+         "registry/artifacts/old/meta.yaml")
+    assert _run(repo) == 1
+    out = capsys.readouterr().out
+    assert ("REFUSED  registry/artifacts/old/: the artifact of org/old-m-l1-v1 on the base "
+            "branch; a published artifact never changes") in out
+    assert "confined to one entry" not in out
+    # a new folder for the same change is what the rule asks for
+    _git(repo, "reset", "-q", "--hard", "main")
+    _add(repo, "registry/probes/mallory/new-m-l2-v1.yaml", "registry/artifacts/new/meta.yaml")
+    assert _run(repo) == 0
+
+
+def test_a_trailing_newline_does_not_pass_for_a_plain_path() -> None:
+    """Patterns are anchored at the very end (``\\Z``): ``$`` also matches before a
+    final newline, which would let ``x.yaml\\n`` pass for the entry ``x.yaml``."""
+    from probebench.intake.confine import confinement_problems, entry_id_of
+    from probebench.leaderboard.files import linkable
+
+    assert entry_id_of("registry/probes/org/new-m-l2-v1.yaml") == "org/new-m-l2-v1"
+    assert entry_id_of("registry/probes/org/new-m-l2-v1.yaml\n") is None
+    assert confinement_problems(["registry/probes/org/new-m-l2-v1.yaml\n"])
+    assert linkable("artifact/README.md") and not linkable("artifact/README.md\n")

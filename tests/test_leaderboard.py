@@ -19,17 +19,17 @@ REQUIRE = os.environ.get("PROBEBENCH_REQUIRE_BROWSER") == "1"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+def board(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("reg")
     ids = synthetic_registry(root / "registry", 12)
-    out = root / "site"
+    out = root / "board"
     assert main(["leaderboard", "build", "--registry", str(root / "registry"), "--out",
                  str(out), "--resamples", "100"]) == 0
     return out, ids
 
 
-def test_pages_exist_and_link_relatively(site: tuple[Path, list[str]]) -> None:
-    out, ids = site
+def test_pages_exist_and_link_relatively(board: tuple[Path, list[str]]) -> None:
+    out, ids = board
     index = (out / "index.html").read_text()
     archive = (out / "archive.html").read_text()
     for entry_id in ids:
@@ -61,14 +61,14 @@ def _ranked_tables(html: str) -> list[str]:
                       re.DOTALL)
 
 
-def test_only_live_entries_are_ranked(site: tuple[Path, list[str]]) -> None:
+def test_only_live_entries_are_ranked(board: tuple[Path, list[str]]) -> None:
     """Pending entries are listed apart, deprecated ones archived with their notice; live
     ones are ranked in groups of one task set, ranks 1..n within each group."""
     import re
 
     from probebench.registry.entry import read_entry
 
-    out, ids = site
+    out, ids = board
     registry = out.parent / "registry"
     status = {i: read_entry(registry / "probes" / (i + ".yaml")).status for i in ids}
     assert set(status.values()) == {"live", "pending_review", "deprecated"}
@@ -103,7 +103,7 @@ def test_results_of_another_artifact_are_not_shown(tmp_path: Path) -> None:
     path = entry_path(tmp_path / "registry", ids[1])
     text = path.read_text()
     path.write_text(text.replace(f"{1:064x}", "ef" * 32))
-    summary = build_leaderboard(tmp_path / "registry", tmp_path / "site",
+    summary = build_leaderboard(tmp_path / "registry", tmp_path / "board",
                                 catalog=TaskCatalog.default(), n_resamples=20)
     assert ids[1] not in summary.ranked_ids()
     assert ids[0] in summary.ranked_ids()
@@ -113,9 +113,9 @@ def test_results_of_another_artifact_are_not_shown(tmp_path: Path) -> None:
 
 def test_entry_pages_show_provenance(tmp_path: Path) -> None:
     ids = synthetic_registry(tmp_path / "registry", 1)
-    build_leaderboard(tmp_path / "registry", tmp_path / "site", catalog=TaskCatalog.default(),
+    build_leaderboard(tmp_path / "registry", tmp_path / "board", catalog=TaskCatalog.default(),
                       n_resamples=20)
-    page = (tmp_path / "site" / page_name(ids[0])).read_text()
+    page = (tmp_path / "board" / page_name(ids[0])).read_text()
     assert "Evaluated 2026-11-02T10:00:00Z (UTC)" in page
     for label in ("device / dtype", "hardware", "model weights", "artifact bundle"):
         assert f"<th>{label}</th>" in page
@@ -134,13 +134,13 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not REQUIRE,
                     reason="Debian chromium and chromium-driver are not installed")
-def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_browser_sorts_and_navigates(board: tuple[Path, list[str]], tmp_path: Path) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    out, all_ids = site
+    out, all_ids = board
     ids = _live(out, all_ids)  # the ranked rows
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM or "/usr/bin/chromium"
@@ -199,3 +199,22 @@ def test_browser_sorts_and_navigates(site: tuple[Path, list[str]], tmp_path: Pat
         driver.save_screenshot(str(tmp_path / "task.png"))
     finally:
         driver.quit()
+
+
+def test_two_builds_into_one_folder_take_turns(tmp_path: Path) -> None:
+    """Two processes build into one folder at once: both succeed, one after the other,
+    and the folder holds one whole leaderboard (no staging folder left behind)."""
+    import subprocess
+    import sys
+
+    synthetic_registry(tmp_path / "registry", 6)
+    out = tmp_path / "board"
+    cmd = [sys.executable, "-m", "probebench", "leaderboard", "build", "--registry",
+           str(tmp_path / "registry"), "--out", str(out), "--resamples", "50"]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, cwd=tmp_path) for _ in range(2)]
+    outputs = [run.communicate(timeout=600)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert (out / "index.html").is_file() and (out / "leaderboard.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".board")) == [
+        ".board.lock"]

@@ -200,10 +200,10 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
     import jsonschema
 
     registry, board, summary = built
-    board = json.loads((board / "leaderboard.json").read_text())
+    doc = json.loads((board / "leaderboard.json").read_text())
     schema = json.loads((board / "leaderboard.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.validate(board, schema)
+    jsonschema.validate(doc, schema)
     skipped = {s.split(":")[0] for s in summary.skipped}
     expected = set()
     for path in sorted((registry / "probes").rglob("*.yaml")):
@@ -214,20 +214,20 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
     rows = list(csv.DictReader((board / "leaderboard.csv").open(newline="")))
     with (board / "leaderboard.csv").open(newline="") as handle:
         assert next(csv.reader(handle)) == csv_columns()
-    assert len(rows) == len(expected) == len(board["results"])
+    assert len(rows) == len(expected) == len(doc["results"])
     assert {(r["entry_id"], r["task"]) for r in rows} == expected
-    assert {(r["entry_id"], r["task"]) for r in board["results"]} == expected
+    assert {(r["entry_id"], r["task"]) for r in doc["results"]} == expected
     # the CSV and the JSON say the same; every number is the stored one
     verb = next(r for r in rows if r["entry_id"] == VERB)
     stored = latest_results(registry, VERB)["verb_grammar"].result
     assert float(verb["auroc"]) == stored.auroc.value
     assert float(verb["auroc_ci_low"]) == stored.auroc.ci_low
     assert verb["status"] == "live" and verb["guard"] == "false" and verb["task_rank"]
-    guard = next(r for r in board["results"] if r["entry_id"] == GUARD)
+    guard = next(r for r in doc["results"] if r["entry_id"] == GUARD)
     assert guard["guard"] is True and guard["task_rank"] is None
-    assert {tuple(g["tasks"]) for g in board["rankings"]} == {
+    assert {tuple(g["tasks"]) for g in doc["rankings"]} == {
         t.tasks for t in summary.ranking}
-    for group in board["rankings"]:
+    for group in doc["rankings"]:
         for r in group["entries"]:
             assert r["probescore_ci_low"] <= r["probescore"] <= r["probescore_ci_high"]
             assert r["rank_best"] <= r["rank"] <= r["rank_worst"]

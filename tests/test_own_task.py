@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shutil
 from pathlib import Path
 
@@ -128,9 +129,11 @@ def test_include_adds_tasks_beside_the_registered_ones(tmp_path: Path,
     (clash / "tasks.yaml").write_text(text, "utf-8")
     with pytest.raises(InputError, match="task 'verb_grammar' is already registered in"):
         TaskCatalog.default().including([clash])
-    # the registry and the leaderboard read only registered tasks
-    assert main(["registry", "check", "--include", str(folder)]) != 0
-    assert "for private evaluation" in capsys.readouterr().err
+    # the registry and the leaderboard read only registered tasks: no --include there
+    with pytest.raises(SystemExit) as exc:
+        main(["registry", "check", "--include", str(folder)])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --include" in capsys.readouterr().err
 
 
 def test_a_hash_yaml_read_as_a_number_is_explained(tmp_path: Path) -> None:
@@ -158,3 +161,212 @@ def test_verify_reports_splits_that_share_a_prompt_text() -> None:
     leaky = TaskData(spec, {"train": [item, other], "test": [other]})
     assert split_overlap(leaky) == ["the test and train splits share 1 prompt text(s) "
                                     "(e.g. 'The dog ran.')"]
+
+
+def test_tasks_add_checks_the_license_and_says_what_was_meant(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(FIXTURE, folder / "length.txt")
+    args = ["tasks", "add", str(folder / "length.txt"), "--to", str(folder), "--id",
+            "my_length", "--format", "senteval", "--source", "test"]
+    assert main([*args, "--license", "CC-BY4"]) == 2
+    err = capsys.readouterr().err
+    assert "license 'CC-BY4' is not a known SPDX id" in err
+    assert "did you mean 'CC-BY-4.0'" in err
+    assert not (folder / "tasks.yaml").exists()
+    assert main([*args, "--license", "cc-by-4.0"]) == 2
+    assert "is spelled 'CC-BY-4.0' in SPDX" in capsys.readouterr().err
+    # an SPDX expression is a license too
+    assert main([*args, "--license", "CC-BY-4.0 OR MIT"]) == 0
+    assert read_tasks_file(folder / "tasks.yaml").tasks[0].license == "CC-BY-4.0 OR MIT"
+
+
+# --- tasks remove ---------------------------------------------------------------------
+
+SHA = "7425c9e6d96ec93eaec09b6e0fc044a9a725dc49e767f8a8367973fe39ea2af6"  # FIXTURE's
+TEST_SHA = "9b986781942cbe3d7dcb23268006d0a9b9d44dd19fa17d81be0cc54496c20dbe"
+HEAD = f"""# my tasks: comments stay
+version: 1
+format_defaults:
+  senteval:
+    labels: {{0: '0', 1: '1', 2: '2'}}
+    license: CC-BY-4.0
+    source: written for the tests
+tasks:
+# first: a
+- id: t_a
+  title: a
+  format: senteval
+  version: 1
+  files: {{data: a.txt}}
+  files_sha256: {{a.txt: '{SHA}'}}
+  test_sha256: '{TEST_SHA}'
+# second: b, written with the dash alone on its line
+"""
+B_BLOCK = f"""-
+  id: t_b
+  title: b
+  format: senteval
+  version: 1
+  description: |
+    b's own text
+    # not a comment: a line of the description
+  files:
+    data: b.txt
+  # a comment inside b goes with it
+  files_sha256:
+    b.txt: '{SHA}'
+  test_sha256: '{TEST_SHA}'   # b's hash
+"""
+TAIL = f"""
+# third: c, sharing a.txt, with a holdout
+- id: t_c
+  title: c
+  format: senteval
+  version: 1
+  files: {{data: a.txt}}
+  files_sha256: {{a.txt: '{SHA}'}}
+  test_sha256: '{TEST_SHA}'
+  holdouts:
+  - version: 2
+    files: {{data: h.txt}}
+    files_sha256: {{h.txt: '{SHA}'}}
+    test_sha256: '{TEST_SHA}'
+# the end
+"""
+
+
+def _three_tasks(folder: Path) -> Path:
+    folder.mkdir()
+    for name in ("a.txt", "b.txt", "h.txt"):
+        shutil.copy(FIXTURE, folder / name)
+    path = folder / "tasks.yaml"
+    path.write_text(HEAD + B_BLOCK + TAIL, "utf-8")
+    return path
+
+
+def test_tasks_remove_takes_out_one_block_and_keeps_the_rest(tmp_path: Path) -> None:
+    from probebench.tasks.scaffold import remove_task
+
+    path = _three_tasks(tmp_path / "mine")
+    before = read_tasks_file(path)
+    removed = remove_task(path, "t_b")
+    assert path.read_text("utf-8") == HEAD + TAIL  # every other byte as it was
+    assert removed.spec == before.tasks[1] and removed.tasks_file == path
+    assert removed.unreferenced == ("b.txt",)
+    after = read_tasks_file(path)
+    assert after.tasks == [before.tasks[0], before.tasks[2]]
+    assert (tmp_path / "mine" / "b.txt").is_file()  # data is never deleted
+    # a.txt is still read by t_c; its holdout file goes with it
+    assert remove_task(tmp_path / "mine", "t_a").unreferenced == ()
+    assert remove_task(path, "t_c").unreferenced == ("a.txt", "h.txt")
+    text = path.read_text("utf-8")
+    assert "tasks: []" in text and "# my tasks: comments stay" in text
+    assert read_tasks_file(path).tasks == []
+    assert TaskCatalog.from_file(path).specs == {}
+
+
+def test_tasks_remove_refuses_and_leaves_the_file_alone(tmp_path: Path) -> None:
+    from probebench.tasks.catalog import packaged_tasks_file
+    from probebench.tasks.scaffold import remove_task
+
+    path = _three_tasks(tmp_path / "mine")
+    original = path.read_bytes()
+    with pytest.raises(InputError, match=r"no task 't_bb'; did you mean 't_b'\?"):
+        remove_task(path, "t_bb")
+    with pytest.raises(InputError, match=r"no task 'zzz' \(it registers t_a, t_b, t_c\)"):
+        remove_task(path, "zzz")
+    with pytest.raises(InputError, match="packaged catalog"):
+        remove_task(packaged_tasks_file(), "blimp_passive_1")
+    with pytest.raises(InputError, match="no such tasks file"):
+        remove_task(tmp_path / "none.yaml", "t_a")
+    # an inline list cannot be cut line by line
+    inline = tmp_path / "inline"
+    inline.mkdir()
+    flow = (f"version: 1\ntasks: [{{id: t_a, title: a, format: senteval, version: 1, "
+            f"files: {{data: a.txt}}, files_sha256: {{a.txt: '{SHA}'}}, labels: {{0: x}}, "
+            f"license: MIT, source: me, test_sha256: '{TEST_SHA}'}}]\n")
+    (inline / "tasks.yaml").write_text(flow, "utf-8")
+    with pytest.raises(InputError, match="written inline"):
+        remove_task(inline, "t_a")
+    assert (inline / "tasks.yaml").read_text("utf-8") == flow
+    assert path.read_bytes() == original
+
+
+def test_tasks_remove_on_the_command_line(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = _three_tasks(tmp_path / "mine")
+    assert main(["tasks", "remove", "t_c", "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"removed task t_c (senteval, v1) from {path}" in out
+    assert f"  {tmp_path / 'mine' / 'h.txt'}" in out and "a.txt" not in out
+    assert "left on disk" in out
+    assert main(["tasks", "remove", "blimp_passive_1", "--from", str(path)]) == 2
+    assert "no task 'blimp_passive_1'" in capsys.readouterr().err
+    assert [t.id for t in read_tasks_file(path).tasks] == ["t_a", "t_b"]
+
+
+# --- --include: listed where it is accepted, nowhere else -------------------------------
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every parser of the command line, by its command words ("" for the top)."""
+    from probebench.cli import build_parser
+
+    found: dict[str, argparse.ArgumentParser] = {}
+
+    def walk(parser: argparse.ArgumentParser, words: str) -> None:
+        found[words] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{words} {name}".strip())
+
+    walk(build_parser(), "")
+    return found
+
+
+def _lists_include(parser: argparse.ArgumentParser) -> bool:
+    return any("--include" in a.option_strings for a in parser._actions)
+
+
+def test_include_is_listed_only_where_it_is_accepted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command that lists --include runs with it (the tasks it resolves name the
+    included file); no command that reads the registry lists it."""
+    folder = tmp_path / "mine"
+    shutil.copytree(REPO / "examples" / "senteval", folder)
+    artifact = REPO / "registry" / "artifacts" / "blimp-det-noun-smollm2-135m-l15-v1"
+    unknown = "no_such_task"  # fails after the tasks are resolved, before any model runs
+    accepting = {
+        "tasks": ["tasks", "--include", str(folder), "list"],
+        "tasks list": ["tasks", "list"],
+        "tasks show": ["tasks", "show", "example_sentence_length"],
+        "tasks verify": ["tasks", "verify"],
+        "tasks hash": ["tasks", "hash", "example_sentence_length"],
+        "tasks check-verbs": ["tasks", "check-verbs"],
+        "tasks generate-verbs": ["tasks", "generate-verbs", "--out", str(tmp_path / "gen"),
+                                 "--train", "4", "--val", "4"],
+        "validate": ["validate", str(artifact)],
+        "train": ["train", "--task", unknown, "--site", "3:last_token",
+                  "--out", str(tmp_path / "trained")],
+        "sweep": ["sweep", "--task", unknown, "--position", "last_token",
+                  "--out", str(tmp_path / "sweep.json")],
+        "submit": ["submit", str(artifact), "--tasks", unknown, "--no-guard"],
+        "score-lm": ["score-lm", "smollm2-135m", "--tasks", unknown],
+    }
+    parsers = _parsers()
+    listing = {words for words, parser in parsers.items() if _lists_include(parser)}
+    assert listing == set(accepting)
+    for words in ("registry", "registry check", "registry check-task", "registry evaluate",
+                  "registry publish", "registry confine", "registry reproduce", "review",
+                  "reeval", "reeval run", "leaderboard", "leaderboard build"):
+        assert "--include" not in parsers[words].format_help(), words
+    for words, argv in accepting.items():
+        if "--include" not in argv:
+            argv = [*argv, "--include", str(folder)]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert "1 included from" in err and str(folder) in err, (words, err)
+        assert "for private evaluation" not in err, words
+        assert code == 0 or f"unknown task '{unknown}'" in err, (words, code, err)

@@ -65,11 +65,32 @@ def test_axis_maps_by_hand() -> None:
 
 
 def test_every_known_license_has_one_class() -> None:
-    from probebench.licenses import OPEN_CONTENT, OSI_APPROVED, RESTRICTED, SPDX_IDS
+    from probebench.licenses import (
+        OPEN_CONTENT,
+        OSI_APPROVED,
+        RESTRICTED,
+        known_license_ids,
+        license_kind,
+    )
 
-    assert OSI_APPROVED | OPEN_CONTENT | RESTRICTED == SPDX_IDS
+    known = known_license_ids()
+    assert known >= OSI_APPROVED | OPEN_CONTENT | RESTRICTED  # no table names a stray id
     assert not (OSI_APPROVED & OPEN_CONTENT or OSI_APPROVED & RESTRICTED
                 or OPEN_CONTENT & RESTRICTED)
+    assert len(known) > 500  # the SPDX index, not a hand-kept list
+    kinds = {key: license_kind(key) for key in known}
+    assert set(kinds.values()) == {"osi", "open-content", "restricted"}
+    assert all(kinds[k] == "osi" for k in OSI_APPROVED)
+    assert all(kinds[k] == "restricted" for k in RESTRICTED)
+
+
+def test_expressions_score_by_their_operators() -> None:
+    # OR: the user picks the better license; AND: both bind, the worse one counts
+    assert license_score("MIT OR Apache-2.0") == 1.0
+    assert license_score("CC-BY-NC-4.0 OR MIT") == 0.95
+    assert license_score("MIT AND CC-BY-NC-4.0") == 0.4
+    assert license_score("Apache-2.0 AND (MIT OR CC-BY-NC-4.0)") == 0.95
+    assert license_score("GPL-2.0-only WITH Classpath-exception-2.0") == 0.8
 
 
 def _record(auroc: float, *, ece: float = 0.05, latency: float = 10.0,

@@ -4,14 +4,21 @@ tool nothing runs."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
 import pytest
 
+from probebench.cli import main
 from probebench.intake.reproduce import reproduce_entry
 from probebench.intake.review import review_entry
-from probebench.sandbox.bwrap import SandboxLimits, sandbox_tool
+from probebench.sandbox.bwrap import (
+    SandboxLimits,
+    SandboxUnavailableError,
+    sandbox_containment,
+    sandbox_tool,
+)
 from probebench.tasks.catalog import TaskCatalog
 from tests.test_review import ENTRY_ID, _setup
 
@@ -94,10 +101,12 @@ def test_limits_end_a_runaway_notebook(tmp_path: Path) -> None:
     run = reproduce_entry(ENTRY_ID, tmp_path / "registry", tmp_path, timeout=60,
                           limits=SandboxLimits(wall_seconds=8))
     assert not run.ran and "wall-clock limit of 8 s" in (run.error or "")
-    _setup(tmp_path / "mem", notebook="x = bytearray(6 * 1024**3)")
+    # one process past the memory limit: the cgroup's OOM killer ends it, or (rlimits)
+    # its address-space limit refuses the allocation; either way the limit is named
+    _setup(tmp_path / "mem", notebook="x = bytearray(2 * 1024**3)")
     run = reproduce_entry(ENTRY_ID, tmp_path / "mem" / "registry", tmp_path / "mem",
-                          timeout=60, limits=SandboxLimits(memory_bytes=4 * 1024**3))
-    assert not run.ran and "MemoryError" in (run.error or ""), run.error
+                          timeout=60, limits=SandboxLimits(memory_bytes=1024**3))
+    assert not run.ran and "limit of 1 GiB" in (run.error or ""), run.error
 
 
 def test_without_the_sandbox_tool_nothing_runs(tmp_path: Path,
@@ -136,3 +145,105 @@ def test_a_notebook_cannot_forge_the_runners_report(tmp_path: Path) -> None:
     # every write through /proc was refused; killing the runner leaves no report at all
     assert not run.ran and not run.metrics
     assert "the sandboxed runner reported nothing" in (run.error or ""), run.error
+
+
+SECRET = "s3cr3t-token-value-7f1c"
+#: a hostile notebook's first part: everything it can read of every process it can see
+DUMP_PROC = """\
+import json, os
+found = set()
+for pid in os.listdir('/proc'):
+    if not pid.isdigit():
+        continue
+    for name in ('environ', 'cmdline'):
+        try:
+            raw = open(f'/proc/{pid}/{name}', 'rb').read()
+        except OSError as exc:
+            found.add(f'{pid}/{name}: {type(exc).__name__}')
+            continue
+        found.update(p.decode('utf-8', 'replace') for p in raw.split(b'\\0') if p)
+    for name in ('cwd', 'root', 'exe'):
+        try:
+            found.add(os.readlink(f'/proc/{pid}/{name}'))
+        except OSError as exc:
+            found.add(f'{pid}/{name}: {type(exc).__name__}')
+found.update(open('/proc/self/mountinfo').read().split())
+# what an attacker wants first: anything that looks like a credential
+found = sorted(found, key=lambda s: (not any(w in s.upper() for w in
+                                            ('SECRET', 'TOKEN', 'KEY', 'PASS')), s))
+print(found)
+"""
+#: how the dump leaves, one reporting channel each
+CHANNELS = {
+    "metrics": "print('PROBEBENCH_METRICS', json.dumps({k: {'auroc': 0.5} for k in found "
+               "if '=' in k}))",
+    "exception": "raise RuntimeError(' | '.join(found))",
+    "output": "import signal\nos.write(2, (' | '.join(found) + '\\n').encode())\n"
+              "os.kill(os.getppid(), signal.SIGKILL)",
+}
+
+
+@pytest.fixture
+def caller_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A secret in the caller's environment, a working folder and a HOME of its own:
+    none may be visible in the sandbox."""
+    cwd = tmp_path / "caller-cwd-9e2b"
+    home = tmp_path / "caller-home-41d7"
+    cwd.mkdir()
+    home.mkdir()
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    monkeypatch.setenv("PROBEBENCH_TEST_SECRET", SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    return [SECRET, cwd.name, home.name]
+
+
+@pytest.mark.parametrize("mechanism", ["cgroup", "rlimits"])
+def test_no_process_in_the_sandbox_shows_the_callers_environment(
+        tmp_path: Path, caller_secrets: list[str], mechanism: str) -> None:
+    """Every /proc/*/environ and /proc/*/cmdline the notebook can read (bubblewrap's own,
+    its /proc/1, included), every cwd, root and exe link, and the mount table: no
+    secret of the caller's, no path of its working folder or HOME, no host scratch path."""
+    try:
+        sandbox_containment(mechanism)
+    except SandboxUnavailableError as exc:
+        if mechanism == "rlimits":
+            raise
+        pytest.skip(f"no cgroup here: {exc}")
+    root = tmp_path / "repo"
+    _setup(root, notebook=DUMP_PROC + "print('PROBEBENCH_METRICS', json.dumps({'dump': "
+           "{k: 0 for k in found}}))")
+    run = reproduce_entry(ENTRY_ID, root / "registry", root, timeout=60,
+                          limits=SandboxLimits(mechanism=mechanism))
+    seen = list(run.metrics["dump"])
+    # it did read the outside of its own processes: bubblewrap's environment and command
+    assert "PATH=/usr/local/bin:/usr/bin:/bin" in seen and "--args" in seen, seen
+    for secret in [*caller_secrets, "probebench-sandbox-", str(root)]:
+        assert not [s for s in seen if secret in s], secret
+    assert not [s for s in seen if "GITHUB_TOKEN" in s or "PROBEBENCH_TEST_SECRET" in s]
+
+
+def test_the_callers_secret_reaches_no_reporting_channel(
+        tmp_path: Path, caller_secrets: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The dump leaves through PROBEBENCH_METRICS task names, an exception, and raw
+    output followed by killing the runner: `review`'s printout, its Markdown (the PR
+    comment) and JSON, and `registry reproduce`'s report hold none of the caller's."""
+    for channel, code in CHANNELS.items():
+        root = tmp_path / channel
+        _setup(root, notebook=DUMP_PROC + code)
+        where = ["--registry", str(root / "registry"), "--repo", str(root), "--timeout", "60"]
+        md, js, report = root / "comment.md", root / "review.json", root / "reproduced.json"
+        assert main(["review", ENTRY_ID, *where, "--markdown", str(md),
+                     "--json-out", str(js)]) == 1
+        main(["registry", "reproduce", ENTRY_ID, *where, "--out", str(report)])
+        printed = capsys.readouterr()
+        texts = {"stdout": printed.out, "stderr": printed.err, "markdown": md.read_text(),
+                 "json": js.read_text(), "report": report.read_text()}
+        # the channel did carry the dump out (so the test can fail)
+        notebook = json.loads(js.read_text())["items"][1]["detail"]
+        assert {"metrics": "names task 'PATH=", "exception": "RuntimeError: ",
+                "output": "the sandboxed runner reported nothing"}[channel] in notebook, \
+            notebook
+        for name, text in texts.items():
+            for secret in caller_secrets:
+                assert secret not in text, (channel, name, secret)

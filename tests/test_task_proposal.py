@@ -279,6 +279,27 @@ def test_personal_data_is_named_by_file_and_line(
     assert "PASS  every pinned hash recomputed and matching" in out
 
 
+def test_personal_data_the_old_scan_missed_is_refused(
+        proposal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kinds a proposal carried past `registry check-task` before the scan read numbers
+    with phonenumbers and python-stdnum: a bare German mobile, a dotted DNI, a
+    fullwidth-at e-mail and an address in lower case."""
+    lines = [*LINES]
+    lines[3] = ("tr", "present", "She calls 0170 4455667 from the station.")
+    lines[6] = ("te", "past", "He cooked dinner for Ana, DNI 47.382.915-V.")
+    lines[8] = ("te", "past", "We painted the fence for ana.ruiz＠example.org.")
+    lines[9] = ("te", "present", "We paint the fence at 9 riverside terrace.")
+    write_proposal(proposal, lines)
+    code, out = _check_task(proposal, capsys)
+    assert code == 1
+    data = f"{proposal.as_posix()}/{DATA}"
+    assert f"{data}:4: phone number (017…67) in the train prompt" in out
+    assert f"{data}:7: national id (47.…-V) in the test prompt" in out
+    assert f"{data}:9: e-mail address (ana…rg) in the test prompt" in out
+    assert f"{data}:10: street address (9 r…ce) in the test prompt" in out
+    assert "FAIL  no personal data in any prompt: 4 problem(s)" in out
+
+
 def test_a_test_prompt_that_occurs_in_train_is_named(
         proposal: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = [*LINES, ("te", "past", "The dog barked at the mailman.")]  # = line 1, train

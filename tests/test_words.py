@@ -33,7 +33,8 @@ RULES = [
     # one spelling, as in the YAML field
     _rule(r"\blicenc\w*", "license"),
     # "site" is where a probe reads (layer, position); the website is the leaderboard
-    _rule(r"\bthe site's (?:root|origin|tables?|pages?|index|files?)\b", "the leaderboard's"),
+    _rule(r"\bthe site's (?:root|origin|tables?|pages?|index|files?|column|headers?)\b",
+          "the leaderboard's"),
     _rule(r"\b(?:static|whole|built|rendered) site\b", "the leaderboard"),
     _rule(r"\b(?:into|onto|on|across) the site\b", "the leaderboard"),
     _rule(r"\bthe site (?:was|is|gets|being) (?:built|rendered|served|written)\b",

@@ -133,7 +133,7 @@ def test_pr_workflow_confines_first_and_sandboxes_the_notebook() -> None:
     uses = [str(s.get("uses", "")) for s in reproduce["steps"]]
     assert not any(u.startswith("actions/checkout@") for u in uses)
     runs = " ".join(str(s.get("run", "")) for s in reproduce["steps"])
-    assert "bubblewrap" in runs and "registry --repo submission/repo reproduce" in runs
+    assert "bubblewrap" in runs and "registry --repo incoming/repo reproduce" in runs
     # the evaluating job never executes the notebook: it judges the report
     evaluate = " ".join(str(s.get("run", "")) for s in jobs["evaluate"]["steps"])
     assert "--reproduced reproduced/reproduced.json" in evaluate

@@ -22,15 +22,17 @@ from pathlib import Path
 
 from probebench.hashing import manifest_text, sha256_bytes, sha256_file
 
+# the limits are named once, where a fetch checks them before any byte arrives
+from probebench.sources.budget import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_MANIFEST_BYTES,
+    MAX_PATH_CHARS,
+    MAX_PATH_DEPTH,
+    MAX_TOTAL_BYTES,
+)
+
 MANIFEST_NAME = "MANIFEST.sha256"
-MAX_FILES = 100
-MAX_FILE_BYTES = 64 << 20
-MAX_TOTAL_BYTES = 256 << 20
-#: MANIFEST.sha256: MAX_FILES lines of a hash, two spaces and a path
-MAX_MANIFEST_BYTES = 128 << 10
-#: folders below the artifact's root, and characters in a relative path
-MAX_PATH_DEPTH = 8
-MAX_PATH_CHARS = 512
 #: files whose format may itself be a compressed stream or a zip
 _COMPRESSED_OK = (".joblib", ".pkl", ".pickle")
 _ZIP_OK = (".skops",)

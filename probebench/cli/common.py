@@ -4,8 +4,9 @@ Every command that reads tasks, the registry or artifact paths resolves them her
 from the repository root: ``--repo`` (default: the enclosing git checkout, else the
 current folder), ``--tasks-file`` (default: ``<repo>/tasks.yaml`` when the repository
 has one, else the tasks shipped with probebench), ``--include`` (more tasks files
-added to those: your own tasks, evaluated privately) and ``--registry`` (default:
-``<repo>/registry``). The command says on stderr which it used.
+added to those: your own tasks, evaluated privately; only commands whose results stay
+with the user have it) and ``--registry`` (default: ``<repo>/registry``). The command
+says on stderr which it used.
 
 Shared options are accepted before or after the action (``registry --registry X check``
 and ``registry check --registry X`` mean the same): they are declared on both parsers
@@ -53,8 +54,13 @@ class Workspace:
         return text + (f"; registry {self.registry}" if registry else "")
 
 
-def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = False) -> None:
-    """--repo and --tasks-file (and --registry); see the module docstring."""
+def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = False,
+                          include: bool | None = None) -> None:
+    """--repo and --tasks-file, --include where the command accepts it, and --registry
+    (``registry=True``); see the module docstring. ``include`` defaults to ``not
+    registry``: a command that reads the registry writes or ranks it, and those read
+    only registered tasks, so it never lists an option it would refuse; ``submit``,
+    whose results stay with the user, passes ``include=True``."""
     group = parser.add_argument_group("where tasks and entries come from")
     group.add_argument("--repo", type=Path, default=argparse.SUPPRESS,
                        help="repository root for artifact paths, tasks.yaml and registry/ "
@@ -64,12 +70,14 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, registry: bool = F
                        help="registered tasks (default: REPO/tasks.yaml if REPO is a git "
                             "checkout or given with --repo and has one, else the tasks "
                             "shipped with probebench)")
-    group.add_argument("--include", type=Path, action="append", default=argparse.SUPPRESS,
-                       metavar="TASKS_YAML",
-                       help="add the tasks of another tasks file (or a folder holding a "
-                            "tasks.yaml) to the registered ones, e.g. your own task made "
-                            "with `probebench tasks add`; repeatable. Results on included "
-                            "tasks are yours: the registry accepts only registered tasks")
+    if include if include is not None else not registry:
+        group.add_argument("--include", type=Path, action="append", default=argparse.SUPPRESS,
+                           metavar="TASKS_YAML",
+                           help="add the tasks of another tasks file (or a folder holding a "
+                                "tasks.yaml) to the registered ones, e.g. your own task made "
+                                "with `probebench tasks add`; repeatable. Results on "
+                                "included tasks are yours: the registry accepts only "
+                                "registered tasks")
     if registry:
         group.add_argument("--registry", type=Path, default=argparse.SUPPRESS,
                            help="registry folder with probes/ and results/ "
@@ -81,7 +89,8 @@ def workspace(args: argparse.Namespace, *, uses_registry: bool = False,
     """Resolve --repo, --tasks-file, --include and --registry once, and say which were
     used. ``--include`` is refused where the registry is written or ranked (only
     registered tasks reach it), unless the command is ``private`` (its results stay
-    with the user, as ``submit``'s do)."""
+    with the user, as ``submit``'s do); such commands do not declare the option
+    (``add_workspace_options``), so the refusal here only guards a parser that would."""
     given_repo = getattr(args, "repo", None)
     repo = Path(given_repo or enclosing_repo()).resolve()
     tasks_file = getattr(args, "tasks_file", None)

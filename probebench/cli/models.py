@@ -55,7 +55,8 @@ def cmd_models_prepare(args: argparse.Namespace) -> int:
 
     for name in args.names or list(BUILTIN_MODELS):
         start = time.perf_counter()
-        resolved = resolve_model(name, device="cpu", progress=not args.quiet)
+        resolved = resolve_model(name, device="cpu", progress=not args.quiet,
+                                 verbose=args.verbose)
         ident = resolved.identity
         print(f"{name}: ready in {time.perf_counter() - start:.1f}s at {resolved.path} "
               f"({ident.num_layers} layers, hidden {ident.hidden_size}, "
@@ -106,10 +107,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     prepare = models_sub.add_parser(
         "prepare", help="convert/hash models once so later runs start fast",
         description="Convert the embedded GGUF model into a cached Hugging Face folder "
-                    "(~20 s, once) and hash the weights of the named models.")
+                    "(~20 s, once) and hash the weights of the named models. A conversion "
+                    "says so in one line; transformers' own progress bars and warnings "
+                    "show with --verbose.")
     prepare.add_argument("names", nargs="*", metavar="MODEL",
                          help="aliases, folders or hub ids (default: every built-in model)")
-    add_quiet(prepare, "no progress bars")
+    add_quiet(prepare, "no progress output (not even the conversion's line)")
+    prepare.add_argument("--verbose", action="store_true",
+                         help="also show transformers' own progress bars and warnings "
+                              "(the GGUF conversion's, the weight loading's)")
     prepare.set_defaults(func=cmd_models_prepare)
 
     ext = commands.add_parser(

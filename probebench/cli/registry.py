@@ -64,7 +64,9 @@ def cmd_confine(args: argparse.Namespace) -> int:
         git_toplevel,
         pr_kind,
         proposed_task,
+        published_artifacts,
         read_changes_file,
+        republished_problems,
         shown,
         submitted_entry,
     )
@@ -72,16 +74,19 @@ def cmd_confine(args: argparse.Namespace) -> int:
     ws = workspace(args, uses_tasks=False)  # plain git: reads nothing the PR could change
     if args.changes_file:
         found = read_changes_file(Path(args.changes_file))
+        published: dict[str, str] = {}  # no git here: `registry check --changed` applies it
     else:
-        found = changes(git_toplevel(ws.repo), args.base, args.head)
+        top = git_toplevel(ws.repo)
+        found = changes(top, args.base, args.head)
+        published = published_artifacts(top, args.base, args.head)
     kind = pr_kind(found)
-    problems = confinement_problems(found)
+    problems = confinement_problems(found) + republished_problems(found, published)
     for change in found:
         print(f"  {change.status}  {shown(change.path)}")
     for problem in problems:
         print(f"  REFUSED  {problem}")
-    entry = submitted_entry(found)
-    task = proposed_task(found)
+    entry = submitted_entry(found) if not problems else None
+    task = proposed_task(found) if not problems else None
     if entry is not None:
         print(f"confined to one entry and its artifact: {entry}")
         if args.entry_file:
@@ -102,8 +107,9 @@ def cmd_confine(args: argparse.Namespace) -> int:
                 "touches nothing else (registered tasks are immutable)." if kind == "task" else
                 "A probe pull request adds or updates one entry "
                 "`registry/probes/<org>/<name>.yaml` and regular files in one folder "
-                "`registry/artifacts/<folder>/`; it deletes, moves and touches nothing "
-                "else.")
+                "`registry/artifacts/<folder>/` that no entry on the base branch "
+                "references (a published artifact never changes); it deletes, moves and "
+                "touches nothing else.")
             text = capped(
                 f"## probebench: {what} refused\n\n{rule} A pull request proposes a probe "
                 "or a task, never both."
@@ -203,16 +209,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from probebench.cli.review import sandbox_limits_of
     from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
     from probebench.intake.reproduce import ReproducerRun, reproduce_entry
-    from probebench.sandbox.bwrap import SandboxLimits
+    from probebench.registry.entry import entry_path
 
     ws = workspace(args, uses_registry=True, uses_tasks=False)
     if (args.entry is None) == (not args.live):
         raise InputError("give one ENTRY_ID, or --live for every live entry")
-    limits = SandboxLimits(wall_seconds=args.wall_limit, memory_bytes=args.memory_limit * 2**30)
+    limits = sandbox_limits_of(args)
     ids = [args.entry] if args.entry else live_entry_ids(ws.registry)
+    for entry_id in ids:  # a malformed id is refused before any report is written
+        entry_path(ws.registry, entry_id)
     ok = True
     for entry_id in ids:
         try:
@@ -228,13 +237,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
               f"{sum(len(m) for m in run.metrics.values())} metric(s) printed; wrote {out}")
         for problem in run.problems:
             print(f"  problem  {problem}")
+        if run.sandbox:
+            print(f"  sandbox  {run.sandbox}")
         ok = ok and run.ran and bool(run.metrics) and not run.problems
     return 0 if ok else 1
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from probebench.cli.review import add_sandbox_options
     from probebench.intake.reproduce import NOTEBOOK_TIMEOUT
-    from probebench.sandbox.bwrap import SandboxLimits
 
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "
                               "publish, reproduce; task proposals: check-task")
@@ -343,7 +354,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "reproduce", help="run an entry's reproducer notebook in the sandbox",
         description="Run the entry's reproducer notebook in the bubblewrap sandbox (no "
                     "network, no environment, no files outside a scratch copy of the "
-                    "artifact, wall-clock and memory limits) and write what it printed on "
+                    "artifact; memory, processes, /tmp, /scratch and wall clock limited over "
+                    "the whole process tree, each named when hit) and write what it printed on "
                     "PROBEBENCH_METRICS lines as JSON: the only output, judged later by "
                     "`probebench review --reproduced FILE`. Refuses to run anything when "
                     "bwrap is missing. Exit 0 when the notebook ran and printed metrics.")
@@ -355,9 +367,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       help="where to write the report (default: %(default)s)")
     rrep.add_argument("--timeout", type=int, default=NOTEBOOK_TIMEOUT,
                       help="seconds per notebook cell (default: %(default)s)")
-    rrep.add_argument("--wall-limit", type=float, default=SandboxLimits.wall_seconds,
-                      help="seconds for the whole run (default: %(default)s)")
-    rrep.add_argument("--memory-limit", type=int, default=SandboxLimits.memory_bytes // 2**30,
-                      metavar="GIB", help="address-space limit in GiB (default: %(default)s)")
+    add_sandbox_options(rrep)
     add_workspace_options(rrep, registry=True)
     rrep.set_defaults(func=cmd_reproduce)

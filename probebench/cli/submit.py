@@ -117,5 +117,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "registry refuses)")
     add_no_cache(sub)
     add_quiet(sub)
-    add_workspace_options(sub, registry=True)
+    add_workspace_options(sub, registry=True, include=True)
     sub.set_defaults(func=cmd_submit)

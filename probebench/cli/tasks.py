@@ -1,5 +1,5 @@
-"""``probebench tasks``: list, show, verify and hash registered tasks; the verb-grammar
-set's own checks and generator."""
+"""``probebench tasks``: list, show, verify and hash registered tasks; add and remove
+your own; the verb-grammar set's own checks and generator."""
 
 from __future__ import annotations
 
@@ -119,6 +119,24 @@ def cmd_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_remove(args: argparse.Namespace) -> int:
+    from probebench.tasks.scaffold import remove_task
+
+    removed = remove_task(Path(args.from_file), args.id)
+    spec = removed.spec
+    print(f"removed task {spec.id} ({spec.format}, v{spec.version}) from "
+          f"{removed.tasks_file}")
+    folder = removed.tasks_file.parent
+    if removed.unreferenced:
+        print("no task in the file reads these any more (left on disk; delete them "
+              "yourself if you no longer need them):")
+        for rel in removed.unreferenced:
+            print(f"  {folder / rel}")
+    else:
+        print("every data file it read is still read by another task")
+    return 0
+
+
 def _verb_files(catalog: TaskCatalog) -> tuple[dict[str, Path], str]:
     verbs = catalog.with_format("verbs")
     if not verbs:
@@ -163,7 +181,7 @@ def cmd_generate_verbs(args: argparse.Namespace) -> int:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tasks = commands.add_parser(
-        "tasks", help="registered tasks: list, show, verify, hash",
+        "tasks", help="registered tasks: list, show, verify, hash; add and remove your own",
         description="The registered tasks of REPO/tasks.yaml, or of the tasks shipped with "
                     "probebench when the repository has none (see --tasks-file).")
     add_workspace_options(tasks)
@@ -213,7 +231,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add.add_argument("--format", required=True,
                      help="task format: senteval, blimp, syntaxgym, verbs, or one you "
                           "registered")
-    add.add_argument("--license", required=True, help="the data's license (SPDX id)")
+    add.add_argument("--license", required=True,
+                     help="the data's license: an SPDX id or expression (CC-BY-4.0, "
+                          "'MIT OR Apache-2.0'), custom or closed")
     add.add_argument("--source", required=True,
                      help="provenance: where the data comes from, who made it, how")
     add.add_argument("--title", default=None, help="one line (default: the id)")
@@ -233,6 +253,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "the share of items hashed into the test split")
     add.add_argument("--salt", default=None,
                      help="salt of that hashed split (default: probebench-<id>-v1)")
+    remove = tasks_sub.add_parser(
+        "remove", help="remove one of your own tasks from a tasks file",
+        description="Remove task ID from TASKS_YAML: only that task's lines go (comments "
+                    "and the other tasks stay as they are), the file is replaced "
+                    "atomically once the rest reads back unchanged, and no data file is "
+                    "deleted: the command names those no task reads any more. The tasks "
+                    "shipped with probebench are never removed.")
+    remove.set_defaults(func=cmd_remove)
+    remove.add_argument("id", metavar="ID", help="the task to remove")
+    remove.add_argument("--from", dest="from_file", type=Path, required=True,
+                        metavar="TASKS_YAML",
+                        help="the tasks file to remove it from (or its folder)")
     action("check-verbs", cmd_check_verbs,
            help="every rule of the verb-grammar set: fields, coverage, leakage",
            description="Validate the verb-grammar files: fields and value sets, expected "

@@ -13,6 +13,8 @@ from probebench.intake.confine import (
     changed_artifact_folders,
     changes,
     git_toplevel,
+    published_artifacts,
+    republished_problems,
 )
 from probebench.licenses import check_license
 from probebench.registry.entry import (
@@ -130,6 +132,9 @@ def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
                               "to add you")
         if entry.org != org:
             r.problems.append(f"{r.path}: org is {entry.org!r} but the id's org is {org!r}")
+    for problem in republished_problems(found, published_artifacts(top, base, head)):
+        if results:
+            results[0].problems.append(problem)
     for folder in sorted(changed_artifact_folders(found) - wanted):
         target = results[0] if results else None
         message = (f"{folder}: changed, but no changed entry's artifact_url points at it "

@@ -48,16 +48,17 @@ from pathlib import Path
 from typing import Literal
 
 from probebench.errors import ProbebenchError
+from probebench.yamlsafe import loads_yaml
 
 ENTRY_DIR = "registry/probes/"
 ARTIFACT_DIR = "registry/artifacts/"
 #: ``registry/probes/<org>/<name>.yaml`` (the id's pattern: lower case, digits, - and .)
-ENTRY_FILE = re.compile(r"^registry/probes/([a-z0-9][a-z0-9\-]*)/([a-z0-9][a-z0-9.\-]*)\.yaml$")
+ENTRY_FILE = re.compile(r"^registry/probes/([a-z0-9][a-z0-9\-]*)/([a-z0-9][a-z0-9.\-]*)\.yaml\Z")
 #: ``registry/artifacts/<folder>/<anything below it>``
-ARTIFACT_FILE = re.compile(r"^registry/artifacts/([A-Za-z0-9][A-Za-z0-9._\-]*)/.+$")
+ARTIFACT_FILE = re.compile(r"^registry/artifacts/([A-Za-z0-9][A-Za-z0-9._\-]*)/.+\Z")
 PROPOSAL_DIR = "tasks/proposed/"
 #: ``tasks/proposed/<task id>/<anything below it>`` (the task id's pattern)
-PROPOSAL_FILE = re.compile(r"^tasks/proposed/([a-z0-9][a-z0-9_\-]*)/(.+)$")
+PROPOSAL_FILE = re.compile(r"^tasks/proposed/([a-z0-9][a-z0-9_\-]*)/(.+)\Z")
 #: a proposal's tasks file (one task), relative to its folder
 PROPOSAL_TASK_FILE = "tasks.yaml"
 #: the author's declared training data in a proposal (checked for leakage, never
@@ -66,13 +67,13 @@ PROPOSAL_TRAINING_DIR = "training/"
 MAX_PROPOSAL_FILE_BYTES = 16 * 2**20
 MAX_PROPOSAL_BYTES = 64 * 2**20
 #: where registered tasks live: changed by the maintainers only
-_CATALOG_PATH = re.compile(r"^(?:probebench/catalog/.*|(?:.*/)?tasks\.ya?ml)$")
+_CATALOG_PATH = re.compile(r"^(?:probebench/catalog/.*|(?:.*/)?tasks\.ya?ml)\Z")
 PrKind = Literal["probe", "task"]
 
 
 #: git modes a probe pull request may add: regular files (plain and executable)
 REGULAR_MODES = ("100644", "100755")
-_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+=@,-]+$")
+_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+=@,-]+\Z")
 #: GitHub's pull-request file statuses -> git's letters
 _API_STATUS = {"added": "A", "modified": "M", "removed": "D", "changed": "T",
                "copied": "A", "unchanged": "M"}
@@ -354,6 +355,35 @@ def changed_artifact_folders(found: list[ChangedPath]) -> set[str]:
             and (m := ARTIFACT_FILE.match(c.path))}
 
 
+def published_artifacts(repo: Path, base: str, head: str | None = "HEAD") -> dict[str, str]:
+    """``registry/artifacts/<folder>`` -> the id of the entry that references it on the
+    merge base of ``base`` and ``head`` (the working tree's ``HEAD`` when ``head`` is
+    None): the artifacts already published, read from git, never from the PR's files."""
+    merge_base = _git(repo, "merge-base", base, head or "HEAD").strip()
+    listing = _git(repo, "ls-tree", "-r", "-z", "--name-only", merge_base, "--", ENTRY_DIR)
+    found: dict[str, str] = {}
+    for name in sorted(n for n in listing.split("\0") if n.endswith(".yaml")):
+        try:
+            data = loads_yaml(_git(repo, "show", f"{merge_base}:{name}"), name)
+        except ProbebenchError:
+            continue  # a broken entry on the base branch references nothing we can read
+        url = data.get("artifact_url") if isinstance(data, dict) else None
+        if isinstance(url, str) and url.startswith(ARTIFACT_DIR):
+            folder = ARTIFACT_DIR + url[len(ARTIFACT_DIR):].strip("/").split("/")[0]
+            found.setdefault(folder, str(data.get("id", name)))
+    return found
+
+
+def republished_problems(found: list[ChangedPath], published: dict[str, str]) -> list[str]:
+    """A pull request changes only artifact folders that no entry on the base branch
+    references: a published artifact never changes (a new version is a new folder and a
+    new entry ``-vN``), so no pull request can rewrite another entry's probe."""
+    return [f"{shown(folder)}/: the artifact of {published[folder]} on the base branch; a "
+            "published artifact never changes: bring a new version in a new folder, with "
+            "a new entry version (-vN)"
+            for folder in sorted(changed_artifact_folders(found)) if folder in published]
+
+
 def submitted_entry(found: list[ChangedPath]) -> str | None:
     """The entry id of a confined pull request (None when it is not confined)."""
     if pr_kind(found) != "probe" or confinement_problems(found):
@@ -366,5 +396,5 @@ __all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "MAX_PROPOSAL_BYTES", "MAX_PROPOSAL_FILE
            "ONE_KIND", "PROPOSAL_DIR", "PROPOSAL_TASK_FILE", "PROPOSAL_TRAINING_DIR",
            "REGULAR_MODES", "ChangedPath", "PrKind", "changed_artifact_folders", "changed_paths",
            "changes", "confinement_problems", "entry_id_of", "git_toplevel", "pr_kind",
-           "proposal_layout_problem", "proposed_task", "read_changes_file", "shown",
-           "submitted_entry"]
+           "proposal_layout_problem", "proposed_task", "published_artifacts",
+           "read_changes_file", "republished_problems", "shown", "submitted_entry"]

@@ -43,7 +43,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from probebench.errors import InputError
@@ -60,13 +60,14 @@ from probebench.intake.confine import (
 from probebench.licenses import license_kind
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.datapaths import data_path_problem
 from probebench.tasks.formats import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.pii import Finding, scan_lines
 from probebench.tasks.spec import TaskSpec, read_tasks_file
 
 Status = Literal["pass", "fail", "skip"]
-_TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+_TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*\Z")
 #: the license classes a registered task may carry: the catalog ships in the wheel
 _REDISTRIBUTABLE = {"osi": "OSI-approved", "open-content": "an open content license",
                     "restricted": "restricted (NC, ND or RAIL): accepted, the task page "
@@ -213,10 +214,9 @@ def _files(folder: Path, label: str, task_id: str) -> tuple[ProposalCheck, list[
 # --- 2. schema ------------------------------------------------------------------------
 
 def _path_problem(rel: str, task_id: str) -> str | None:
-    parts = PurePosixPath(rel).parts
-    if rel.startswith("/") or "\\" in rel or ".." in parts or "." in parts or \
-            PurePosixPath(rel).as_posix() != rel:
-        return f"path {rel!r} must be a plain relative POSIX path"
+    problem = data_path_problem(rel)  # the rule every tasks file obeys
+    if problem:
+        return f"path {rel!r} {problem}"
     if not rel.startswith(f"data/{task_id}/"):
         return (f"path {rel!r} must lie under data/{task_id}/ (the folder a maintainer "
                 "moves into the catalog's data/)")
@@ -385,8 +385,8 @@ def _personal_data(sets: dict[str, list[Item]], lines: _Lines) -> ProposalCheck:
                 seen.add((shown, pid))
                 problems.append(f"{shown} the {name} prompt {pid}")
     return _check("personal_data", problems,
-                  f"{len(prompts)} prompt(s) scanned (e-mail, phone, card, national id, "
-                  "street address), nothing found")
+                  f"{len(prompts)} prompt(s) scanned (e-mail, phone, card, bank account, "
+                  "national id, street address), nothing found")
 
 
 # --- 6. splits ------------------------------------------------------------------------

@@ -22,10 +22,10 @@ import math
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,7 +33,15 @@ from probebench.artifact import manifest, scan
 from probebench.errors import InputError, ProbebenchError, field_problem
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.registry.entry import Entry, entry_path, read_entry
-from probebench.sandbox.bwrap import SCRATCH, SandboxLimits, run_sandboxed
+from probebench.sandbox.bwrap import (
+    SCRATCH,
+    TMP,
+    SandboxLimits,
+    SandboxResult,
+    run_sandboxed,
+    sandbox_script,
+)
+from probebench.sandbox.limits import size_text
 from probebench.sandbox.notebook_runner import MAX_LINES, METRICS_MARK
 from probebench.sources.resolve import registry_artifact_problem, resolve_artifact
 
@@ -88,6 +96,14 @@ class ReproducerRun(BaseModel):
     metrics: dict[str, dict[str, float | None]] = Field(
         description="task -> metric -> value, from its PROBEBENCH_METRICS lines.")
     problems: list[str] = Field(description="Malformed PROBEBENCH_METRICS lines.")
+    sandbox: str | None = Field(default=None, description=(
+        "How the sandbox held its limits (cgroup v2, cgroup v1 or rlimits) and the limits "
+        "in force, with any clamped to the caller's own."))
+    peak_memory_bytes: int | None = Field(default=None, description=(
+        "The most memory the sandbox's process tree held at once (/tmp and /scratch "
+        "included), as the cgroup or the watchdog counted it."))
+    peak_processes: int | None = Field(default=None, description=(
+        "The most processes and threads the sandbox had at once."))
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
@@ -166,6 +182,20 @@ def _copy_tree(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest)
 
 
+def sandbox_limits(timeout: int = NOTEBOOK_TIMEOUT, *, memory_gib: float | None = None,
+                   time_limit: float | None = None) -> SandboxLimits:
+    """The sandbox's limits for a notebook run: ``memory_gib`` for the whole process tree
+    (default :class:`SandboxLimits`'s), ``time_limit`` seconds for the whole run (default
+    three times the per-cell ``timeout`` plus two minutes, at most SandboxLimits's 30
+    minutes)."""
+    base = SandboxLimits()
+    return SandboxLimits(
+        wall_seconds=time_limit if time_limit is not None else
+        min(timeout * 3 + 120, base.wall_seconds),
+        memory_bytes=round(memory_gib * 1024**3) if memory_gib is not None else
+        base.memory_bytes)
+
+
 def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
                     timeout: int = NOTEBOOK_TIMEOUT,
                     limits: SandboxLimits | None = None) -> ReproducerRun:
@@ -183,7 +213,7 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
         raise InputError(f"the artifact's bundle hash {bundle} differs from the entry's "
                          f"artifact_sha256 {entry.artifact_sha256}")
     notebook = notebook_path(entry, folder, repo)
-    limits = limits or SandboxLimits(wall_seconds=timeout * 3 + 120)
+    limits = limits or sandbox_limits(timeout)
     with tempfile.TemporaryDirectory(prefix="probebench-sandbox-") as tmp:
         scratch = Path(tmp)
         _copy_tree(folder, scratch / "artifact")
@@ -195,7 +225,7 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
         read_fd, write_fd = os.pipe()
         try:
             result = run_sandboxed(
-                [sys.executable, "-I", "-m", "probebench.sandbox.notebook_runner", inner,
+                [*sandbox_script("notebook_runner"), inner,
                  "--timeout", str(timeout), "--result-fd", str(write_fd)],
                 scratch=scratch, cwd=str(Path(inner).parent), limits=limits,
                 pass_fds=[write_fd])
@@ -208,33 +238,79 @@ def reproduce_entry(entry_id: str, registry: Path, repo: Path, *,
             for fd in (read_fd, write_fd):
                 if fd >= 0:
                     os.close(fd)
-    return _run_report(entry_id, entry.reproducer_notebook, raw, result.returncode,
-                       result.timed_out, result.output, limits)
+    return _run_report(entry_id, entry.reproducer_notebook, raw, result)
 
 
-def _run_report(entry_id: str, notebook: str, raw: bytes, returncode: int, timed_out: bool,
-                output: str, limits: SandboxLimits) -> ReproducerRun:
+#: a tmpfs with less than this free is full
+_FULL_BELOW = 1024**2
+_NO_PROCESS = ("BlockingIOError", "Resource temporarily unavailable", "can't start new thread")
+
+
+def limits_named(result: SandboxResult, report: Mapping[str, Any] | None,
+                 error: str | None) -> list[str]:
+    """Each limit the run hit, named with its size: those the sandbox counted (memory and
+    processes over the whole tree), a full ``/tmp`` or ``/scratch`` (from the runner's
+    report), and those a notebook's own error shows (address space, file size, a fork
+    refused)."""
+    force = result.limits
+    named = list(result.limits_hit)
+    space = report.get("space") if report else None
+    for mount in (TMP, SCRATCH):
+        used_size = space.get(mount) if isinstance(space, Mapping) else None
+        if isinstance(used_size, list) and len(used_size) == 2 and all(
+                isinstance(v, int) for v in used_size) and used_size[1] > 0 and \
+                used_size[1] - used_size[0] < _FULL_BELOW:
+            named.append(f"the sandbox's {mount} is full: its limit of "
+                         f"{size_text(used_size[1])} (memory, counted in the memory limit) "
+                         "was reached")
+    text = error or ""
+    if "MemoryError" in text and force.address_space_bytes is not None:
+        named.append(f"the address-space limit of {size_text(force.address_space_bytes)} per "
+                     "process was reached")
+    if "File too large" in text:
+        named.append(f"the sandbox's largest-file limit of {size_text(force.file_bytes)} was "
+                     "reached")
+    if any(s in text for s in _NO_PROCESS) and not any("processes" in n for n in named):
+        how = "RLIMIT_NPROC" if force.mechanism.kind == "rlimits" else force.mechanism.kind
+        named.append(f"the sandbox's limit of {force.processes} processes and threads ({how}) "
+                     "was reached")
+    return named
+
+
+def _run_report(entry_id: str, notebook: str, raw: bytes,
+                result: SandboxResult) -> ReproducerRun:
+    usage: dict[str, Any] = {"sandbox": result.limits.describe(),
+                             "peak_memory_bytes": result.peak_memory_bytes,
+                             "peak_processes": result.peak_processes}
+
     def failed(why: str) -> ReproducerRun:
         return ReproducerRun(entry=entry_id, notebook=notebook, ran=False, error=why,
-                             metrics={}, problems=[])
+                             metrics={}, problems=[], **usage)
 
-    if timed_out:
-        return failed(f"killed after the sandbox's wall-clock limit of "
-                      f"{limits.wall_seconds:.0f} s")
     try:
         report = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_REPORT_BYTES else None
     except (UnicodeDecodeError, ValueError):
         report = None
     if not isinstance(report, dict):
-        tail = output.strip().splitlines()
-        return failed(f"the sandboxed runner reported nothing (exit {returncode}"
-                      + (f": {plain_text(tail[-1], 300)}" if tail else "") + ")")
+        report = None
+    error = None if report is None or report.get("error") is None else \
+        plain_text(str(report["error"]))
+    named = limits_named(result, report, error)
+    if result.timed_out:
+        return failed("; ".join([f"killed after the sandbox's wall-clock limit of "
+                                 f"{result.limits.wall_seconds:.0f} s", *named]))
+    if report is None:
+        tail = result.output.strip().splitlines()
+        shown = f": {plain_text(tail[-1], 300)}" if tail and not named else ""
+        return failed("; ".join([*named, "the sandboxed runner reported nothing (exit "
+                                 f"{result.returncode}{shown})"]))
     lines = [str(x) for x in report.get("lines", [])][:MAX_LINES]
     metrics, problems = parse_metrics_lines(lines)
-    error = report.get("error")
-    return ReproducerRun(entry=entry_id, notebook=notebook, ran=bool(report.get("ran")),
-                         error=None if error is None else plain_text(str(error)),
-                         metrics=metrics, problems=problems)
+    if named:
+        error = "; ".join(named) + (f": {error}" if error else "")
+    return ReproducerRun(entry=entry_id, notebook=notebook,
+                         ran=bool(report.get("ran")),
+                         error=error, metrics=metrics, problems=problems, **usage)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -310,6 +386,6 @@ def judge_reproduction(entry: Entry, run: ReproducerRun,
 
 __all__ = ["METRIC_NAMES", "NOTEBOOK_PACKAGES", "NOTEBOOK_TIMEOUT", "REVIEW_EXTRA", "TOLERANCE",
            "MissingExtraError", "ReproducerRun", "contract_problems", "judge_reproduction",
-           "notebook_path", "parse_metrics_lines", "read_reproducer_run", "reproduce_entry",
-           "require_notebook_runner"]
+           "limits_named", "notebook_path", "parse_metrics_lines", "read_reproducer_run",
+           "reproduce_entry", "require_notebook_runner", "sandbox_limits"]
 

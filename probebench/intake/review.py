@@ -5,7 +5,9 @@ Items, each passed or failed with its reason:
 1. ``artifact``: the artifact at ``artifact_url`` validates and its bundle hash equals
    ``artifact_sha256``;
 2. ``notebook``: the reproducer notebook runs end to end in the sandbox
-   (``sandbox/bwrap.py``: no network, no secrets, no files outside a scratch copy)
+   (``sandbox/bwrap.py``: no network, no secrets, no files outside a scratch copy; memory,
+   processes, ``/tmp``, ``/scratch`` and wall clock limited over the whole process tree,
+   ``limits`` or the ``--memory-limit``/``--time-limit`` options)
    and the metrics it prints on ``PROBEBENCH_METRICS`` lines name the entry's tasks and
    agree with probebench's own re-evaluation of the artifact (``intake/reproduce.py``
    states the contract and the tolerance);

@@ -23,6 +23,7 @@ submitters' text is made safe by ``markdown``, the figures are drawn by ``charts
 
 from __future__ import annotations
 
+import fcntl
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -64,7 +65,7 @@ from probebench.leaderboard.entry_page import (
     linked_files,
     reproduce_commands,
 )
-from probebench.leaderboard.files import SiteFiles
+from probebench.leaderboard.files import LeaderboardFiles
 from probebench.leaderboard.markdown import (
     breakable,
     inline_markdown,
@@ -209,8 +210,22 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       seed: int = 0, source_url: str | None = None) -> BuildSummary:
     """Render the whole leaderboard for ``registry`` into ``out`` (replaced atomically); task
     pages describe the tasks of ``catalog``, whose formats name the families. The files
-    pages link (artifact files, notebooks, stored results) are copied into the leaderboard, or
-    linked under ``source_url`` (the repository at the commit built; ``files``)."""
+    pages link (artifact files, notebooks, stored results) are copied into the
+    leaderboard, or linked under ``source_url`` (the repository at the commit built;
+    ``files``).
+
+    Builds into one folder take turns (a lock file beside ``out``): a second build
+    waits, then replaces the first one's result whole."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with (out.parent / f".{out.name}.lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        return _build(registry, out, catalog=catalog, spec_version=spec_version,
+                      n_resamples=n_resamples, seed=seed, source_url=source_url)
+
+
+def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str,
+           n_resamples: int, seed: int, source_url: str | None) -> BuildSummary:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     if source_url is not None and safe_url(source_url) is None:
@@ -283,12 +298,12 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     common = {"spec": spec, "version": __version__, "cols": columns(spec),
               "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
     tmp = out.with_name(f".{out.name}.building")
-    if tmp.exists():
+    if tmp.exists():  # left by a build that was killed (we hold the lock)
         shutil.rmtree(tmp)
     for folder in ("entries", "tasks", "families"):
         (tmp / folder).mkdir(parents=True)
     shutil.copytree(HERE / "static", tmp / "static")
-    files = SiteFiles(tmp, registry.parent, source_url)
+    files = LeaderboardFiles(tmp, registry.parent, source_url)
 
     entry_by_id = {e.id: e for e in entries}
     # the mean AUROC over an entry's tasks, by axis source (a spec may call its axis anything)
@@ -633,7 +648,7 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
                 results: dict[str, dict[str, ResultRecord]], guards: Mapping[str, str],
                 task_groups: Mapping[str, RankedGroup],
                 sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog,
-                n_resamples: int, files: SiteFiles) -> None:
+                n_resamples: int, files: LeaderboardFiles) -> None:
     template = env.get_template("task.html.j2")
     by_id = {e.id: e for e in entries}
     for task_id in task_ids:

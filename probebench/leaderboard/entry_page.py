@@ -13,8 +13,8 @@ from typing import Any
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import metric_definitions
 from probebench.evaluation.results import IntervalOut, Submission
-from probebench.leaderboard.files import FileLink, SiteFiles, hub_url, slug
-from probebench.leaderboard.markdown import render_markdown, safe_url
+from probebench.leaderboard.files import FileLink, LeaderboardFiles, hub_url, slug
+from probebench.leaderboard.markdown import link_url, render_markdown, safe_url
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_path
 from probebench.registry.store import ResultRecord, read_history, reference_record, result_path
@@ -160,7 +160,7 @@ def reproduce_commands(entry: Entry, records: Mapping[str, ResultRecord]) -> str
     return "\n\n".join(blocks) + "\n"
 
 
-def linked_files(files: SiteFiles, registry: Path, entry: Entry,
+def linked_files(files: LeaderboardFiles, registry: Path, entry: Entry,
                 records: Mapping[str, ResultRecord], spec_version: str) -> dict[str, Any]:
     """The files behind an entry's page, each linked (or listed) as ``files`` decides,
     and its README rendered inert."""
@@ -184,7 +184,7 @@ def linked_files(files: SiteFiles, registry: Path, entry: Entry,
             linked = by_name.get(target.removeprefix("./"))
             if linked is not None and linked.href is not None:
                 return linked.from_page("../")
-            return safe_url(target)
+            return link_url(target)
 
         text = (folder / "README.md").read_text("utf-8", errors="replace")
         readme = render_markdown(text, resolve)

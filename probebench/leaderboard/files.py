@@ -35,7 +35,7 @@ MAX_COPY_BYTES = 2_000_000
 LINKABLE = (".md", ".txt", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".ipynb",
             ".safetensors", ".joblib", ".skops", ".pkl", ".pickle", ".npz", ".npy",
             ".sha256")
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9][A-Za-z0-9._\-]*)*$")
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9][A-Za-z0-9._\-]*)*\Z")
 #: folders below an artifact's root that are walked (as the bundle's MAX_PATH_DEPTH)
 _MAX_DEPTH = 8
 
@@ -86,7 +86,7 @@ def hub_url(artifact_url: str) -> str | None:
     return ref.web_url() if ref.pinned else None
 
 
-class SiteFiles:
+class LeaderboardFiles:
     """Links to repository files from the leaderboard being written into ``out``."""
 
     def __init__(self, out: Path, repo: Path, source_url: str | None = None) -> None:
@@ -155,5 +155,5 @@ class SiteFiles:
         return sorted(out, key=lambda f: f.name)
 
 
-__all__ = ["LINKABLE", "MAX_COPY_BYTES", "FileLink", "SiteFiles", "hub_url", "linkable",
+__all__ = ["LINKABLE", "MAX_COPY_BYTES", "FileLink", "LeaderboardFiles", "hub_url", "linkable",
            "slug"]

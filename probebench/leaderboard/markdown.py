@@ -1,28 +1,43 @@
-"""Submitters' text on the leaderboard, rendered inert: safe links and a small Markdown subset.
+"""Submitters' text on the leaderboard, rendered inert: safe links and Markdown.
 
-Everything a submitter controls reaches a page through Jinja2's autoescape, except two
-things made here:
+Everything a submitter controls reaches a page through Jinja2's autoescape, except what
+is made here:
 
 * ``safe_url``: a URL becomes a link only when it is ``http`` or ``https`` with a host
   (never ``javascript:``, ``data:``, ``file:`` or a scheme-relative ``//host``);
-* ``render_markdown``: an artifact's README as HTML from a subset of Markdown
-  (headings, paragraphs, lists, fenced code, pipe tables, ``code``, **bold** and
-  links). Every piece of text is escaped before it is wrapped in a tag, raw HTML is
-  shown as text, images are never embedded (their alt text is kept), and a link's
-  target goes through a resolver that returns a safe href or None (then the target is
-  shown as text).
+  ``link_url`` also lets a ``mailto:`` address through;
+* ``render_markdown``: an artifact's README as HTML, parsed by markdown-it-py
+  (CommonMark with pipe tables). Raw HTML is off, so a tag is shown as text, and every
+  piece of text is escaped by the renderer. A link's target goes through a resolver
+  that returns a safe href or None: markdown-it asks it before it makes a link
+  (``validateLink``), so a refused target stays in the text as written, and every href
+  the resolver gave is checked once more before the page is written (only ``http(s)``,
+  ``mailto`` and relative paths pass). Images are never embedded: an image becomes a
+  link to its picture, labelled with its alt text;
+* ``inline_markdown`` and ``plain_markdown``: the one-line fields (descriptions, task
+  sources, axis definitions) with ``**bold**``, ``*emphasis*`` and ```code``` only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from markdown_it.utils import OptionsDict
 from markupsafe import Markup, escape
 
 #: characters a URL may hold on the leaderboard: no space, quote, angle bracket or control
-_URL_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")
+_URL_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+\Z")
+#: what a ``mailto:`` link may name: one plain address
+_MAILTO = re.compile(r"^mailto:[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\Z",
+                     re.IGNORECASE)
 
 
 def safe_url(url: str | None) -> str | None:
@@ -44,17 +59,67 @@ def safe_url(url: str | None) -> str | None:
     return url
 
 
+def link_url(url: str | None) -> str | None:
+    """``url`` when it is a safe http(s) URL (``safe_url``) or a ``mailto:`` of one
+    plain address, else None: the links a README may hold anywhere.
+
+    >>> link_url("mailto:probes@example.org"), link_url("mailto:a@b.org?body=x")
+    ('mailto:probes@example.org', None)
+    """
+    if url and _MAILTO.match(url.strip()):
+        return url.strip()
+    return safe_url(url)
+
+
+def _href_ok(href: str) -> bool:
+    """The last check on an href a resolver returned: http(s) with a host, a plain
+    ``mailto:``, or a relative path (no scheme, no ``//host``)."""
+    if not _URL_CHARS.match(href):
+        return False
+    parts = urlsplit(href)
+    if parts.scheme:
+        return link_url(href) is not None
+    return not parts.netloc and not href.startswith("//")
+
+
+Resolver = Callable[[str], str | None]
+
+
+def _checked(resolve: Resolver, target: str) -> str | None:
+    href = resolve(target)
+    return href if href is not None and _href_ok(href) else None
+
+
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("zero").enable(["emphasis", "backticks"])
+
+
+_INLINE = _inline_parser()
+
+
 def plain_markdown(text: str) -> str:
-    """Inline Markdown (``**bold**``, ```code```) as plain text, for tooltips."""
-    return text.replace("**", "").replace("`", "")
+    """Inline Markdown (``**bold**``, ```code```) as plain text, for tooltips.
+
+    >>> plain_markdown("the **95%** interval of `auroc`")
+    'the 95% interval of auroc'
+    """
+    out = []
+    for block in _INLINE.parseInline(text):
+        for token in block.children or ():
+            if token.type in ("text", "code_inline"):
+                out.append(token.content)
+            elif token.type == "softbreak":
+                out.append("\n")
+    return "".join(out)
 
 
 def inline_markdown(text: str) -> Markup:
-    """Inline Markdown (``**bold**``, ```code```) as escaped HTML."""
-    html = str(escape(text))
-    html = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html)
-    html = re.sub(r"`(.+?)`", r"<code>\1</code>", html)
-    return Markup(html)
+    """Inline Markdown (``**bold**``, ``*emphasis*``, ```code```) as escaped HTML.
+
+    >>> str(inline_markdown("**bold** `<b>` <i>"))
+    '<strong>bold</strong> <code>&lt;b&gt;</code> &lt;i&gt;'
+    """
+    return Markup(_INLINE.renderInline(text))
 
 
 def breakable(text: str) -> Markup:
@@ -67,115 +132,79 @@ def breakable(text: str) -> Markup:
     return Markup("_<wbr>").join(escape(part) for part in text.split("_"))
 
 
-Resolver = Callable[[str], str | None]
-
-_INLINE = re.compile(r"`([^`]+)`"                                   # code span
-                     r"|!?\[([^\]]+)\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)"  # link/image
-                     r"|\*\*(.+?)\*\*")                              # bold
-
-
-def _inline(text: str, resolve: Resolver) -> str:
-    out, pos = [], 0
-    for m in _INLINE.finditer(text):
-        out.append(str(escape(text[pos:m.start()])))
-        code, label, target, bold = m.groups()
-        if code is not None:
-            out.append(f"<code>{escape(code)}</code>")
-        elif label is not None:
-            inner = _inline(label, resolve)
-            href = None if m.group(0).startswith("!") else resolve(target)
+def _relink(children: list[Token], resolve: Resolver) -> list[Token]:
+    """Links with the resolver's hrefs (nofollow); a link whose target the resolver
+    refuses keeps its label, followed by the target as text."""
+    out: list[Token] = []
+    pending: list[str | None] = []  # per open link: the text to add after its label
+    for token in children:
+        if token.type == "link_open":
+            target = str(token.attrGet("href") or "")
+            href = _checked(resolve, target)
             if href is None:
-                out.append(f'{inner} <span class="note">({escape(target)})</span>')
-            else:
-                out.append(f'<a href="{escape(href)}" rel="nofollow noopener">{inner}</a>')
-        else:
-            out.append(f"<strong>{_inline(bold, resolve)}</strong>")
-        pos = m.end()
-    out.append(str(escape(text[pos:])))
-    return "".join(out)
+                pending.append(target)
+                continue
+            pending.append(None)
+            token.attrs = {"href": href, "rel": "nofollow noopener",
+                           **({"title": token.attrs["title"]} if "title" in token.attrs
+                              else {})}
+        elif token.type == "link_close" and pending:
+            refused = pending.pop()
+            if refused is not None:
+                note = Token("text", "", 0, content=f" ({refused})")
+                out.append(note)
+                continue
+        elif token.children:
+            token.children = _relink(token.children, resolve)
+        out.append(token)
+    return out
 
 
-def _cells(line: str) -> list[str]:
-    line = line.strip()
-    line = line[1:] if line.startswith("|") else line
-    line = line[:-1] if line.endswith("|") else line
-    return [c.strip() for c in line.split("|")]
+def _render_image(resolve: Resolver) -> Callable[..., str]:
+    def image(renderer: RendererHTML, tokens: Sequence[Token], idx: int,
+              options: OptionsDict, env: Any) -> str:
+        token = tokens[idx]
+        alt = escapeHtml(renderer.renderInlineAsText(token.children or [], options, env)
+                         or "image")
+        href = _checked(resolve, str(token.attrGet("src") or ""))
+        if href is None:
+            return alt
+        return f'<a href="{escapeHtml(href)}" rel="nofollow noopener">{alt}</a>'
+    return image
 
 
-_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+def _readme_parser(resolve: Resolver, heading_offset: int) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    # a refused target is no link at all: markdown-it leaves "[label](target)" as text
+    md.validateLink = lambda url: _checked(resolve, url) is not None  # type: ignore[method-assign]
+
+    def sanitise(state: StateCore) -> None:
+        for token in state.tokens:
+            if token.type in ("heading_open", "heading_close"):
+                token.tag = f"h{min(6, int(token.tag[1:]) + heading_offset)}"
+            elif token.type == "inline" and token.children:
+                token.children = _relink(token.children, resolve)
+
+    md.core.ruler.push("probebench_sanitise", sanitise)
+    md.add_render_rule("image", _render_image(resolve))
+    return md
 
 
-def render_markdown(text: str, resolve: Resolver = safe_url, *,
+def render_markdown(text: str, resolve: Resolver = link_url, *,
                     heading_offset: int = 2) -> Markup:
-    """``text`` as HTML: a small Markdown subset, every text escaped (module docstring).
-    Headings move down ``heading_offset`` levels (a README's ``#`` under a page's h2).
+    """``text`` as HTML with raw HTML off, links resolved and images as links (module
+    docstring). Headings move down ``heading_offset`` levels (a README's ``#`` under a
+    page's h2).
 
-    >>> str(render_markdown("# T\\n<script>x</script> [a](javascript:y)"))
-    '<h3>T</h3>\\n<p>&lt;script&gt;x&lt;/script&gt; a <span class="note">(javascript:y)</span></p>'
+    >>> print(render_markdown("# T\\n<script>x</script> [a](javascript:y) [b](/b)"))
+    <h3>T</h3>
+    <p>&lt;script&gt;x&lt;/script&gt; [a](javascript:y) [b](/b)</p>
+    <BLANKLINE>
+    >>> str(render_markdown("[b](https://b.org)"))
+    '<p><a href="https://b.org" rel="nofollow noopener">b</a></p>\\n'
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    html: list[str] = []
-    para: list[str] = []
-
-    def flush() -> None:
-        if para:
-            html.append(f"<p>{_inline(' '.join(s.strip() for s in para), resolve)}</p>")
-            para.clear()
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.lstrip().startswith("```"):
-            flush()
-            body = []
-            i += 1
-            while i < len(lines) and not lines[i].lstrip().startswith("```"):
-                body.append(lines[i])
-                i += 1
-            html.append(f"<pre><code>{escape(chr(10).join(body))}</code></pre>")
-        elif not line.strip():
-            flush()
-        elif heading := _HEADING.match(line):
-            flush()
-            level = min(6, len(heading.group(1)) + heading_offset)
-            html.append(f"<h{level}>{_inline(heading.group(2), resolve)}</h{level}>")
-        elif line.lstrip().startswith("|") and i + 1 < len(lines) and _RULE.match(lines[i + 1]):
-            flush()
-            head = "".join(f"<th>{_inline(c, resolve)}</th>" for c in _cells(line))
-            rows = []
-            i += 2
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                rows.append("<tr>" + "".join(f"<td>{_inline(c, resolve)}</td>"
-                                             for c in _cells(lines[i])) + "</tr>")
-                i += 1
-            html.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
-                        "</tbody></table>")
-            continue
-        elif item := _ITEM.match(line):
-            flush()
-            tag = "ol" if item.group(1) else "ul"
-            items = [item.group(2)]
-            i += 1
-            while i < len(lines) and lines[i].strip():
-                more = _ITEM.match(lines[i])
-                if more and bool(more.group(1)) == (tag == "ol"):
-                    items.append(more.group(2))
-                elif more:
-                    break
-                else:
-                    items[-1] += " " + lines[i].strip()  # a continuation line
-                i += 1
-            html.append(f"<{tag}>" + "".join(f"<li>{_inline(s, resolve)}</li>" for s in items)
-                        + f"</{tag}>")
-            continue
-        else:
-            para.append(line)
-        i += 1
-    flush()
-    return Markup("\n".join(html))
+    return Markup(_readme_parser(resolve, heading_offset).render(text))
 
 
-__all__ = ["Resolver", "breakable", "inline_markdown", "plain_markdown", "render_markdown",
-           "safe_url"]
+__all__ = ["Resolver", "breakable", "inline_markdown", "link_url", "plain_markdown",
+           "render_markdown", "safe_url"]

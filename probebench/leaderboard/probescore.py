@@ -30,7 +30,7 @@ from probebench.evaluation.definitions import (
     EVALAWARE_IMPUTE,
     TRANSFER_IMPUTE,
 )
-from probebench.licenses import license_kind
+from probebench.licenses import license_kind, license_value
 from probebench.registry.store import ResultRecord
 from probebench.yamlsafe import load_yaml
 
@@ -58,13 +58,21 @@ RESTRICTED_LICENSE = 0.4
 
 def license_score(license: str) -> float:
     """The license axis: a restricted license (NC, ND, RAIL) scores 0.4; otherwise the
-    first rule of ``LICENSE_RULES`` that matches, else 0.8.
+    first rule of ``LICENSE_RULES`` that matches, else 0.8. An SPDX expression scores
+    by ``licenses.license_value``: the least of its licenses over ``AND``, the greatest
+    over ``OR``.
 
     >>> license_score("BSD-3-Clause")
     0.9
     >>> license_score("CC-BY-NC-4.0")
     0.4
+    >>> license_score("MIT OR Apache-2.0"), license_score("MIT AND CC-BY-NC-4.0")
+    (1.0, 0.4)
     """
+    return license_value(license, _one_license_score)
+
+
+def _one_license_score(license: str) -> float:
     if license_kind(license) == "restricted":
         return RESTRICTED_LICENSE
     for how, pattern, value in LICENSE_RULES:
@@ -189,7 +197,8 @@ def _license_rules_text() -> str:
         parts.append(f"{name} {value}")
     parts.insert(4, f"other open {OTHER_OPEN_LICENSE:g}")
     parts.insert(0, f"restricted (NC, ND, RAIL) {RESTRICTED_LICENSE:g}")
-    return ", ".join(parts)
+    return ", ".join(parts) + "; an SPDX expression: the least of its licenses over AND, " \
+        "the greatest over OR"
 
 
 @dataclass(frozen=True)
@@ -199,7 +208,7 @@ class AxisSource:
     name: str
     definition: str
     compute: Callable[[Sequence[ResultRecord], str], AxisValue]
-    #: what the site's column headers call it
+    #: what the leaderboard's column headers call it
     label: str
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from probebench.errors import InputError
-from probebench.leaderboard.files import SiteFiles
+from probebench.leaderboard.files import LeaderboardFiles
 from probebench.tasks.catalog import TaskCatalog
 
 #: example items shown per task, and prompts per item
@@ -20,7 +20,7 @@ EXAMPLES = 3
 EXAMPLE_PROMPTS = 4
 
 
-def task_data(catalog: TaskCatalog, task_id: str, files: SiteFiles) -> dict[str, Any] | None:
+def task_data(catalog: TaskCatalog, task_id: str, files: LeaderboardFiles) -> dict[str, Any] | None:
     """The data section of ``task_id``'s page (None for a task the catalog lacks)."""
     spec = catalog.specs.get(task_id)
     if spec is None:

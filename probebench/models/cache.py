@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -56,20 +57,23 @@ KEY_FILE = "activation-cache.key"
 
 
 def installation_key(home: Path | None = None) -> bytes:
-    """This installation's cache secret, created on first use (0600, atomically)."""
-    path = (home or paths.home()) / KEY_FILE
-    try:
-        data = path.read_bytes()
-        if len(data) == 32:
-            return data
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise CacheError(f"cannot read the activation cache key {path} ({exc.strerror})") \
-            from None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """This installation's cache secret, created on first use (0600, atomically).
+
+    A key file that someone else could have written or read is refused, naming the fix:
+    a key that is a link, not owned by the user, or with any group or other permission,
+    or in a folder every user may write (without the sticky bit). The HMAC
+    proves an entry was written by a holder of the key, so the key must be the user's
+    alone (threat model: ``docs/models.md``, "The activation cache").
+    """
+    folder = home or paths.home()
+    path = folder / KEY_FILE
+    data = _read_key(path)
+    if data is not None:
+        return data
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_key_folder(folder)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, secrets.token_bytes(32))
     finally:
@@ -80,10 +84,60 @@ def installation_key(home: Path | None = None) -> bytes:
         pass
     finally:
         tmp.unlink()
-    data = path.read_bytes()
-    if len(data) != 32:
-        raise CacheError(f"{path}: not an activation cache key (expected 32 bytes)")
+    data = _read_key(path)
+    if data is None:
+        raise CacheError(f"{path}: vanished while it was being created; run again")
     return data
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key's 32 bytes, None when there is no key file yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise CacheError(f"{path}: the activation cache key is a symbolic link; "
+                             f"delete it (rm {path}) and probebench makes a new one") \
+                from None
+        raise CacheError(f"cannot read the activation cache key {path} ({exc.strerror})") \
+            from None
+    try:
+        info = os.fstat(fd)
+        _check_key_file(path, info)
+        data = os.read(fd, 33)
+    finally:
+        os.close(fd)
+    _check_key_folder(path.parent)
+    if len(data) != 32:
+        raise CacheError(f"{path}: not an activation cache key (expected 32 bytes); delete "
+                         "it and probebench makes a new one")
+    return data
+
+
+def _check_key_file(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise CacheError(f"{path}: the activation cache key is not a regular file")
+    if info.st_uid != os.getuid():
+        raise CacheError(f"{path}: the activation cache key belongs to uid {info.st_uid}, "
+                         f"not to you (uid {os.getuid()}): anyone who can write it can "
+                         "sign planted activations. Delete it (probebench makes a new one) "
+                         "or set PROBEBENCH_HOME to a folder of your own")
+    if info.st_mode & 0o077:
+        raise CacheError(f"{path}: the activation cache key has mode "
+                         f"{stat.S_IMODE(info.st_mode):o}; it must be yours alone: "
+                         f"chmod 600 {path}")
+
+
+def _check_key_folder(folder: Path) -> None:
+    # group-writable is common and harmless under user-private groups (umask 002); a
+    # folder every user may write (without the sticky bit) is not
+    info = folder.stat()
+    if info.st_mode & 0o002 and not info.st_mode & stat.S_ISVTX:
+        raise CacheError(f"{folder}: every user may write this folder, so anyone could "
+                         "replace the activation cache key in it: chmod o-w "
+                         f"{folder} (or set PROBEBENCH_HOME to a folder of your own)")
 
 
 def _mac(secret: bytes, key: str, array: np.ndarray) -> str:

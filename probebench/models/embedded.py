@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,16 +36,23 @@ def is_converted(model: BuiltinModel) -> bool:
     return (converted_dir(model) / MARKER).is_file()
 
 
-def ensure_converted(model: BuiltinModel, *, progress: bool = True) -> Path:
-    """Return the cached Hugging Face folder for a GGUF model, converting it if needed."""
+def ensure_converted(model: BuiltinModel, *, progress: bool = True,
+                     verbose: bool = False) -> Path:
+    """Return the cached Hugging Face folder for a GGUF model, converting it if needed.
+    A conversion says so in one line on stderr when ``progress``; transformers' own
+    progress bars and warnings show only when ``verbose``."""
     target = converted_dir(model)
     if (target / MARKER).is_file():
         return target
     source = model.source_path()
+    if progress:
+        print(f"probebench: converting {model.alias} ({source.name}) into a Hugging Face "
+              f"folder under {target.parent}, once (~20 s on two cores)...",
+              file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        _convert(source, tmp, progress=progress)
+        _convert(source, tmp, verbose=verbose)
         marker = {
             "alias": model.alias,
             "source_file": source.name,
@@ -64,13 +72,13 @@ def ensure_converted(model: BuiltinModel, *, progress: bool = True) -> Path:
     return target
 
 
-def _convert(gguf_path: Path, out: Path, *, progress: bool) -> None:
+def _convert(gguf_path: Path, out: Path, *, verbose: bool) -> None:
     import torch
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        with quiet_transformers(progress=progress):
+        with quiet_transformers(verbose=verbose):
             model: Any = AutoModelForCausalLM.from_pretrained(
                 gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
             )

@@ -157,13 +157,15 @@ def _unknown_model(name: str, why: str) -> ModelError:
     )
 
 
-def _locate(name: str, revision: str | None, *, progress: bool) -> tuple[Path, str, str | None]:
+def _locate(name: str, revision: str | None, *, progress: bool,
+            verbose: bool = False) -> tuple[Path, str, str | None]:
     """Return (folder, source, revision) for an alias, a local folder or a hub id."""
     builtin: BuiltinModel | None = BUILTIN_MODELS.get(name)
     if builtin is not None:
         if revision is not None:
             raise ModelError(f"model {name!r} is built in; --revision does not apply to it")
-        folder = (ensure_converted(builtin, progress=progress) if builtin.kind == "gguf"
+        folder = (ensure_converted(builtin, progress=progress, verbose=verbose)
+                  if builtin.kind == "gguf"
                   else builtin.source_path())
         dist = builtin.distribution
         return folder, "embedded", f"{dist}=={_package_version(dist)}"
@@ -240,15 +242,17 @@ def _architecture(config: dict[str, Any]) -> str:
 
 
 def resolve_model(name_or_path: str, *, revision: str | None = None, device: str = "auto",
-                  dtype: str = "auto", progress: bool = True) -> ResolvedModel:
+                  dtype: str = "auto", progress: bool = True,
+                  verbose: bool = False) -> ResolvedModel:
     """Find a model and compute its identity without loading its weights.
 
     ``name_or_path`` is a built-in alias (``smollm2-135m``, ``minilm-l6``), a local
     Hugging Face folder, or a hub id (downloaded unless ``HF_HUB_OFFLINE=1``, in which
     case only the local cache is used). Only safetensors weights are accepted: ``.bin``
-    files are pickles and may run code.
+    files are pickles and may run code. A built-in GGUF model converted on first use says
+    so when ``progress``; transformers' own bars and warnings show only when ``verbose``.
     """
-    folder, source, rev = _locate(name_or_path, revision, progress=progress)
+    folder, source, rev = _locate(name_or_path, revision, progress=progress, verbose=verbose)
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
     config = _read_config(folder)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,8 +22,11 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.sites import Position, transformerlens_fields
 from probebench.yamlsafe import load_yaml
 
+#: longest entry id accepted (the longest reference entry's has 54 characters)
+MAX_ENTRY_ID = 128
 EntryId = Annotated[str, StringConstraints(
-    pattern=r"^[a-z0-9][a-z0-9\-]*/[a-z0-9][a-z0-9.\-]*-[a-z0-9.\-]+-l\d+-v\d+$")]
+    pattern=r"^[a-z0-9][a-z0-9\-]*/[a-z0-9][a-z0-9.\-]*-[a-z0-9.\-]+-l\d+-v\d+$",
+    max_length=MAX_ENTRY_ID)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -115,7 +119,19 @@ def size_agrees(claimed_mb: float, actual_mb: float) -> bool:
                                               SIZE_TOLERANCE_SHARE * actual_mb)
 
 
+#: what may name an entry's file: ``org/rest``, no other slash, no leading dot
+_ID_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*/[A-Za-z0-9][A-Za-z0-9.\-_]*")
+
+
 def entry_path(root: Path, entry_id: str) -> Path:
+    """``root/probes/<org>/<rest>.yaml``; an id that is too long or not ``org/name``
+    (which could name a file elsewhere) is an ``InputError``."""
+    if len(entry_id) > MAX_ENTRY_ID:
+        raise InputError(f"{entry_id[:60]}...: an entry id has at most {MAX_ENTRY_ID} "
+                         f"characters (this one has {len(entry_id)})")
+    if not _ID_PATH.fullmatch(entry_id):
+        raise InputError(f"{entry_id!r}: not an entry id (org/name, e.g. "
+                         "probebench/verb-grammar-smollm2-135m-l15-v1)")
     org, rest = entry_id.split("/", 1)
     return root / "probes" / org / f"{rest}.yaml"
 

@@ -1,2 +1,4 @@
-"""Running a stranger's code: the bubblewrap launcher (``bwrap``) and the notebook runner
-that executes inside it (``notebook_runner``). Imports only the vocabulary floor."""
+"""Running a stranger's code: the bubblewrap launcher (``bwrap``), its limits and how they
+hold over the whole process tree (``limits``, ``cgroups``, ``watch``), and what runs inside
+it (``launcher``, which unpacks the submitted folder's copy, and ``notebook_runner``).
+Imports only the vocabulary floor."""

@@ -1,10 +1,12 @@
 """Executed *inside* the sandbox: run one notebook and report what it printed.
 
-``python -m probebench.sandbox.notebook_runner NOTEBOOK --timeout S --result-fd FD``
-executes the notebook with nbclient and writes one JSON object to file descriptor FD:
-``{"ran": bool, "error": str | null, "lines": [...]}`` with the ``PROBEBENCH_METRICS``
-lines of its stream output (at most :data:`MAX_LINES`, each cut at
-:data:`MAX_LINE_CHARS`). The kernel never inherits FD (``close_fds``), and the runner
+``python -I .../sandbox/notebook_runner.py NOTEBOOK --timeout S --result-fd FD`` (run by
+path: it imports nothing of probebench) executes the notebook with nbclient and writes
+one JSON object to file descriptor FD: ``{"ran": bool, "error": str | null, "lines": [...],
+"space": {...}}`` with the ``PROBEBENCH_METRICS`` lines of its stream output (at most
+:data:`MAX_LINES`, each cut at :data:`MAX_LINE_CHARS`) and, for each of the sandbox's
+tmpfs mounts (:data:`SPACES`), ``[bytes used, size]`` once the notebook is done, so that
+a full one can be named. The kernel never inherits FD (``close_fds``), and the runner
 makes itself non-dumpable so the kernel cannot reach it through ``/proc/<pid>/fd``
 either; parsing and judging happen outside the sandbox. (A notebook can print any
 metrics it likes anyway: what it prints is compared with probebench's own
@@ -23,6 +25,8 @@ from typing import Any
 METRICS_MARK = "PROBEBENCH_METRICS"
 MAX_LINES = 64
 MAX_LINE_CHARS = 16384
+#: the sandbox's size-capped tmpfs mounts (``bwrap.TMP`` and ``bwrap.SCRATCH``)
+SPACES = ("/tmp", "/scratch")
 
 
 def metrics_lines(cells: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -35,6 +39,18 @@ def metrics_lines(cells: Iterable[Mapping[str, Any]]) -> list[str]:
             for line in str(out.get("text", "")).splitlines():
                 if line.startswith(METRICS_MARK) and len(found) < MAX_LINES:
                     found.append(line[:MAX_LINE_CHARS])
+    return found
+
+
+def space_used() -> dict[str, list[int]]:
+    """``{mount: [bytes used, size]}`` for each of :data:`SPACES` that exists."""
+    found: dict[str, list[int]] = {}
+    for mount in SPACES:
+        try:
+            st = os.statvfs(mount)
+        except OSError:
+            continue
+        found[mount] = [(st.f_blocks - st.f_bfree) * st.f_frsize, st.f_blocks * st.f_frsize]
     return found
 
 
@@ -55,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, required=True)
     parser.add_argument("--result-fd", type=int, required=True)
     args = parser.parse_args(argv)
-    report: dict[str, object] = {"ran": False, "error": None, "lines": []}
+    report: dict[str, object] = {"ran": False, "error": None, "lines": [], "space": {}}
     try:
         import nbformat
         from nbclient import NotebookClient
@@ -74,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # nbclient raises CellExecutionError, timeouts, kernel deaths
         lines = str(exc).strip().splitlines()
         report["error"] = (lines[-1] if lines else type(exc).__name__)[:2000]
+    report["space"] = space_used()
     with os.fdopen(args.result_fd, "w", encoding="utf-8") as fh:
         json.dump(report, fh)
     return 0

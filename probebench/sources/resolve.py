@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from probebench.errors import InputError
+from probebench.sources.budget import FetchBudget
 from probebench.sources.github import fetch_github
 from probebench.sources.hub import fetch_hub
 from probebench.sources.landing import Fetched
@@ -16,9 +17,10 @@ from probebench.sources.urls import ArtifactRef, parse_artifact_ref
 
 #: the first two forms a registry entry could use (a registry folder, ``hf://`` of a model
 #: at a commit); ``registry_artifact_problem`` is the whole rule
-REGISTRY_ARTIFACT = re.compile(r"^(registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?|"
-                               r"hf://[A-Za-z0-9][\w.\-]*/[\w.\-]+@[0-9a-f]{40}(/[\w.\-]+)*)$")
-_REGISTRY_FOLDER = re.compile(r"^registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?$")
+REGISTRY_ARTIFACT = re.compile(r"(registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?|"
+                               r"hf://[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9_.\-]+"
+                               r"@[0-9a-f]{40}(/[A-Za-z0-9_.\-]+)*)\Z")
+_REGISTRY_FOLDER = re.compile(r"registry/artifacts/[A-Za-z0-9][A-Za-z0-9._\-]*/?\Z")
 REGISTRY_RULE = ("a registry entry's artifact is a folder registry/artifacts/<folder> or "
                  "hf://[datasets/]ORG/REPO@COMMIT[/SUBFOLDER], "
                  "https://huggingface.co/[datasets/]ORG/REPO/tree/COMMIT[/SUBFOLDER] or "
@@ -26,8 +28,8 @@ REGISTRY_RULE = ("a registry entry's artifact is a folder registry/artifacts/<fo
                  "revision (a branch or tag can move); file:// and other paths are for "
                  "local use only")
 
-#: remote kind -> how it is fetched
-_FETCHERS: dict[str, Callable[[ArtifactRef], Fetched]] = {
+#: remote kind -> how it is fetched, within a budget (None: the artifact's limits)
+_FETCHERS: dict[str, Callable[[ArtifactRef, FetchBudget | None], Fetched]] = {
     "hub": fetch_hub,
     "github": fetch_github,
 }
@@ -47,12 +49,14 @@ def registry_artifact_problem(url: str) -> str | None:
     return f"artifact_url {url!r}: {REGISTRY_RULE}{found}"
 
 
-def fetch_artifact(ref: ArtifactRef) -> Fetched:
+def fetch_artifact(ref: ArtifactRef, budget: FetchBudget | None = None) -> Fetched:
     """A remote artifact's folder on this machine, at the commit its revision is now (a
-    branch is followed; offline, as the local cache last saw it)."""
+    branch is followed; offline, as the local cache last saw it). A folder over
+    ``budget`` (default: the artifact's limits) is refused before its files are
+    downloaded or checked out."""
     if not ref.remote:
         raise InputError(f"artifact {ref.url!r}: not a remote artifact")
-    return _FETCHERS[ref.kind](ref)
+    return _FETCHERS[ref.kind](ref, budget)
 
 
 def resolve_artifact(url: str, repo_root: Path) -> tuple[Path, str]:

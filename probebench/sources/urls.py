@@ -8,6 +8,10 @@ REV[/SUBFOLDER]`` and GitHub's ``https://github.com/ORG/REPO/tree/REV[/PATH]``.
 
 Every remote form names a revision: a registry entry's must be the 40-hex commit (a
 branch or tag moves), local use may name a branch and is told the commit it got.
+
+Every pattern matches the whole text (``fullmatch`` or ``\\Z``: ``$`` would let a trailing
+newline through). Names are plain ASCII, never percent-encoded, and no part of a location
+holds a control character: what reaches git or the hub is exactly what was parsed.
 """
 
 from __future__ import annotations
@@ -23,10 +27,18 @@ from probebench.errors import InputError
 RefKind = Literal["path", "file", "hub", "github"]
 RepoType = Literal["model", "dataset"]
 
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
-#: an owner, repository, revision or folder name: no slashes, no '..', no URL syntax
-#: (a leading '-' would read as an option to git)
-_NAME = re.compile(r"^(?!-)[\w.\-]+$")
+#: a full commit id (``COMMIT.match`` is anchored at both ends)
+COMMIT = re.compile(r"[0-9a-f]{40}\Z")
+#: an owner, repository or folder name: ASCII letters, digits, '.', '_' and '-', no
+#: slashes or URL syntax (a leading '-' would read as an option to git); '.' and '..'
+#: are refused apart
+_NAME = re.compile(r"(?!-)[A-Za-z0-9_.\-]+")
+#: a revision: a name that git and the hub take as a branch, tag or commit (no '..', no
+#: leading '.', no trailing '.' or '.lock', see git-check-ref-format)
+_REVISION = re.compile(r"(?!-)(?!\.)(?!.*\.\.)(?!.*\.lock\Z)(?!.*\.\Z)[A-Za-z0-9_.\-]+")
+#: C0 and C1 control characters and DEL: no part of any artifact location
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = re.compile(r"(%[0-9A-Fa-f]{2})+")
 
 ACCEPTED_FORMS = (
     "a folder (in a registry entry: registry/artifacts/<folder>)",
@@ -99,16 +111,15 @@ def _problem(url: str, what: str) -> InputError:
 
 def _names(url: str, parts: list[str], what: str) -> None:
     for part in parts:
-        if part in ("", ".", "..") or not _NAME.match(part):
+        if part in ("", ".", "..") or not _NAME.fullmatch(part):
             shown = part or "(empty)"
             raise _problem(url, f"{what} holds {shown!r}, which is not a plain name "
                                 "(letters, digits, '.', '_', and '-' but not first; no "
                                 "'..', no empty parts)")
 
 
-def _revision(url: str, text: str) -> str:
-    revision = unquote(text)
-    if not _NAME.match(revision):
+def _revision(url: str, revision: str) -> str:
+    if not _REVISION.fullmatch(revision):
         raise _problem(url, f"revision {revision!r} is not a commit, branch or tag name "
                             "(branch names with '/' cannot be written in a URL: use the "
                             "commit)")
@@ -119,6 +130,13 @@ def _remote_url(url: str, body: str) -> str:
     if any(c in body for c in "?#\\"):
         raise _problem(url, "query strings, fragments and backslashes are not part of an "
                             "artifact URL")
+    if "%" in body:
+        # a plain name needs no escape; decoding one would let '%2e%2e' become '..'
+        escaped = _ESCAPES.search(body)
+        shown = (f" ({escaped.group()!r} would be {unquote(escaped.group())!r})"
+                 if escaped else "")
+        raise _problem(url, f"percent-encoding is not part of an artifact URL{shown}: "
+                            "names are written as they are")
     return body[:-1] if body.endswith("/") else body
 
 
@@ -201,6 +219,10 @@ def parse_artifact_ref(url: str) -> ArtifactRef:
     >>> parse_artifact_ref("registry/artifacts/verb").kind
     'path'
     """
+    control = _CONTROL.search(url)
+    if control:
+        raise _problem(url, f"holds the control character {control.group()!r}, which is "
+                            "no part of an artifact location")
     text = url.strip()
     if not text:
         raise _problem(url, "empty")

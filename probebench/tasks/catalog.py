@@ -24,6 +24,7 @@ from pathlib import Path
 from probebench.errors import InputError
 from probebench.hashing import sha256_file
 from probebench.tasks.anatomy import Item
+from probebench.tasks.datapaths import data_file
 from probebench.tasks.formats import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import HoldoutSpec, TaskSpec, read_tasks_file
@@ -138,7 +139,8 @@ class TaskCatalog:
         if task_id not in self.specs:
             close = difflib.get_close_matches(task_id, list(self.specs), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise InputError(f"unknown task {task_id!r}{hint} (see `probebench tasks list`; "
+            shown = task_id if len(task_id) <= 80 else f"{task_id[:60]}..."
+            raise InputError(f"unknown task {shown!r}{hint} (see `probebench tasks list`; "
                              f"tasks from {self.describe()})")
         return self.specs[task_id]
 
@@ -148,7 +150,8 @@ class TaskCatalog:
 
     def files_of(self, spec: TaskSpec) -> dict[str, Path]:
         """role -> absolute path of a task's files."""
-        return {role: self.root_of(spec.id) / rel for role, rel in spec.files.items()}
+        return {role: data_file(self.root_of(spec.id), rel)
+                for role, rel in spec.files.items()}
 
     def test_hashes(self) -> dict[str, str]:
         """Each registered test-set SHA-256 -> its task id."""
@@ -163,7 +166,7 @@ class TaskCatalog:
             if rel not in spec.files_sha256:
                 problems.append(f"{rel}: not pinned in files_sha256")
         for rel, expected in sorted(spec.files_sha256.items()):
-            path = self.root_of(spec.id) / rel
+            path = data_file(self.root_of(spec.id), rel)
             if not path.is_file():
                 problems.append(f"{rel}: missing")
                 continue
@@ -201,7 +204,7 @@ class TaskCatalog:
         spec = self.spec(task_id)
         if verify:
             for rel, expected in holdout.files_sha256.items():
-                path = self.root_of(spec.id) / rel
+                path = data_file(self.root_of(spec.id), rel)
                 if not path.is_file() or sha256_file(path, memo=False) != expected:
                     raise TaskDriftError(f"holdout v{holdout.version} of {spec.id} refused: "
                                          f"{rel} is missing or changed since it was "
@@ -259,7 +262,7 @@ def spec_hashes(spec: TaskSpec, root: Path) -> tuple[dict[str, str], str]:
     data = get_format(spec.format).load(spec, root)
     if not data.test:
         raise InputError(f"task {spec.id}: the test split is empty")
-    hashes = {rel: sha256_file(root / rel, memo=False)
+    hashes = {rel: sha256_file(data_file(root, rel), memo=False)
               for rel in sorted(set(spec.files.values()))}
     return hashes, canonical_test_sha256(data.test)
 

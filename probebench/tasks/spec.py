@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,10 +24,16 @@ from pydantic import (
 )
 
 from probebench.errors import InputError, field_problem
-from probebench.yamlsafe import load_yaml
+from probebench.tasks.datapaths import check_data_path
+from probebench.yamlsafe import load_yaml, loads_yaml
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$")]
+#: longest task id accepted (the longest registered one has 47 characters)
+MAX_TASK_ID = 64
+TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$",
+                                          max_length=MAX_TASK_ID)]
+#: a data file's path relative to its tasks file (probebench.tasks.datapaths)
+DataPath = Annotated[str, AfterValidator(check_data_path)]
 FormatName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_\-]*$")]
 
 
@@ -59,11 +66,11 @@ class HoldoutSpec(BaseModel):
 
     version: int = Field(ge=2, description="Holdout version; the newest is used.")
     seed: int | None = Field(default=None, description="Generator seed, when generated.")
-    files: dict[str, str] = Field(default_factory=dict,
-                                  description="Roles replaced for this holdout.")
+    files: dict[str, DataPath] = Field(default_factory=dict,
+                                       description="Roles replaced for this holdout.")
     carve: CarveSpec | None = Field(default=None, description="Carved from the train split "
                                     "instead of read from files.")
-    files_sha256: dict[str, Sha256] = Field(default_factory=dict)
+    files_sha256: dict[DataPath, Sha256] = Field(default_factory=dict)
     test_sha256: Sha256
 
     @model_validator(mode="after")
@@ -84,9 +91,10 @@ class TaskSpec(BaseModel):
                                "blimp, senteval, or one added with register_format).")
     version: int = Field(ge=1, description="Bumped whenever the test set changes.")
     description: str = ""
-    files: dict[str, str] = Field(description="Role (data, suite, test, train, ...) -> path "
-                                  "relative to tasks.yaml.")
-    files_sha256: dict[str, Sha256] = Field(description="Path -> SHA-256 of the raw file.")
+    files: dict[str, DataPath] = Field(description="Role (data, suite, test, train, ...) -> "
+                                       "path relative to tasks.yaml.")
+    files_sha256: dict[DataPath, Sha256] = Field(description="Path -> SHA-256 of the raw "
+                                                 "file.")
     labels: dict[int, str] = Field(description="What label 1 and label 0 mean.")
     slices: list[str] = Field(default_factory=list, description="Slice tags of the prompts.")
     license: str
@@ -159,7 +167,16 @@ def read_tasks_file(path: Path) -> TasksFile:
     if not path.is_file():
         raise InputError(f"{path}: no such tasks file (give --tasks-file, or --repo with a "
                          "tasks.yaml; without either the packaged tasks are used)")
-    data = load_yaml(path)
+    return _validated(load_yaml(path), path)
+
+
+def parse_tasks_text(text: str, path: Path) -> TasksFile:
+    """Parse and validate the text a ``tasks.yaml`` at ``path`` would hold, without
+    writing it (``path`` names it in errors)."""
+    return _validated(loads_yaml(text, str(path)), Path(path))
+
+
+def _validated(data: Any, path: Path) -> TasksFile:
     try:
         parsed = TasksFile.model_validate(data)
     except ValidationError as exc:

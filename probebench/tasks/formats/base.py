@@ -26,6 +26,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
+from probebench.tasks.datapaths import data_file
 from probebench.tasks.hygiene import hash_order, hashed_split
 from probebench.tasks.spec import CarveSpec, HoldoutSpec, TaskSpec
 
@@ -113,7 +114,7 @@ class TaskFormat(ABC):
         if missing:
             raise InputError(f"task {spec.id}: format {self.name} needs files: "
                              f"{', '.join(missing)}")
-        data = self.read(spec, {role: root / rel for role, rel in spec.files.items()})
+        data = self.read(spec, {role: data_file(root, rel) for role, rel in spec.files.items()})
         carved = {item.id for h in spec.holdouts if h.carve is not None
                   for item in carve(data, h.carve)}
         if carved:  # held out for re-evaluation: no probe may ever train on them
@@ -130,7 +131,7 @@ class TaskFormat(ABC):
         """The holdout's test set: carved from the train split (``carve``), or by default
         the task read with the holdout's files in place of the registered ones."""
         if holdout.carve is not None:
-            data = self.read(spec, {role: root / rel for role, rel in spec.files.items()})
+            data = self.read(spec, {role: data_file(root, rel) for role, rel in spec.files.items()})
             return TaskData(spec, {"test": carve(data, holdout.carve)})
         replaced = spec.model_copy(update={"files": {**spec.files, **holdout.files}})
         return self.load(replaced, root)

@@ -13,6 +13,7 @@ import numpy as np
 
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
+from probebench.tasks.datapaths import data_file
 from probebench.tasks.formats.base import LMScoring, SliceChart, TaskData, TaskFormat
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
 from probebench.tasks.verbs.checks import VerbFiles, check_line, check_verbs
@@ -80,9 +81,9 @@ class VerbsFormat(TaskFormat):
             # a hand-written holdout replaces both test files and passes every rule of
             # the registered test set (check-verbs: coverage and leakage included)
             return super().read_holdout(spec, holdout, root)
-        files = {role: root / rel for role, rel in spec.files.items()}
+        files = {role: data_file(root, rel) for role, rel in spec.files.items()}
         tables = VerbTables.read(files["verbs"])
-        lines = read_verb_file(root / holdout.files["test"])
+        lines = read_verb_file(data_file(root, holdout.files["test"]))
         seen = {ln.item.prompt for role in ("train", "val")
                 for ln in read_verb_file(files[role])}
         problems = [p for ln in lines for p in check_line(ln, tables)]
