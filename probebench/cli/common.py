@@ -19,7 +19,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probebench.artifact.meta import EVALUABLE_PROBE_TYPES as PROBE_TYPES
 from probebench.errors import InputError
@@ -27,6 +27,9 @@ from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.models.builtin import DEFAULT_MODEL
 from probebench.paths import enclosing_repo
 from probebench.tasks.catalog import TaskCatalog
+
+if TYPE_CHECKING:
+    from probebench.sandbox.bwrap import SandboxLimits
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -228,3 +231,31 @@ def live_entry_ids(registry: Path) -> list[str]:
 def report_name(entry_id: str) -> str:
     """The file of one entry's reproducer report in a ``--live`` folder."""
     return entry_id.replace("/", "__") + ".json"
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    """--memory-limit and --time-limit (alias --wall-limit): the sandbox's limits for a
+    reproducer notebook (``review`` and ``registry reproduce``)."""
+    group = parser.add_argument_group(
+        "the sandbox's limits",
+        "over the notebook's whole process tree (a cgroup where one can be made, else "
+        "per-process limits and a watchdog); a limit hit is named in the report, and one "
+        "clamped to this process's own hard limits is said so")
+    group.add_argument("--memory-limit", type=float, default=None, metavar="GIB",
+                       help="memory in GiB, /tmp and /scratch (memory too) included "
+                            "(default: 8)")
+    group.add_argument("--time-limit", "--wall-limit", dest="time_limit", type=float,
+                       default=None, metavar="SECONDS",
+                       help="wall-clock seconds for the whole run (default: 3 x --timeout "
+                            "+ 120, at most 1800)")
+
+
+def sandbox_limits_of(args: argparse.Namespace) -> SandboxLimits:
+    from probebench.intake.reproduce import sandbox_limits
+
+    if args.memory_limit is not None and args.memory_limit <= 0:
+        raise InputError(f"--memory-limit {args.memory_limit}: give a positive number of GiB")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise InputError(f"--time-limit {args.time_limit}: give a positive number of seconds")
+    return sandbox_limits(args.timeout, memory_gib=args.memory_limit,
+                          time_limit=args.time_limit)

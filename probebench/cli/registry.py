@@ -11,10 +11,12 @@ from pathlib import Path
 from probebench.cli.common import (
     add_evaluation_options,
     add_quiet,
+    add_sandbox_options,
     add_workspace_options,
     live_entry_ids,
     report_name,
     runtime,
+    sandbox_limits_of,
     workspace,
 )
 from probebench.errors import InputError
@@ -209,7 +211,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from probebench.cli.review import sandbox_limits_of
     from probebench.errors import ProbebenchError
     from probebench.hashing import atomic_write_bytes
     from probebench.intake.reproduce import ReproducerRun, reproduce_entry
@@ -244,7 +245,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from probebench.cli.review import add_sandbox_options
     from probebench.intake.reproduce import NOTEBOOK_TIMEOUT
 
     reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "

@@ -5,19 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from probebench.cli.common import (
     add_quiet,
+    add_sandbox_options,
     add_workspace_options,
     live_entry_ids,
     report_name,
+    sandbox_limits_of,
     workspace,
 )
 from probebench.errors import InputError
-
-if TYPE_CHECKING:
-    from probebench.sandbox.bwrap import SandboxLimits
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -57,34 +55,6 @@ def cmd_review(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in reviews) else 1
 
 
-
-
-def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
-    """--memory-limit and --time-limit (alias --wall-limit): the sandbox's limits for a
-    reproducer notebook (``review`` and ``registry reproduce``)."""
-    group = parser.add_argument_group(
-        "the sandbox's limits",
-        "over the notebook's whole process tree (a cgroup where one can be made, else "
-        "per-process limits and a watchdog); a limit hit is named in the report, and one "
-        "clamped to this process's own hard limits is said so")
-    group.add_argument("--memory-limit", type=float, default=None, metavar="GIB",
-                       help="memory in GiB, /tmp and /scratch (memory too) included "
-                            "(default: 8)")
-    group.add_argument("--time-limit", "--wall-limit", dest="time_limit", type=float,
-                       default=None, metavar="SECONDS",
-                       help="wall-clock seconds for the whole run (default: 3 x --timeout "
-                            "+ 120, at most 1800)")
-
-
-def sandbox_limits_of(args: argparse.Namespace) -> SandboxLimits:
-    from probebench.intake.reproduce import sandbox_limits
-
-    if args.memory_limit is not None and args.memory_limit <= 0:
-        raise InputError(f"--memory-limit {args.memory_limit}: give a positive number of GiB")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise InputError(f"--time-limit {args.time_limit}: give a positive number of seconds")
-    return sandbox_limits(args.timeout, memory_gib=args.memory_limit,
-                          time_limit=args.time_limit)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
