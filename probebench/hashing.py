@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -37,16 +37,28 @@ def _hash_stream(handle: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def sha256_file(path: Path, *, memo: bool = True) -> str:
-    """SHA-256 of a file's bytes.
-
-    Model weights are hundreds of MB and are hashed on every run to build identities,
-    so results are memoised in ``$PROBEBENCH_HOME/file-hashes.json`` keyed by the
-    resolved path, size, modification time and inode: any change to the file misses.
-    """
-    path = Path(path).resolve()
+def _stat_key(path: Path) -> str:
     stat = path.stat()
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    return f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+
+
+def _memo_paths(key: str) -> tuple[str, list[str]]:
+    """(scheme, paths) of a memo key: ``PATH|size|mtime|inode`` for a file's SHA-256, or
+    ``SCHEME`` then one such line per file, joined by newlines, for another hash."""
+    lines = key.split("\n")
+    scheme, files = ("", lines) if len(lines) == 1 else (lines[0], lines[1:])
+    return scheme, [line.rsplit("|", 3)[0] for line in files]
+
+
+def memoised(files: Sequence[Path], scheme: str, compute: Callable[[], str], *,
+             memo: bool = True) -> str:
+    """``compute()``, a hash of ``files`` under ``scheme``, memoised like ``sha256_file``:
+    keyed by the scheme and each file's resolved path, size, modification time and
+    inode, so any change to a file (or a new scheme) misses. ``scheme`` "" is the SHA-256
+    of one file's bytes."""
+    resolved = [Path(f).resolve() for f in files]
+    stats = [_stat_key(p) for p in resolved]
+    key = "\n".join([scheme, *stats]) if scheme else "\n".join(stats)
     memo_file = paths.home() / "file-hashes.json"
     table: dict[str, str] = {}
     if memo:
@@ -56,16 +68,36 @@ def sha256_file(path: Path, *, memo: bool = True) -> str:
                 table = {str(k): str(v) for k, v in loaded.items()}
         if key in table:
             return table[key]
-    with path.open("rb") as handle:
-        digest = _hash_stream(handle)
+    digest = compute()
     if memo:
-        # forget files that are gone and older states of this one: the memo stays small
-        table = {k: v for k, v in table.items()
-                 if (p := k.split("|", 1)[0]) != str(path) and Path(p).exists()}
+        # forget files that are gone and older states of these: the memo stays small
+        mine = (scheme, [str(p) for p in resolved])
+
+        def keep(k: str) -> bool:
+            found = _memo_paths(k)
+            return found != mine and all(Path(p).exists() for p in found[1])
+
+        table = {k: v for k, v in table.items() if keep(k)}
         table[key] = digest
         with contextlib.suppress(OSError):
             atomic_write_bytes(memo_file, json.dumps(table, indent=0, sort_keys=True).encode())
     return digest
+
+
+def sha256_file(path: Path, *, memo: bool = True) -> str:
+    """SHA-256 of a file's bytes.
+
+    Model weights are hundreds of MB and are hashed on every run to build identities,
+    so results are memoised in ``$PROBEBENCH_HOME/file-hashes.json`` keyed by the
+    resolved path, size, modification time and inode: any change to the file misses.
+    """
+    path = Path(path).resolve()
+
+    def compute() -> str:
+        with path.open("rb") as handle:
+            return _hash_stream(handle)
+
+    return memoised([path], "", compute, memo=memo)
 
 
 def manifest_text(entries: Iterable[tuple[str, str]]) -> str:

@@ -90,7 +90,7 @@ def test_cuda_train_and_registry_evaluate_reproduce_the_cpu(tmp_path: Path) -> N
     shutil.copytree(REPO / "registry", repo / "registry")
     entry = f"probebench/{REFERENCE}"
     assert main(["registry", "evaluate", entry, "--repo", str(repo), "--device", "cuda",
-                 "--quiet"]) == 0
+                 "--allow-dirty", "--quiet"]) == 0
 
 
 @pytest.mark.slow

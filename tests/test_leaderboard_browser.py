@@ -230,7 +230,11 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
     for group in doc["rankings"]:
         for r in group["entries"]:
             assert r["probescore_ci_low"] <= r["probescore"] <= r["probescore_ci_high"]
-            assert r["rank_best"] <= r["rank"] <= r["rank_worst"]
+            if r["beats_baselines"] is True:
+                assert r["rank_best"] <= r["rank"] <= r["rank_worst"]
+            else:  # listed after the ranked entries, unranked, with the reason
+                assert r["rank"] is r["rank_best"] is r["rank_worst"] is None
+                assert r["unranked"]
     index = (board / "index.html").read_text()
     for name in ("leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
         assert f'href="{name}"' in index
@@ -360,8 +364,8 @@ def test_pages_fit_the_window_without_horizontal_scrolling(
                                          "arguments[0].clientWidth;", wrap)
         heads = [th.text for th in tables[0].find_elements(By.CSS_SELECTOR, "th")
                  if th.is_displayed()]
-        assert heads == ["Rank", "Entry", "ProbeScore", "AUROC", "Selectivity", "Model",
-                         "Site", "Task set"]
+        assert heads == ["Rank", "Entry", "ProbeScore", "AUROC", "Baseline gap",
+                         "Selectivity", "Model", "Site", "Task set"]
         for th in tables[0].find_elements(By.CSS_SELECTOR, "th"):
             assert len(th.get_attribute("title") or "") > 20  # its definition
     assert not _errors(driver)

@@ -249,7 +249,11 @@ def test_entries_with_different_task_sets_are_never_ranked_together(
     assert frozenset({DET_SMOL, DET_MINI}) in blimp  # not ranked with TWO_TASKS
     for group in summary.ranking:
         assert {task_sets[r.entry_id] for r in group.entries} == {frozenset(group.tasks)}
-        assert group.entries[0].rank == 1
+        # the entries that beat their baselines are ranked from 1, the others follow
+        ranked = [r.rank for r in group.entries if r.rank is not None]
+        assert ranked == sorted(ranked) and (not ranked or ranked[0] == 1)
+        assert [r.rank is None for r in group.entries] == sorted(
+            r.rank is None for r in group.entries)
     # an entry's page names its group and rank within it only
     text = (site / page_name(TWO_TASKS)).read_text()
     assert (f"1 [1, 1] of 1, among the entries evaluated on exactly "
@@ -396,7 +400,11 @@ def test_cli_prints_one_table_per_group(built: tuple[Path, Path, BuildSummary],
     out = capsys.readouterr().out
     assert "ranked only against entries evaluated on exactly the same tasks" in out
     assert out.count("task set {") == len(summary.ranking)
-    assert out.count("   1  [") == len(summary.ranking)  # one line per group with --top 1
+    # one line per group with --top 1: rank 1, or an unranked entry where no entry of
+    # the group beats its baselines
+    with_ranked = sum(any(r.rank is not None for r in g.entries) for g in summary.ranking)
+    assert out.count("   1  [") == with_ranked
+    assert out.count("   —  unranked") == len(summary.ranking) - with_ranked
     assert f"guards (never ranked): {GUARD_COPY}, {GUARD}" in out or \
         f"guards (never ranked): {GUARD}, {GUARD_COPY}" in out
 

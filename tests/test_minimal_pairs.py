@@ -1,5 +1,6 @@
-"""Minimal pairs scored as their authors define them: BLiMP after BOS (EOS when there is
-none), SyntaxGym's own region predictions without BOS, and ``probebench score-lm``.
+"""Minimal pairs scored as their authors define them: BLiMP after the model's document
+start (BOS, else EOS, a chat-turn marker giving way to the pre-training document
+separator), SyntaxGym's own region predictions without BOS, and ``probebench score-lm``.
 
 Real model (smollm2-135m) and real data (the packaged BLiMP and SyntaxGym tasks)."""
 
@@ -96,16 +97,17 @@ def test_without_bos_a_one_token_pair_cannot_be_told_apart(smollm: Any) -> None:
     assert logp[0] != logp[1] and (logp < 0).all()
 
 
-def test_start_token_is_bos_else_eos_or_the_one_named(smollm: Any, minilm: Any) -> None:
+def test_start_token_is_the_document_start_or_the_one_named(smollm: Any, minilm: Any) -> None:
     tok = smollm.tokenizer
-    assert start_token_id(smollm) == tok.bos_token_id  # SmolLM2-Instruct: <|im_start|>
-    assert start_token_id(smollm, "<|endoftext|>") == tok.convert_tokens_to_ids("<|endoftext|>")
+    # SmolLM2-Instruct's BOS <|im_start|> is a chat-turn marker: its document separator
+    assert start_token_id(smollm) == tok.convert_tokens_to_ids("<|endoftext|>")
+    assert start_token_id(smollm, "<|im_start|>") == tok.bos_token_id
     with pytest.raises(SiteError, match="not one token"):
         start_token_id(smollm, "<|no such token|>")
     # a named start token changes what the first word is read after
     a = sentence_log_probs(smollm, ["Only Bill would ever complain."], progress=False)
     b = sentence_log_probs(smollm, ["Only Bill would ever complain."],
-                           start_token="<|endoftext|>", progress=False)
+                           start_token="<|im_start|>", progress=False)
     assert a[0] != b[0]
     # BERT's tokenizer has neither BOS nor EOS, and puts [CLS] first itself: naming it
     # as the start token must not add a second one
@@ -178,7 +180,7 @@ def _blimp_checks(result: Any, smollm: Any, n_test: int, scored: dict[str, Any],
     assert None not in task.item_scores
     assert acc.value == pytest.approx(np.mean(np.array(task.item_scores, dtype=float)),
                                       abs=1e-6)
-    assert result.start_token == smollm.tokenizer.bos_token
+    assert result.start_token == "<|endoftext|>"
     # each pair's outcome is log P(good) > log P(bad) after BOS, computed directly
     # (pairs closer than float noise across batchings left out)
     n = scored["n"]

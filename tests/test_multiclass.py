@@ -191,6 +191,14 @@ def test_multiclass_probe_is_trained_and_submitted_against_its_baselines(
     assert task["auroc"]["value"] > 0.85
     assert task["fpr_at_99tpr"] is None and task["selectivity"] is None
     assert set(task["baselines"]) == {"majority", "length"}
+    # the gap to the best baseline: macro AUROCs, resampled on the same items
+    gap = task["baseline_gap"]
+    best = max(task["baselines"], key=lambda n: task["baselines"][n]["auroc"]["value"])
+    assert gap["baseline"] == best and gap["resamples"] == 200
+    assert gap["value"] == pytest.approx(task["auroc"]["value"] - gap["baseline_auroc"],
+                                         abs=1e-5)
+    assert task["beats_baselines"] == (gap["ci_low"] > 0)
+    assert all(len(b["class_scores"]) == 36 for b in task["baselines"].values())
     assert set(task["slices"]["class"]) == {"0", "1", "2"}
     pred = task["predictions"]
     assert len(pred["class_probs"]) == task["n_prompts"] == 36

@@ -27,8 +27,10 @@ from tests.registry_fixture import synthetic_record, synthetic_result
 
 
 def test_specs_load_and_normalise() -> None:
-    assert available_specs() == ["0.0.1", "0.0.2", "0.1.0"]
-    assert load_probescore_spec().version == "0.1.0"
+    assert available_specs() == ["0.0.1", "0.0.2", "0.1.0", "0.2.0"]
+    assert load_probescore_spec().version == "0.2.0"
+    v4 = load_probescore_spec("0.2.0")
+    assert {a.name: a.source for a in v4.axes}["cross_model_transfer"] == "mapped_transfer"
     v3 = load_probescore_spec("0.1.0")
     assert {a.name: a.source for a in v3.axes}["inference_efficiency"] == "flops"
     assert "latency_ms" not in {a.source for a in v3.axes}

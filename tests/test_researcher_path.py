@@ -122,7 +122,7 @@ def test_a_researchers_task_and_probe_reach_the_site(
     monkeypatch.chdir(tmp_path)  # nothing may be read from the working directory
     assert main(["registry", "--repo", str(repo), "check"]) == 0
     assert main(["registry", "--repo", str(repo), "evaluate", entry_id, "--bootstrap", "100",
-                 "--quiet"]) == 0
+                 "--allow-dirty", "--quiet"]) == 0
     stored = repo / "registry" / "results" / "researcher" / artifact.name / f"{TASK}.json"
     assert stored.is_file()
 

@@ -10,6 +10,7 @@ import pytest
 
 from probebench.cli import main
 from probebench.evaluation.guards import Guard, fixed_guard
+from probebench.evaluation.results import TransferOut
 from probebench.evaluation.session import SubmitError, SubmitOptions
 from probebench.evaluation.submit import submit
 from tests.artifacts import make_artifact, train_task_probe
@@ -45,9 +46,7 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
         assert task["baselines"]["majority"]["auroc"]["value"] == 0.5
         assert task["evalaware_auroc"]["imputed"] is True
         assert task["evalaware_auroc"]["value"] == pytest.approx(0.85 * auroc["value"])
-        assert task["transfer"]["undeclared"] == {"value": 0.5, "ci_low": None,
-                                                  "ci_high": None, "imputed": True,
-                                                  "note": "no transfer target declared"}
+        assert task["transfer"] == {}  # none declared: ProbeScore imputes the axis
         assert task["distshift_auroc"]["imputed"] is False
         assert task["distshift_auroc"]["value"] is not None
         assert {"auroc", "ece", "fpr_at_99tpr"} <= set(task["marks"])
@@ -140,20 +139,24 @@ def test_unknown_task_is_refused(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_guard_and_declared_transfer_targets(verb_probe: Path, smollm: Any,
                                              tmp_path: Path) -> None:
-    # a second path to the same weights: a transfer target with the same hidden size,
-    # whose logits must correlate perfectly with the probe's own
+    # a second path to the same weights at the probe's own site: the fitted map is the
+    # identity, so the probe transfers whole; MiniLM (384 wide, not 576) goes through a map
     twin = tmp_path / "smollm-twin"
     twin.mkdir()
     for f in smollm.resolved.path.iterdir():
         (twin / f.name).symlink_to(f)
     options = SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
-                            transfer_targets=[str(twin), "minilm-l6"],
+                            transfer_targets=[f"{twin}@6:last_token", "minilm-l6@4:token_avg"],
                             guards=fixed_guard(Guard(verb_probe, verb_probe.name)))
     result = submit(verb_probe, ["verb_grammar"], options).tasks[0]
-    same = result.transfer[str(twin)]
-    assert same.imputed is False and same.value == pytest.approx(1.0, abs=1e-6)
-    other = result.transfer["minilm-l6"]
-    assert other.value is None and "hidden size 384 differs" in other.note
+    same = result.transfer[f"{twin}@6:last_token"]
+    assert isinstance(same, TransferOut) and same.transfer is not None
+    assert same.transfer == pytest.approx(1.0, abs=0.02) and same.map_r2 is not None
+    assert same.map_r2 > 0.99 and same.source_auroc == result.auroc.value
+    other = result.transfer["minilm-l6@4:token_avg"]
+    assert isinstance(other, TransferOut) and other.auroc is not None
+    assert other.map_r2 is not None and other.control_r2 is not None
+    assert other.map_r2 > other.control_r2 and "(384 features)" in other.note
     guard = result.evalaware_auroc
     assert guard.imputed is False and guard.value is not None
     assert "rated least evaluation-like by the guard verb-l6" in guard.note

@@ -42,7 +42,8 @@ def test_prepend_bos_scores_the_first_token(smollm: Any) -> None:
     (bos,) = token_surprisals(smollm, [TEXTS[0]], prepend_bos=True, progress=False)
     assert bos.token_ids.tolist() == plain.token_ids.tolist()  # BOS is context, not reported
     assert bos.scored.all()
-    ids = [smollm.tokenizer.bos_token_id, *plain.token_ids.tolist()]
+    # read after the document start: <|endoftext|>, not the chat-turn marker BOS
+    ids = [smollm.tokenizer.convert_tokens_to_ids("<|endoftext|>"), *plain.token_ids.tolist()]
     np.testing.assert_allclose(bos.surprisal, _direct_bits(smollm, ids), atol=1e-4)
     assert bos.surprisal[0] > 0
 

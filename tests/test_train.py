@@ -81,15 +81,19 @@ def test_submit_reproduces_the_reported_metrics(trained: Any, tmp_path: Path) ->
 
 def test_grid_ties_go_to_the_strongest_penalty() -> None:
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(200, 5))
-    y = (x[:, 0] > 0).astype(int)
+    z = rng.normal(size=(100, 5))
+    # a training set symmetric about 0 (each row and its negation, opposite labels)
+    # gives every grid point intercept 0
+    x = np.concatenate([z, -z])
+    y = np.concatenate([(z[:, 0] > 0), (z[:, 0] <= 0)]).astype(int)
     config = TrainConfig(task=TASK, site=Site(1, "last_token"))
-    # validation rows at the training mean get one constant prediction from every grid
-    # point, and balanced labels make every constant score exactly 0.5: all tie
-    x_val = np.tile(x.mean(axis=0), (50, 1))
+    # validation rows at the training mean then get P = 0.5 from every grid point, and
+    # balanced labels make every log-loss log 2 and every accuracy 0.5: all tie
+    x_val = np.zeros((50, 5))
     y_val = np.array([0, 1] * 25)
     points, chosen = grid_search(config, x, y, x_val, y_val)
     assert len({p.val_accuracy for p in points}) == 1
+    assert all(abs(p.val_log_loss - np.log(2)) < 1e-12 for p in points)
     assert chosen == min(p.value for p in points)
 
 

@@ -104,6 +104,15 @@ REFERENCES = [
 ]
 
 
+#: each reference model's transfer target: the other embedded model, at the token_avg site
+#: whose ridge map from it had (within 0.05) the best held-out R² on the neutral corpus
+#: among the layers tried (MiniLM 2-6, SmolLM2 6-24), and which the other model's
+#: reference probes read (MiniLM layer 4, SmolLM2 layer 15); token_avg beat last_token
+#: for every source (a BERT last_token is its [SEP])
+TRANSFER_TARGETS = {"smollm2-135m": "minilm-l6@4:token_avg",
+                    "minilm-l6": "smollm2-135m@15:token_avg"}
+
+
 def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict[str, object]:
     from probebench.artifact import scan
     from probebench.artifact.weights import ProbeWeights
@@ -129,7 +138,8 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
                        "(SentEval protocol: regularisation chosen on validation, refit on "
                        "train + validation). Its folder holds train.ipynb, which refits it "
                        "from scratch offline.",
-        "status": "live", "tasks": [ref.task], "transfer_targets": [],
+        "status": "live", "tasks": [ref.task],
+        "transfer_targets": [TRANSFER_TARGETS[ref.model]],
     }
 
 

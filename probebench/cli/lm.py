@@ -35,9 +35,10 @@ def _epilog() -> str:
     lines += [
         "",
         "start token: BLiMP and verb prompts are read after the model's BOS token, else its",
-        "  EOS token (lm-evaluation-harness's rule), so the first word is scored too. Chat",
-        "  tokenizers may name a turn marker as BOS (SmolLM2-Instruct: <|im_start|>); the",
-        "  output says which token was used, and --start-token names another.",
+        "  EOS token (lm-evaluation-harness's rule), so the first word is scored too; a",
+        "  chat-turn marker (a token of the chat template, SmolLM2-Instruct's <|im_start|>)",
+        "  gives way to the document separator the model was pre-trained with",
+        "  (<|endoftext|>). The output says which token was used; --start-token names one.",
         "",
         "examples:",
         "  probebench score-lm smollm2-135m",
@@ -103,7 +104,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                              "(default: %(default)s)")
     parser.add_argument("--start-token", default=None, metavar="TOKEN",
                         help="the token BLiMP and verb prompts are read after, e.g. "
-                             "'<|endoftext|>' (default: the model's BOS, else its EOS)")
+                             "'<|im_start|>' (default: the model's document start: its "
+                             "BOS, else EOS, a chat-turn marker giving way to the "
+                             "pre-training document separator)")
     parser.add_argument("--json-out", default=None, metavar="FILE",
                         help="also write the results, versions, seed and task hashes as JSON")
     add_seed(parser)

@@ -177,7 +177,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                                 progress=not args.quiet))
     status = 0
     for entry_id in args.entries:
-        done = evaluate_entry(entry_id, ws.registry, ws.repo, session, store=not args.no_store)
+        done = evaluate_entry(entry_id, ws.registry, ws.repo, session, store=not args.no_store,
+                              allow_dirty=args.allow_dirty)
         if args.submission:
             atomic_write_bytes(Path(args.submission), done.submission.to_json().encode())
         print(f"{entry_id}: {len(done.changed)} result file(s) updated"
@@ -186,6 +187,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(f"  PRECISION {problem}")
             status = 1
     return status
+
+
+def _add_allow_dirty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="store results even though probebench runs from a working tree "
+                             "with uncommitted changes (its commit ends in +dirty; refused "
+                             "by default): for local evaluations, marked on the leaderboard")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -198,7 +206,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
                                                 **runtime(args), guards=guards,
                                                 progress=not args.quiet))
-    report = publish_pending(ws.registry, ws.repo, session)
+    report = publish_pending(ws.registry, ws.repo, session, allow_dirty=args.allow_dirty)
     for entry_id in report.published:
         print(f"  live     {entry_id}")
     for entry_id, why in report.failed.items():
@@ -334,6 +342,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="also write the submission.json of the (one) entry here")
     reval.add_argument("--no-store", action="store_true",
                        help="re-evaluate only; record nothing in registry/results")
+    _add_allow_dirty(reval)
     add_evaluation_options(reval)
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
@@ -346,6 +355,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "evaluation fails stays pending and the command exits 1. Run by the "
                     "publish workflow on push to main, which opens a pull request with the "
                     "changes.")
+    _add_allow_dirty(rpub)
     add_evaluation_options(rpub)
     add_workspace_options(rpub, registry=True)
     rpub.set_defaults(func=cmd_publish)

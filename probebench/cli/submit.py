@@ -101,8 +101,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_device(sub)
     add_seed(sub)
     add_bootstrap(sub)
-    sub.add_argument("--transfer-to", action="append", metavar="MODEL",
-                     help="declared transfer target model of the same hidden size; repeat")
+    sub.add_argument("--transfer-to", action="append", metavar="MODEL@LAYER:POSITION",
+                     help="a transfer target, e.g. minilm-l6@4:token_avg: the probe reads "
+                          "that site of MODEL (any hidden size) through a ridge map fitted "
+                          "on a fixed neutral corpus; repeat for several")
     guard = sub.add_argument_group(
         "eval-awareness guard",
         "By default each model's guard is the one REGISTRY/guards.yaml names (none: the "

@@ -81,7 +81,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         **raw("Extract activations of the task's train, validation and test prompts "
               "(through the cache), choose the regularisation on the validation split "
               "(SentEval protocol: logistic regression over C in 0.001..10, or a "
-              "one-hidden-layer MLP over alpha in 1..0.0001; best validation accuracy; "
+              "one-hidden-layer MLP over alpha in 1..0.0001; lowest validation log-loss; "
               "refit on train + validation), score the test split as submit does, and "
               "write the artifact: probe.safetensors/probe.json (native), "
               "probe.joblib/scaler.joblib (the spec's files), meta.yaml with the "

@@ -23,16 +23,34 @@ stored with the task (``registry/baselines/``) as well as beside each result.
   it has none), as the BLiMP paper and lm-evaluation-harness do. SyntaxGym: the suite's
   own region-based predictions (``TaskFormat.model_item_scores``), no BOS. An encoder
   such as MiniLM has no surprisal, so no such baseline.
+
+Each baseline keeps its score of every labelled test prompt (``BaselineOut.scores``, in
+the order of the result's predictions), so that **the gap** (``auroc_gap``,
+``GAP_DEFINITION``) can be resampled on the probe's items, at evaluation time and again
+when the leaderboard is built: the probe's AUROC minus the best baseline's (the highest
+AUROC point estimate among the baselines with an AUROC), with a paired item-bootstrap
+CI. A probe *beats its baselines* when that CI's lower bound lies above 0. On a
+multi-class task the gap is the probe's one-vs-rest macro AUROC minus the best
+baseline's (majority or length), resampled the same way from the class probabilities
+(``BaselineOut.class_scores``).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from probebench.evaluation.headline import labelled
+from probebench.evaluation.headline import interval_out, labelled, sub_seed
+from probebench.evaluation.metrics import (
+    Interval,
+    paired_difference,
+    resample_counts,
+    weighted_auroc,
+    weighted_macro_auroc,
+)
+from probebench.evaluation.results import BaselineGapOut, BaselineOut, PromptScores
 from probebench.prompts import Prompt
 
 #: every baseline's name in results, in the order reports show them
@@ -89,3 +107,93 @@ def random_feature_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.n
         warnings.simplefilter("ignore")  # convergence warnings on a deliberately weak input
         probe, scaler = fit("linear", RANDOM_FEATURES_C, a, train_y, seed=seed, hidden=1)
     return np.asarray(probe.predict_proba(scaler.transform(b))[:, 1])
+
+
+#: what the gap means (submission.json's field descriptions, the leaderboard's column)
+GAP_DEFINITION = ("the probe's AUROC minus the best baseline's: the baseline with the "
+                  "highest AUROC on the same task, model and site (majority, length, "
+                  "random_features, or surprisal where it has an AUROC; on a multi-class "
+                  "task the macro AUROC), with a paired item-bootstrap 95% interval (each "
+                  "resample draws the same items for the probe and the baseline). A probe "
+                  "beats its baselines when the interval's lower bound lies above 0")
+
+
+def best_baseline(baselines: Mapping[str, BaselineOut]) -> str | None:
+    """The baseline with the highest AUROC point estimate (ties: the first in
+    ``BASELINES`` order, then by name); None when none has an AUROC.
+
+    >>> from probebench.evaluation.results import IntervalOut
+    >>> def b(v): return BaselineOut(auroc=IntervalOut(value=v, ci_low=v, ci_high=v,
+    ...     resamples=1, dropped=0), accuracy=None, note="")
+    >>> best_baseline({"majority": b(0.5), "length": b(0.61), "random_features": b(0.61)})
+    'length'
+    """
+    def order(name: str) -> tuple[int, str]:
+        return (BASELINES.index(name) if name in BASELINES else len(BASELINES), name)
+
+    found = [(name, b.auroc.value) for name, b in baselines.items()
+             if b.auroc is not None and b.auroc.value is not None]
+    if not found:
+        return None
+    top = max(v for _, v in found)
+    return min((name for name, v in found if v == top), key=order)
+
+
+def auroc_gap(labels: np.ndarray, probe: np.ndarray, baseline: np.ndarray,
+              item_of: np.ndarray, *, seed: int, n_resamples: int) -> Interval:
+    """AUROC of ``probe`` minus AUROC of ``baseline`` over the same labelled prompts,
+    with a paired item-bootstrap 95% CI: each resample draws items once
+    (``resample_counts``, seeded with ``seed``) and both AUROCs are recomputed on it.
+    Binary: ``labels`` in {0, 1}, scores (n,). Multi-class: ``labels`` are class
+    indices and the scores class probabilities (n, K); the AUROC is the macro AUROC."""
+    y = np.asarray(labels, dtype=np.int64)
+    a = np.asarray(probe, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    _, dense = np.unique(np.asarray(item_of), return_inverse=True)
+    counts = resample_counts(int(dense.max()) + 1, n_resamples, np.random.default_rng(seed))
+    weights = counts[:, dense]
+    ones = np.ones((1, y.size))
+
+    def stat(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return weighted_macro_auroc(y, s, w) if s.ndim == 2 else weighted_auroc(y, s, w)
+
+    value = float(stat(a, ones)[0] - stat(b, ones)[0])
+    return paired_difference(value, stat(a, weights), stat(b, weights))
+
+
+def gap_seed(seed: int, task_id: str) -> int:
+    """The gap bootstrap's seed: the run's seed and the task id alone, so evaluation
+    and the leaderboard's build draw the same items for the same stored scores."""
+    return sub_seed(seed, task_id, "baseline_gap")
+
+
+def baseline_gap(baselines: Mapping[str, BaselineOut], predictions: PromptScores, *,
+                 task_id: str, seed: int, n_resamples: int
+                 ) -> tuple[BaselineGapOut | None, bool | None]:
+    """The gap of the probe whose per-prompt output is ``predictions`` to the best of
+    ``baselines`` (``GAP_DEFINITION``), and whether it beats them; (None, None) when no
+    baseline has an AUROC, or the best one kept no per-prompt scores (a record stored
+    before they were kept) or scores of another length."""
+    name = best_baseline(baselines)
+    if name is None:
+        return None, None
+    base = baselines[name]
+    assert base.auroc is not None and base.auroc.value is not None
+    multiclass = predictions.class_probs is not None
+    scores = base.class_scores if multiclass else base.scores
+    probe = predictions.class_probs if multiclass else predictions.probs
+    if scores is None or probe is None or len(scores) != len(probe):
+        return None, None
+    iv = auroc_gap(np.asarray(predictions.labels), np.asarray(probe), np.asarray(scores),
+                   np.asarray(predictions.items), seed=gap_seed(seed, task_id),
+                   n_resamples=n_resamples)
+    out = interval_out(iv)
+    gap = BaselineGapOut(value=out.value, ci_low=out.ci_low, ci_high=out.ci_high,
+                         resamples=out.resamples, dropped=out.dropped, baseline=name,
+                         baseline_auroc=base.auroc.value)
+    return gap, beats(gap.ci_low)
+
+
+def beats(ci_low: float | None) -> bool | None:
+    """Whether a gap with this lower bound beats the baselines (None: unknown)."""
+    return None if ci_low is None else ci_low > 0

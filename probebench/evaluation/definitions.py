@@ -28,6 +28,7 @@ from probebench.evaluation.metrics import (
     expected_calibration_error,
     fpr_at_tpr_error,
 )
+from probebench.evaluation.transfer import CORPUS_SIZE, HOLD_OUT_EVERY
 from probebench.tasks.formats import format_names, get_format
 from probebench.yamlsafe import load_yaml
 
@@ -37,11 +38,20 @@ EVALAWARE_IMPUTE = 0.85
 DISTSHIFT_IMPUTE = 0.7
 #: cross-model transfer without a declared target: this value, flagged
 TRANSFER_IMPUTE = 0.5
+#: ProbeScore 0.2.0 on: an entry that declares no transfer target (or whose transfer cannot
+#: be measured) earns 0 on the axis; at 0.5 not declaring would outscore almost every
+#: measured transfer, a reward for not being measured
+MAPPED_TRANSFER_IMPUTE = 0.0
 #: share of a task's items the eval-awareness correction keeps (least evaluation-like)
 EVALAWARE_SHARE = 4  # one item in four
 #: latency: runs before timing starts, and prompts timed (median reported)
 LATENCY_WARMUP = 3
 LATENCY_PROMPTS = 20
+#: a selectivity control over fewer word types than this is degenerate: a lookup any
+#: probe memorises (probebench.evaluation.selectivity). The registered minimal-pair
+#: tasks differ in at most 10 types or in at least 22, so any bound between sorts them
+#: alike.
+MIN_CONTROL_TYPES = 16
 #: words of the fixed context read before every prompt for the distribution shift
 SHIFT_CONTEXT = ("a fixed 690-token public-domain context (the US Declaration of "
                  "Independence)")
@@ -125,6 +135,10 @@ class MetricDef:
         return self.definition if isinstance(self.definition, str) else self.definition()
 
 
+def _ordinal(n: int) -> str:
+    return {2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(n, f"{n}th")
+
+
 def _share() -> str:
     return {2: "half", 3: "third", 4: "quarter"}.get(EVALAWARE_SHARE, f"1/{EVALAWARE_SHARE}")
 
@@ -178,9 +192,16 @@ _DEFS = (
               f"without a guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
               Direction.HIGHER, compute=auroc_score),
     MetricDef("transfer", "Transfer",
-              "Pearson correlation of the probe's logits on the declared target model's "
-              "activations and on its own, over the test prompts; undeclared: "
-              f"{TRANSFER_IMPUTE}, flagged imputed.", Direction.HIGHER),
+              "per declared target MODEL@LAYER:POSITION: an affine ridge map from the "
+              "target's activations to the probe's model's, fitted in float64 on a fixed "
+              f"neutral corpus ({CORPUS_SIZE} sentences, sha256-pinned; alpha chosen on "
+              f"every {_ordinal(HOLD_OUT_EVERY)} sentence held out, whose R² in the probe's "
+              "standardised coordinates is "
+              "map_r2; then refitted on all); the unchanged probe reads the mapped test "
+              "prompts: target AUROC, transfer = (target AUROC - 0.5) / (AUROC - 0.5) "
+              "clamped to [0, 1] (none when AUROC <= 0.5), and a control of shuffled-pair "
+              "maps with the same alpha and output variance; no target declared: "
+              f"ProbeScore imputes {TRANSFER_IMPUTE}, flagged.", Direction.HIGHER),
     MetricDef("cost", "GFLOPs/prompt",
               "FLOPs per test prompt of the model blocks up to the probe's layer, pooling, "
               "scaler and classifier, from the model's config and the tokenizer "
@@ -188,8 +209,12 @@ _DEFS = (
     MetricDef("selectivity", "Selectivity",
               f"{HEWITT_LIANG_2019.short}: the entry's architecture re-trained with "
               "train's protocol on the task and on a control task (labels a fixed random "
-              "function of word types, equal label balance); prompt accuracy, control "
-              "accuracy and their difference, paired item bootstrap.", Direction.HIGHER,
+              "function of word types, equal label balance: the mean vote of the prompt's "
+              "words on sentence tasks, of the word types where an item's prompts differ "
+              "on minimal pairs); prompt accuracy, control accuracy and their difference, "
+              "paired item bootstrap. A degenerate control (fewer than "
+              f"{MIN_CONTROL_TYPES} word types, one label, no good/bad pair split, or the "
+              "task's own labels) reports none, with the reason.", Direction.HIGHER,
               citation=HEWITT_LIANG_2019),
     MetricDef("baselines", "Baselines",
               "per (task, model, site), the same for every entry: majority, length, "
@@ -239,7 +264,21 @@ def metric_definitions() -> dict[str, str]:
     return {d.name: d.text for d in METRICS.values() if d.part_of is None}
 
 
-__all__ = ["DISTSHIFT_IMPUTE", "EVALAWARE_IMPUTE", "EVALAWARE_SHARE", "LATENCY_PROMPTS",
-           "LATENCY_WARMUP", "METRICS", "SHIFT_CONTEXT", "TRANSFER_IMPUTE", "Citation",
-           "Direction", "MarkBounds", "MetricDef", "accuracy_definition",
-           "metric_definitions"]
+__all__ = [
+    "DISTSHIFT_IMPUTE",
+    "EVALAWARE_IMPUTE",
+    "EVALAWARE_SHARE",
+    "LATENCY_PROMPTS",
+    "LATENCY_WARMUP",
+    "MAPPED_TRANSFER_IMPUTE",
+    "METRICS",
+    "MIN_CONTROL_TYPES",
+    "SHIFT_CONTEXT",
+    "TRANSFER_IMPUTE",
+    "Citation",
+    "Direction",
+    "MarkBounds",
+    "MetricDef",
+    "accuracy_definition",
+    "metric_definitions",
+]

@@ -1,7 +1,8 @@
 """What a result says about using the probe outside its task: how far it carries to
-other models (transfer) and what running it costs (FLOPs per prompt and measured
-latency). Binary and multi-class tasks share the cost and the latency; transfer is
-defined for binary probes only.
+other models (transfer, through a ridge map fitted on a neutral corpus:
+``probebench.evaluation.transfer``) and what running it costs (FLOPs per prompt and
+measured latency). Binary and multi-class tasks share the cost and the latency; transfer
+is defined for binary probes only.
 """
 
 from __future__ import annotations
@@ -14,10 +15,23 @@ import numpy as np
 
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
-from probebench.evaluation.definitions import LATENCY_WARMUP, TRANSFER_IMPUTE
-from probebench.evaluation.headline import Flat
-from probebench.evaluation.results import CostOut, FlaggedOut
-from probebench.evaluation.session import Session
+from probebench.errors import InputError
+from probebench.evaluation.definitions import LATENCY_WARMUP
+from probebench.evaluation.headline import Flat, sub_seed
+from probebench.evaluation.metrics import auroc_score
+from probebench.evaluation.results import CostOut, FlaggedOut, TransferOut
+from probebench.evaluation.session import Session, SubmitError
+from probebench.evaluation.transfer import (
+    CORPUS_KEY,
+    CORPUS_SHA256,
+    TransferTarget,
+    corpus_prompts,
+    fit_transfer_map,
+    held_out,
+    parse_targets,
+    transfer_ratio,
+)
+from probebench.hashing import sha256_json
 from probebench.jsonsafe import load_json
 from probebench.models.activations import run_extraction, tokenize
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
@@ -25,29 +39,82 @@ from probebench.prompts import Prompt
 from probebench.sites import Site
 
 
-def measure_transfer(session: Session, weights: ProbeWeights, task_id: str, flat: Flat,
-                     site: Site, acts: np.ndarray) -> dict[str, FlaggedOut]:
-    """Pearson r of the probe's logits on the declared transfer targets' activations
-    against its own, over the test prompts (a target of another hidden size: None)."""
-    targets = list(session.options.transfer_targets)
-    if not targets:
-        return {"undeclared": FlaggedOut(value=TRANSFER_IMPUTE, imputed=True,
-                                         note="no transfer target declared")}
-    own = weights.decision_function(acts)
-    out = {}
-    for target in targets:
-        resolved = session.model(target)
-        if resolved.identity.hidden_size != weights.n_features:
-            out[target] = FlaggedOut(value=None, imputed=False,
-                                     note=f"hidden size {resolved.identity.hidden_size} differs "
-                                          f"from the probe's {weights.n_features}")
-            continue
-        other = weights.decision_function(
-            session.activations(target, f"{task_id}/test", flat.prompts, site))
-        r = float(np.corrcoef(own, other)[0, 1]) if own.std() and other.std() else 0.0
-        out[target] = FlaggedOut(value=r, imputed=False,
-                                 note="Pearson r of logits over the test prompts")
+def measure_transfer(session: Session, model: str, weights: ProbeWeights, task_id: str,
+                     flat: Flat, site: Site, acts: np.ndarray
+                     ) -> dict[str, TransferOut | FlaggedOut]:
+    """The probe read through a ridge map from each declared target
+    (``options.transfer_targets``, ``MODEL@LAYER:POSITION``) over the test prompts:
+    target AUROC, transfer ratio, the map's held-out R² and the shuffled-pair control
+    (``probebench.evaluation.transfer``). No target declared: an empty mapping (ProbeScore
+    imputes the axis)."""
+    try:
+        targets = parse_targets(session.options.transfer_targets)
+    except InputError as exc:
+        raise SubmitError(str(exc)) from None
+    idx, y = flat.labelled()
+    source_auroc = auroc_score(y, weights.predict_proba(acts)[idx, 1])
+    # TaskResult.transfer's type: stored results of older versions hold FlaggedOut
+    out: dict[str, TransferOut | FlaggedOut] = {
+        str(t): transfer_to(session, model, weights, task_id, flat, site, t, source_auroc)
+        for t in targets}
     return out
+
+
+def transfer_to(session: Session, model: str, weights: ProbeWeights, task_id: str, flat: Flat,
+                site: Site, target: TransferTarget, source_auroc: float, *,
+                corpus: Sequence[Prompt] | None = None) -> TransferOut:
+    """The transfer of the probe (on ``model`` at ``site``, own AUROC ``source_auroc``)
+    to one ``target`` over the test prompts ``flat``, the map fitted on ``corpus``
+    (default: the shipped neutral corpus, ``transfer.CORPUS_FILE``)."""
+    name = str(target)
+    corpus_sha256 = CORPUS_SHA256 if corpus is None else sha256_json([p.text for p in corpus])
+    if site.span is not None:
+        return TransferOut(
+            target=name, auroc=None, source_auroc=source_auroc, transfer=None, map_r2=None,
+            alpha=None, control_auroc=None, control_transfer=None, control_r2=None,
+            corpus_sha256=corpus_sha256,
+            note=f"not measured: the probe's position {site.position} reads the "
+                 f"{site.span!r} span, which the transfer corpus's sentences do not have")
+    corpus = corpus_prompts() if corpus is None else list(corpus)
+    key = CORPUS_KEY if corpus_sha256 == CORPUS_SHA256 else f"{CORPUS_KEY} {corpus_sha256}"
+    source = session.activations(model, key, corpus, site)
+    mapped_from = session.activations(target.model, key, corpus, target.site)
+    test = session.activations(target.model, f"{task_id}/test", flat.prompts, target.site)
+    fitted = fit_transfer_map(mapped_from, source, weights.mean, weights.scale,
+                              seed=sub_seed(session.options.seed, "transfer-control", name))
+    idx, y = flat.labelled()
+    probs = weights.predict_proba(fitted.fitted(test))[:, 1]
+    auroc = session.auroc_ci(y, probs[idx], flat.item_of[idx], task_id, "transfer", name)
+    control = float(np.mean([auroc_score(y, weights.predict_proba(c(test))[idx, 1])
+                             for c in fitted.controls]))
+    transfer = transfer_ratio(auroc.value, source_auroc)
+    held = int(held_out(len(corpus)).sum())
+    note = (f"ridge map from {name} ({test.shape[1]} features) to {model} at {site} "
+            f"({weights.n_features}), fitted on {len(corpus)} neutral sentences; alpha and "
+            f"R² on {held} held out; control: {len(fitted.controls)} shuffled-pair maps")
+    if transfer is None:
+        note += (f"; no transfer measured: the probe's own AUROC {source_auroc:.3f} is "
+                 "not above 0.5")
+    return TransferOut(
+        target=name, auroc=auroc, source_auroc=source_auroc, transfer=transfer,
+        map_r2=fitted.r2, alpha=fitted.alpha, control_auroc=control,
+        control_transfer=transfer_ratio(control, source_auroc),
+        control_r2=fitted.control_r2, corpus_sha256=corpus_sha256, note=note)
+
+
+def check_transfer_targets(session: Session) -> None:
+    """Refuse, before any model work, a target that does not parse or whose layer its
+    model does not have (``SubmitError``)."""
+    try:
+        targets = parse_targets(session.options.transfer_targets)
+    except InputError as exc:
+        raise SubmitError(str(exc)) from None
+    for target in targets:
+        layers = session.model(target.model).identity.num_layers
+        if target.site.layer > layers:
+            raise SubmitError(f"transfer target {str(target)!r}: layer {target.site.layer} "
+                              f"is out of range; {target.model} has layers 0..{layers} "
+                              "(0 = embeddings output)")
 
 
 def measure_cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat: Flat,
@@ -82,4 +149,5 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     return float(statistics.median(times))
 
 
-__all__ = ["measure_cost", "measure_latency", "measure_transfer"]
+__all__ = ["check_transfer_targets", "measure_cost", "measure_latency",
+           "measure_transfer", "transfer_to"]

@@ -5,8 +5,11 @@ Each task format says whether and how (``TaskFormat.lm_scoring``, an ``LMScoring
 ``protocol`` names one ``LMProtocol`` here (``PROTOCOLS``):
 
 * ``sentence_log_prob``: every prompt scored by ``log P`` with every token read after
-  the model's BOS token (EOS when it has none), as the BLiMP paper and
-  lm-evaluation-harness do (``probebench.models.surprisal.sentence_log_probs``); the
+  the model's document start, as the BLiMP paper and lm-evaluation-harness do
+  (``probebench.models.surprisal.sentence_log_probs``): its BOS token (EOS when it has
+  none), except that a chat-turn marker gives way to the document separator the model
+  was pre-trained with (``probebench.models.start_token``; SmolLM2-Instruct:
+  ``<|endoftext|>``, not its BOS ``<|im_start|>``); the
   format's own item rule compares an item's prompts (BLiMP: a pair is correct when
   ``log P(good) > log P(bad)``; verbs: multiple choice, the highest ``log P`` wins, ties
   share the credit, single-sentence lines are not scored).
@@ -36,6 +39,7 @@ from probebench.evaluation.headline import Flat, mean_interval
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.results import IntervalOut
 from probebench.models.loading import LoadedModel, ModelIdentity, ResolvedModel
+from probebench.models.surprisal import SCORING_VERSION
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import LMScoring, TaskFormat, format_names, get_format
@@ -52,7 +56,7 @@ class LMProtocol(ABC):
 
     #: the name formats give in ``LMScoring.protocol``
     kind: ClassVar[str]
-    #: whether texts are read after a start token (BOS, else EOS)
+    #: whether texts are read after a start token (``models.start_token``)
     uses_start_token: ClassVar[bool]
 
     @abstractmethod
@@ -62,7 +66,7 @@ class LMProtocol(ABC):
 
 
 class SentenceLogProbProtocol(LMProtocol):
-    """Every prompt scored by ``log2 P(prompt)`` after BOS/EOS; the format's own item rule
+    """Every prompt scored by ``log2 P(prompt)`` after the start token; the format's own item rule
     (``TaskFormat.score_item`` with no threshold) compares the prompts of an item."""
 
     kind = "sentence_log_prob"
@@ -171,7 +175,7 @@ class LMScores:
         used = {t.format for t in self.tasks}
         return {"probebench_version": __version__, "model": self.model.to_dict(),
                 "split": self.split, "seed": self.seed, "bootstrap": self.n_resamples,
-                "start_token": self.start_token,
+                "start_token": self.start_token, "scoring_version": SCORING_VERSION,
                 "protocols": {f: scoring_of(f).definition for f in sorted(used)},
                 "tasks": [t.to_json() for t in self.tasks], "macro_mean": self.macro_mean}
 
@@ -204,8 +208,9 @@ def score_lm(model: str | ResolvedModel | LoadedModel, task_ids: Sequence[str] |
     ``model`` is a name (alias, folder or hub id), a resolved or a loaded model.
     ``task_ids`` default to every registered BLiMP and SyntaxGym task. ``split`` is
     ``"test"`` (the registered test split) or ``"all"`` (every item of the task's files,
-    comparable with published full-suite numbers). ``start_token`` replaces the BOS/EOS
-    token that BOS-protocol texts are read after. Tasks, split and the model's
+    comparable with published full-suite numbers). ``start_token`` replaces the token
+    that BOS-protocol texts are read after (``probebench.models.start_token``'s rule:
+    the model's document start). Tasks, split and the model's
     architecture are checked before the model is loaded; an encoder is refused.
     """
     from tqdm.auto import tqdm

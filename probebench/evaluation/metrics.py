@@ -192,3 +192,46 @@ def bootstrap_mean(values: np.ndarray, *, n_resamples: int = N_RESAMPLES,
     counts = resample_counts(v.size, n_resamples, np.random.default_rng(seed))
     stats = counts @ v / v.size
     return _interval(float(v.mean()), stats)
+
+
+def weighted_calibration_error(y: np.ndarray, p: np.ndarray, weights: np.ndarray,
+                               n_bins: int = ECE_BINS) -> np.ndarray:
+    """``expected_calibration_error`` of each row of ``weights`` (B, n): every prompt
+    counts as often as its weight, in the same ``n_bins`` equal-width bins. NaN where a
+    row has no weight. With weights of one it is the ECE itself.
+
+    >>> ece = weighted_calibration_error(np.array([0, 1]), np.array([0.2, 0.6]),
+    ...                                  np.array([[1, 1], [0, 2]]))
+    >>> [round(float(x), 6) for x in ece]
+    [0.3, 0.4]
+    """
+    y_ = np.asarray(y, dtype=np.float64)
+    p_ = np.asarray(p, dtype=np.float64)
+    bins = np.minimum((p_ * n_bins).astype(np.int64), n_bins - 1)
+    onehot = np.zeros((p_.size, n_bins))
+    onehot[np.arange(p_.size), bins] = 1.0
+    w = np.asarray(weights, dtype=np.float64)
+    # per bin: |sum of w * (y - p)| is bin weight x |observed rate - mean P|
+    per_bin = np.abs((w * (y_ - p_)) @ onehot)
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, per_bin.sum(axis=1) / np.where(total > 0, total, 1.0),
+                        np.nan)
+
+
+def weighted_macro_auroc(y: np.ndarray, proba: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """One-vs-rest macro AUROC (``probebench.evaluation.multiclass``) of each row of
+    ``weights`` (B, n): class indices ``y`` (n,) against class probabilities ``proba``
+    (n, K). NaN where a class has no weight on one side."""
+    y_ = np.asarray(y, dtype=np.int64)
+    p_ = np.asarray(proba, dtype=np.float64)
+    per_class = np.stack([weighted_auroc((y_ == k).astype(np.int64), p_[:, k], weights)
+                          for k in range(p_.shape[1])])
+    return np.asarray(per_class.mean(axis=0), dtype=np.float64)
+
+
+def paired_difference(value: float, stats_a: np.ndarray, stats_b: np.ndarray) -> Interval:
+    """``value`` (a - b on the full test set) with the 95% percentile interval of a - b
+    over resamples that drew the same items for both (rows where either is undefined
+    are dropped and counted)."""
+    return _interval(value, np.asarray(stats_a) - np.asarray(stats_b))

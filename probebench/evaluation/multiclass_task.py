@@ -4,6 +4,13 @@ defines the numbers), as ``task`` is for a binary task.
 Accuracy and macro AUROC, per-class slices, the shifted macro AUROC and the majority and
 length baselines. The eval-awareness correction, transfer and control-task selectivity
 are defined for binary probes only and are left out, saying so.
+
+The gap to the baselines is the binary one's with the macro AUROC in place of the AUROC
+(``baselines.baseline_gap``): the probe's macro AUROC minus the best baseline's (majority
+or length, the higher macro AUROC), with a paired item bootstrap that recomputes both
+macro AUROCs from the class probabilities on the same resampled items (each baseline
+keeps its class probabilities per prompt, ``BaselineOut.class_scores``). A task without
+a train split has no baselines, so no gap: ``beats_baselines`` is None there.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
+from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import measure_cost, measure_latency
 from probebench.evaluation.headline import Flat, sub_seed
 from probebench.evaluation.metrics import MetricError
@@ -66,6 +74,14 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
     except SiteError as exc:
         distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
     binary_only = "defined for binary probes only"
+    baselines = _multiclass_baselines(session, task_id, classes)
+    predictions = PromptScores(
+        prompt_ids=[p.id or str(i) for i, p in enumerate(flat.prompts)],
+        items=[int(i) for i in flat.item_of], labels=[int(v) for v in y],
+        probs=[float(proba[i, k]) for i, k in enumerate(y.tolist())],
+        class_probs=[[float(v) for v in row] for row in proba])
+    gap, beats = baseline_gap(baselines, predictions, task_id=task_id, seed=opts.seed,
+                              n_resamples=opts.bootstrap)
     result = TaskResult(
         id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
         n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=len(flat.prompts),
@@ -73,15 +89,10 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
         ece=head.ece, brier=head.brier, fpr_at_99tpr=None, distshift_auroc=distshift,
         evalaware_auroc=FlaggedOut(value=None, imputed=False,
                                    note=f"the eval-awareness correction is {binary_only}"),
-        transfer={}, slices=slices,
-        baselines=_multiclass_baselines(session, task_id, classes), marks={},
+        transfer={}, slices=slices, baselines=baselines, baseline_gap=gap,
+        beats_baselines=beats, marks={},
         cost=measure_cost(session, meta, weights, flat, site), selectivity=None,
-        classes=list(classes),
-        predictions=PromptScores(
-            prompt_ids=[p.id or str(i) for i, p in enumerate(flat.prompts)],
-            items=[int(i) for i in flat.item_of], labels=[int(v) for v in y],
-            probs=[float(proba[i, k]) for i, k in enumerate(y.tolist())],
-            class_probs=[[float(v) for v in row] for row in proba]))
+        classes=list(classes), predictions=predictions)
     return result, measure_latency(session, meta, weights, flat.prompts, site)
 
 
@@ -111,7 +122,8 @@ def _multiclass_baselines(session: Session, task_id: str, classes: tuple[str, ..
                                    "baseline", name, "accuracy")
         note = {"majority": "the most frequent train class",
                 "length": "multinomial logistic regression on length in characters"}[name]
-        out[name] = BaselineOut(auroc=auroc, accuracy=accuracy, note=note)
+        out[name] = BaselineOut(auroc=auroc, accuracy=accuracy, note=note,
+                                class_scores=[[float(v) for v in row] for row in proba])
     return out
 
 

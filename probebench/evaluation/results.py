@@ -43,6 +43,33 @@ class FlaggedOut(_Model):
     note: str = Field(description="How the value was obtained, or why it was imputed.")
 
 
+class TransferOut(_Model):
+    """Cross-model transfer to one declared target (``probebench.evaluation.transfer``):
+    the probe reads the target model's activations through an affine ridge map fitted on
+    a fixed neutral corpus. Results stored before ProbeScore 0.2.0 hold a ``FlaggedOut``
+    (a Pearson r of logits, or the imputed 0.5) in its place."""
+
+    target: str = Field(description="MODEL@LAYER:POSITION: the target model and its site.")
+    auroc: IntervalOut | None = Field(description="AUROC of the probe on the mapped target "
+                                      "activations of the test prompts, item-bootstrap CI "
+                                      "(None: not measured).")
+    source_auroc: Number | None = Field(description="The probe's AUROC on its own model "
+                                        "over the same prompts: the ratio's denominator.")
+    transfer: Number | None = Field(description="(auroc - 0.5) / (source_auroc - 0.5), "
+                                    "clamped to [0, 1]; None when source_auroc <= 0.5 or "
+                                    "not measured.")
+    map_r2: Number | None = Field(description="R² of the map on the held-out part of the "
+                                  "corpus, in the probe's standardised coordinates.")
+    alpha: Number | None = Field(description="The ridge alpha chosen on the held-out part.")
+    control_auroc: Number | None = Field(description="Mean AUROC through the shuffled-pair "
+                                         "control maps (same alpha, shape and output "
+                                         "variance; pairs permuted).")
+    control_transfer: Number | None = Field(description="The ratio for control_auroc.")
+    control_r2: Number | None = Field(description="Mean held-out R² of the control maps.")
+    corpus_sha256: str | None = Field(description="The corpus the map was fitted on.")
+    note: str = Field(description="How it was measured, or why it was not.")
+
+
 class SliceOut(_Model):
     n_items: int
     accuracy: IntervalOut
@@ -52,6 +79,25 @@ class BaselineOut(_Model):
     auroc: IntervalOut | None
     accuracy: IntervalOut | None
     note: str
+    scores: list[Number] | None = Field(
+        default=None, description="Binary: the baseline's score of every labelled test "
+                                  "prompt, in the order of the result's predictions (so the "
+                                  "gap to a probe can be resampled on the same items); None "
+                                  "where the baseline has no per-prompt score (SyntaxGym's "
+                                  "own protocol) and on baselines stored before they were "
+                                  "kept.")
+    class_scores: list[list[Number]] | None = Field(
+        default=None, description="Multi-class only: every class's probability under the "
+                                  "baseline, per test prompt, in the task's class order.")
+
+
+class BaselineGapOut(IntervalOut):
+    """The probe's AUROC minus the best baseline's on the same task, model and site,
+    with a paired item-bootstrap CI (``probebench.evaluation.baselines.auroc_gap``)."""
+
+    baseline: str = Field(description="The baseline with the highest AUROC point estimate "
+                          "among those with an AUROC (a multi-class task: macro AUROC).")
+    baseline_auroc: Number = Field(description="That baseline's AUROC on the full test set.")
 
 
 class CostOut(_Model):
@@ -67,15 +113,31 @@ class CostOut(_Model):
 class SelectivityOut(_Model):
     """Hewitt and Liang (2019): the entry's architecture re-trained with ``train``'s
     protocol on the task and on a control task (same inputs, labels a fixed random
-    function of word type); selectivity = accuracy - control accuracy."""
+    function of word type); selectivity = accuracy - control accuracy. A degenerate
+    control (``probebench.evaluation.selectivity``) reports neither control accuracy nor
+    selectivity (values None) and says why."""
 
     accuracy: IntervalOut = Field(description="Prompt accuracy (P >= 0.5) of the re-trained "
                                   "probe on the task's test prompts.")
-    control_accuracy: IntervalOut = Field(description="The same on the control labels.")
+    control_accuracy: IntervalOut = Field(description="The same on the control labels "
+                                          "(value None when the control is degenerate).")
     selectivity: IntervalOut = Field(description="accuracy - control accuracy, paired item "
-                                     "bootstrap.")
+                                     "bootstrap (value None when the control is "
+                                     "degenerate).")
     control_positive_rate: Number = Field(description="Share of train prompts the control "
                                           "task labels 1 (matched to the task's).")
+    control: str = Field(default="sentence-vote", description="Which words vote: "
+                         "'sentence-vote' (every word of the prompt) or 'differing-types' "
+                         "(minimal pairs: the word types where an item's prompts differ).")
+    control_types: int | None = Field(default=None, description="Distinct word types the "
+                                      "control's labels are a function of (train, "
+                                      "validation and test prompts).")
+    pairs_split: Number | None = Field(default=None, description="Share of the test items' "
+                                       "(label 1, label 0) prompt pairs whose control "
+                                       "labels differ; None without such pairs.")
+    degenerate: bool = Field(default=False, description="The control cannot give a "
+                             "selectivity worth reporting (degenerate_reason says why).")
+    degenerate_reason: str | None = None
     note: str
 
 
@@ -118,9 +180,19 @@ class TaskResult(_Model):
     fpr_at_99tpr: Number | None = Field(description="None for a multi-class task.")
     distshift_auroc: FlaggedOut
     evalaware_auroc: FlaggedOut
-    transfer: dict[str, FlaggedOut]
+    transfer: dict[str, TransferOut | FlaggedOut] = Field(
+        description="Target (MODEL@LAYER:POSITION) -> its TransferOut; empty when no "
+                    "target is declared. Results stored before ProbeScore 0.2.0 hold "
+                    "FlaggedOut values ('undeclared': the imputed 0.5, or a Pearson r).")
     slices: dict[str, dict[str, SliceOut]]
     baselines: dict[str, BaselineOut]
+    baseline_gap: BaselineGapOut | None = Field(
+        default=None, description="AUROC minus the best baseline's AUROC, paired item "
+                                  "bootstrap (None: no baseline has an AUROC, or a result "
+                                  "stored before the gap was kept).")
+    beats_baselines: bool | None = Field(
+        default=None, description="True when the gap's CI lies above 0 (its lower bound > "
+                                  "0); None when the gap is unknown.")
     marks: dict[str, MarkOut]
     predictions: PromptScores
     cost: CostOut | None = Field(default=None, description="Analytical inference cost (None "

@@ -248,8 +248,9 @@ class Session:
         through the on-disk cache."""
         key = (model, task_id)
         if key not in self._surprisal:
-            # every token scored after the model's BOS (EOS when it has none), as the
-            # BLiMP paper and lm-evaluation-harness score minimal pairs
+            # every token scored after the model's document start (models/start_token.py:
+            # BOS, else EOS, a chat-turn marker giving way to the pre-training document
+            # separator), as the BLiMP paper and lm-evaluation-harness score minimal pairs
             scoring = {"kind": "sentence_log_probs", "rule": SCORING_VERSION,
                        "start_token": None,
                        "texts_sha256": sha256_json([p.text for p in prompts])}

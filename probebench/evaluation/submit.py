@@ -23,6 +23,7 @@ from probebench.artifact.checks import validate
 from probebench.artifact.meta import SPEC_VERSION
 from probebench.errors import SiteError
 from probebench.evaluation.definitions import metric_definitions
+from probebench.evaluation.deployment import check_transfer_targets
 from probebench.evaluation.evalaware import stratified_least
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import LimitOut, ProbeInfo, RunInfo, Submission, Timing
@@ -78,6 +79,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     if opts.limit is not None and opts.limit < 1:
         raise SubmitError(f"limit must be at least 1 item per task; found {opts.limit}")
     site = Site(meta.layer, meta.position)
+    check_transfer_targets(session)  # a bad target is refused before model work
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
         data = session.task(task_id)
         try:

@@ -3,9 +3,11 @@
 The headline (AUROC and the format's accuracy with their item-bootstrap CIs, ECE, Brier,
 FPR at 99% TPR) comes from ``headline``; then the slices, the distribution shift (the
 same prompts after ``CONTEXT_FILE``), the eval-awareness correction (``evalaware``),
-transfer, cost and latency (``deployment``), the task's baselines (``task_baselines``),
-control-task selectivity (``selectivity``) and the marks (``marks``). A multi-class
-task goes to ``multiclass_task``.
+transfer, cost and latency (``deployment``), the task's baselines (``task_baselines``)
+and the probe's gap to the best of them (``baselines.baseline_gap``: AUROC minus the best
+baseline's, paired item bootstrap, and whether its CI lies above 0), control-task
+selectivity (``selectivity``) and the marks (``marks``). A multi-class task goes to
+``multiclass_task``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
+from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import measure_cost, measure_latency, measure_transfer
 from probebench.evaluation.evalaware import evalaware_auroc
 from probebench.evaluation.headline import Flat, headline
@@ -87,7 +90,7 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
         distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
 
     evalaware = evalaware_auroc(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
-    transfer = measure_transfer(session, weights, task_id, flat, site, acts)
+    transfer = measure_transfer(session, meta.model, weights, task_id, flat, site, acts)
     baselines = compute_baselines(session, meta.model, task_id, site)
     control = task_selectivity(session, meta, weights, task_id, site)
 
@@ -105,18 +108,23 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
         m, straddles = mark_definitions()[metric].mark(point, point, point)
         marks[metric] = MarkOut(mark=m, straddles=straddles)
     latency = measure_latency(session, meta, weights, flat.prompts, site)
+    predictions = PromptScores(
+        prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
+        items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
+        probs=[float(p) for p in probs[idx]])
+    # from the stored (rounded) numbers, so a leaderboard build that resamples the
+    # stored predictions and baseline scores draws the same gap
+    gap, beats = baseline_gap(baselines, predictions, task_id=task_id,
+                              seed=session.options.seed, n_resamples=session.options.bootstrap)
     result = TaskResult(
         id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
         n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=int(idx.size),
         accuracy_name=fmt.accuracy_name, auroc=auroc, accuracy=accuracy, ece=ece,
         brier=head.brier, fpr_at_99tpr=fpr, distshift_auroc=distshift,
         evalaware_auroc=evalaware, transfer=transfer, slices=slices, baselines=baselines,
+        baseline_gap=gap, beats_baselines=beats,
         marks=marks, cost=measure_cost(session, meta, weights, flat, site),
-        selectivity=control,
-        predictions=PromptScores(
-            prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
-            items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
-            probs=[float(p) for p in probs[idx]]))
+        selectivity=control, predictions=predictions)
     return result, latency
 
 

@@ -2,7 +2,9 @@
 session's activations and the model's own scores (through the on-disk cache), once per
 (model, task, site) and identical for every entry there.
 
-The multi-class baselines are ``multiclass_task``'s.
+Each baseline with an AUROC keeps its score of every labelled test prompt, in the order
+of the result's predictions (``BaselineOut.scores``), for the gap to the probe
+(``baselines.baseline_gap``). The multi-class baselines are ``multiclass_task``'s.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
         except MetricError:
             auroc = None
         acc = interval(fmt.item_scores(data.test, s, flat.item_of, threshold), name)
-        return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name])
+        # the score of every labelled prompt, in the order of the result's predictions:
+        # the gap to a probe is resampled on the same items (``baselines.auroc_gap``)
+        return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name],
+                           scores=[float(v) for v in s[idx]])
 
     train_items = data.splits.get("train", [])
     train = Flat.of(train_items)

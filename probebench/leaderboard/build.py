@@ -9,7 +9,13 @@ with a ProbeScore spec and ranks only comparable ones (``ranks``):
   family's live entries by their exact task set and ranks each group apart; the index
   shows these groups family by family, never one mixed list;
 * guards (the entries ``registry/guards.yaml`` names, and any entry evaluated on guard
-  tasks only) are listed on their own page and never ranked.
+  tasks only) are listed on their own page and never ranked;
+* baselines gate ranks: every result's gap to the best baseline of its task, model and
+  site (``gaps``) is shown beside its AUROC, and within each ranking only the entries
+  that beat their baselines are ranked; the others follow them, unranked, with the
+  reason (``ranks``). A task page flags a task that a surface baseline (length,
+  majority) or the random-init one solves (AUROC >= 0.95), naming the surface feature
+  where one word position separates the labels (``task_page``).
 
 A task page's baselines are the task's own (``registry/baselines/``), never an entry's,
 so they do not change when entries come and go. All links are relative, so the pages
@@ -36,6 +42,7 @@ from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import (
     DISTSHIFT_IMPUTE,
     EVALAWARE_IMPUTE,
+    MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
 from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult
@@ -59,13 +66,16 @@ from probebench.leaderboard.downloads import (
     leaderboard_schema,
 )
 from probebench.leaderboard.entry_page import (
+    baseline_key,
     baselines_beside,
     citation,
     history_by_task,
     linked_files,
     reproduce_commands,
+    transfer_view,
 )
 from probebench.leaderboard.files import LeaderboardFiles
+from probebench.leaderboard.gaps import METHODS, Gap, entry_beats, result_gap, worst_gap
 from probebench.leaderboard.markdown import (
     breakable,
     inline_markdown,
@@ -93,7 +103,7 @@ from probebench.leaderboard.ranks import (
     family_sort_key,
     rank_group,
 )
-from probebench.leaderboard.task_page import task_data
+from probebench.leaderboard.task_page import surface_flag, task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_files, read_entry
@@ -109,15 +119,18 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class RankedEntry:
-    """One line of a group's ranking (live entries only), best first."""
+    """One line of a group's ranking (live entries only), best first; rank, best and
+    worst are None for an entry that does not beat its baselines (listed after)."""
 
-    rank: int
-    best: int
-    worst: int
+    rank: int | None
+    best: int | None
+    worst: int | None
     entry_id: str
     probescore: float
     auroc: float
     model: str
+    #: why the entry is unranked ("" when ranked)
+    unranked: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,13 +165,19 @@ class BuildSummary:
         blocks = []
         for table in self.ranking:
             shown = table.entries[:n] if n > 0 else table.entries
-            lines = [f"{table.title}: {len(table.entries)} ranked",
+            n_ranked = sum(r.rank is not None for r in table.entries)
+            lines = [f"{table.title}: {n_ranked} ranked"
+                     + (f", {len(table.entries) - n_ranked} not beating their baselines "
+                        "(unranked)" if n_ranked < len(table.entries) else ""),
                      f"{'rank':>4}  {'interval':<9}  {'ProbeScore':>10}  {'AUROC':>5}  "
                      f"{'model':<13} entry"]
             for r in shown:
-                interval = f"[{r.best}, {r.worst}]"
-                lines.append(f"{r.rank:>4}  {interval:<9}  {r.probescore:>10.3f}  "
+                rank = "—" if r.rank is None else str(r.rank)
+                interval = "unranked" if r.rank is None else f"[{r.best}, {r.worst}]"
+                lines.append(f"{rank:>4}  {interval:<9}  {r.probescore:>10.3f}  "
                              f"{r.auroc:>5.3f}  {r.model:<13} {r.entry_id}")
+                if r.unranked:
+                    lines.append(f"{'':>6}not ranked: {r.unranked}")
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
@@ -263,7 +282,8 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     # a new publish still makes an entry on its tasks alone a guard
     shown = {e.id for e in entries}
     guards = {i: why for i, why in guard_entries(registry, every).items() if i in shown}
-    scored = {e.id: _scored(e, results[e.id]) for e in entries}
+    gaps = _gaps(registry, results)
+    scored = {e.id: _scored(e, results[e.id], gaps[e.id]) for e in entries}
     breakdowns = {i: probescore(spec, s.values, closed_license=s.closed)
                   for i, s in scored.items()}
     # only live task probes are ranked: pending ones await review, deprecated ones are
@@ -279,7 +299,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     task_ids = sorted({t for r in results.values() for t in r} | baseline_tasks)
     task_groups = {}
     for task_id in task_ids:
-        on_task = [_scored(e, {task_id: results[e.id][task_id]}) for e in live
+        on_task = [_scored(e, {task_id: results[e.id][task_id]}, gaps[e.id]) for e in live
                    if task_id in results[e.id]]
         if on_task:
             task_groups[task_id] = rank_group(on_task, spec, family=task_format(task_id),
@@ -308,7 +328,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     entry_by_id = {e.id: e for e in entries}
     # the mean AUROC over an entry's tasks, by axis source (a spec may call its axis anything)
     mean_auroc = {i: s.values["auroc"].value for i, s in scored.items()}
-    group_views = [_group_view(g, entry_by_id, breakdowns, mean_auroc, results, spec)
+    group_views = [_group_view(g, entry_by_id, breakdowns, mean_auroc, results, gaps, spec)
                    for g in groups]
     live_ids = {e.id for e in live}
     listed = live + pending + [entry_by_id[i] for i in sorted(guards)]
@@ -322,7 +342,8 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
             "pending": [(e, page_name(e.id)) for e in pending if entry_family(e) == family]})
 
     def unranked(e: Entry, status: str) -> dict[str, Any]:
-        return _entry_row(e, results[e.id], breakdowns[e.id], entry_family(e), status)
+        return _entry_row(e, results[e.id], breakdowns[e.id], entry_family(e), status,
+                          gaps[e.id])
 
     index = env.get_template("index.html.j2").render(
         **common, root="", title="Leaderboard", sections=sections, n_resamples=n_resamples,
@@ -354,7 +375,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
         group = group_of.get(e.id)
         standing = None
         if group is not None:
-            standing = {"rank": group.ranks[e.id], "n": len(group.order),
+            standing = {"rank": group.ranks[e.id], "n": len(group.ranked),
                         "tasks": group.tasks, "family": family_name(group.family),
                         "href": family_page(group.family),
                         "anchor": "set-" + "--".join(group.tasks)}
@@ -362,11 +383,12 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
         for t, rec in sorted(results[e.id].items()):
             view = _task_view(t, rec)
             task_group = task_groups.get(t)
-            view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.order),
+            view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.ranked),
                                  "score": task_group.scores[e.id]}
                                 if task_group is not None and e.id in task_group.ranks
                                 else None)
             view["baselines"] = baselines_beside(registry, t, rec)
+            view["gap"] = _gap_view(gaps[e.id][t])
             tasks.append(view)
         html = entry_tpl.render(
             **common, root="../", title=e.short_name, e=e, standing=standing,
@@ -378,7 +400,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
     _task_pages(env, common, tmp, registry, task_ids, entries, results, guards,
-                task_groups, _sweeps(registry), catalog, n_resamples, files)
+                task_groups, _sweeps(registry), catalog, n_resamples, files, gaps)
     guard_tasks = {t for i in guards for t in results[i]}
     by_family: dict[str, list[tuple[str, str, int]]] = {}
     for t in task_ids:
@@ -397,10 +419,11 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
         **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples,
         closed_license_score=license_score("closed"), closed_ceiling=CLOSED_LICENSE_CEILING,
         imputes={"evalaware": EVALAWARE_IMPUTE, "distshift": DISTSHIFT_IMPUTE,
-                 "transfer": TRANSFER_IMPUTE, "unmeasured": UNMEASURED}),
+                 "transfer": TRANSFER_IMPUTE,
+                 "mapped_transfer": MAPPED_TRANSFER_IMPUTE, "unmeasured": UNMEASURED}),
         encoding="utf-8")
     board = _downloads(spec, entries, results, guards, groups, task_groups, breakdowns,
-                       task_format, n_resamples=n_resamples, seed=seed)
+                       task_format, gaps, scored, n_resamples=n_resamples, seed=seed)
     (tmp / "leaderboard.json").write_text(leaderboard_json(board), encoding="utf-8")
     (tmp / "leaderboard.csv").write_text(leaderboard_csv(board.results), encoding="utf-8")
     (tmp / "leaderboard.schema.json").write_text(leaderboard_schema(), encoding="utf-8")
@@ -409,7 +432,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     tmp.replace(out)
     ranking = [RankedTable(g.family, g.tasks, tuple(
         RankedEntry(g.ranks[i].rank, g.ranks[i].best, g.ranks[i].worst, i, g.scores[i],
-                    mean_auroc[i], entry_by_id[i].model)
+                    mean_auroc[i], entry_by_id[i].model, g.ranks[i].unranked)
         for i in g.order)) for g in groups]
     return BuildSummary(out, len(entries), skipped, ranking, sorted(guards))
 
@@ -450,24 +473,67 @@ def _selectivity(records: Mapping[str, ResultRecord]) -> tuple[str, float | None
     return f"{mean:.3f} (mean of {len(values)})", mean
 
 
-def _scored(entry: Entry, records: dict[str, ResultRecord]) -> Scored:
-    """What ranking needs of ``entry`` scored on ``records`` (all its tasks, or one)."""
+def _gaps(registry: Path, results: Mapping[str, Mapping[str, ResultRecord]]
+          ) -> dict[str, dict[str, Gap]]:
+    """entry id -> task -> the result's gap to its baselines (``gaps.result_gap``), with
+    the task's baselines stored for the result's model and site where there are some."""
+    stored: dict[str, dict[str, BaselineRecord]] = {}
+    out: dict[str, dict[str, Gap]] = {}
+    for entry_id, records in results.items():
+        out[entry_id] = {}
+        for task, rec in records.items():
+            if task not in stored:
+                stored[task] = task_baselines(registry, task)
+            out[entry_id][task] = result_gap(rec, stored[task].get(baseline_key(rec)))
+    return out
+
+
+def _scored(entry: Entry, records: dict[str, ResultRecord],
+            gaps: Mapping[str, Gap]) -> Scored:
+    """What ranking needs of ``entry`` scored on ``records`` (all its tasks, or one),
+    whether it beats its baselines on them, and the gap that decides it."""
+    mine = [gaps[t] for t in sorted(records)]
+    worst = worst_gap(mine)
+    note = "" if worst is None else worst.note
+    if worst is not None and len(mine) > 1:
+        task = next(t for t in sorted(records) if gaps[t] is worst)
+        note = f"on {task}, {note}"
     return Scored(entry.id, records, axis_values(records, entry.license),
-                  closed=entry.license == "closed")
+                  closed=entry.license == "closed", beats=entry_beats(mine),
+                  baseline_note=note)
+
+
+def _gap_view(gap: Gap | None) -> dict[str, Any]:
+    """What a table cell and an entry page show of a gap: its point and interval (signed,
+    3 decimals), the baseline, whether it beats it (✓, ✗, ? for not compared) and how
+    it was obtained."""
+    if gap is None:
+        return {"text": "n/a", "point": "n/a", "interval": "", "value": "", "beats": None,
+                "verdict": "baselines not compared", "baseline": None,
+                "method": METHODS["none"], "mark": "?", "tasks_note": ""}
+    known = gap.value is not None
+    interval = gap.text.split(" vs ")[0].partition(" ")[2] if known else ""
+    return {"text": gap.text, "point": f"{gap.value:+.3f}".replace("-", "−") if known
+            else "n/a", "interval": interval, "value": f"{gap.value:.6f}" if known else "",
+            "beats": gap.beats, "verdict": gap.verdict, "baseline": gap.baseline,
+            "method": METHODS[gap.method] + (f": {gap.why}" if gap.why else ""),
+            "mark": {True: "✓", False: "✗", None: "?"}[gap.beats], "tasks_note": ""}
 
 
 def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
                 breakdowns: Mapping[str, ScoreBreakdown], mean_auroc: Mapping[str, float],
                 results: Mapping[str, dict[str, ResultRecord]],
-                spec: ProbeScoreSpec) -> dict[str, Any]:
-    """The rows of one group's ranked table (every row on ``group.tasks``)."""
+                gaps: Mapping[str, Mapping[str, Gap]], spec: ProbeScoreSpec) -> dict[str, Any]:
+    """The rows of one group's ranked table (every row on ``group.tasks``): the ranked
+    entries, then those that do not beat their baselines (``unranked`` says why)."""
     rows = []
     for entry_id in group.order:
         e, b, r = entries[entry_id], breakdowns[entry_id], group.ranks[entry_id]
-        row = _entry_row(e, results[e.id], b, group.family, "live")
+        row = _entry_row(e, results[e.id], b, group.family, "live", gaps[e.id])
         row.update({
             "rank": r.rank, "best": r.best, "worst": r.worst, "score": group.scores[e.id],
             "score_low": r.score_low, "score_high": r.score_high,
+            "score_note": r.score_note, "unranked": r.unranked,
             "axes": {a.name: {"value": b.values[a.name].value,
                               "imputed": b.values[a.name].imputed,
                               "capped": a.name in b.capped} for a in spec.axes},
@@ -476,14 +542,21 @@ def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
             "auroc_capped": any(a.name in b.capped for a in spec.axes if a.source == "auroc")})
         rows.append(row)
     return {"family": group.family, "tasks": list(group.tasks), "rows": rows,
-            "anchor": "set-" + "--".join(group.tasks)}
+            "n_ranked": len(group.ranked), "anchor": "set-" + "--".join(group.tasks)}
 
 
 def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakdown,
-               family: str, status: str) -> dict[str, Any]:
-    """What every table of entries shows of one entry, ranked or not: its ProbeScore and
-    AUROC over its tasks (with the AUROC's interval when it has one task)."""
+               family: str, status: str, gaps: Mapping[str, Gap]) -> dict[str, Any]:
+    """What every table of entries shows of one entry, ranked or not: its ProbeScore,
+    AUROC over its tasks (with the AUROC's interval when it has one task) and its gap to
+    the baselines (the task's, or over several tasks the one its standing turns on)."""
     selectivity, sel_value = _selectivity(records)
+    mine = [gaps[t] for t in sorted(records)]
+    worst = worst_gap(mine)
+    gap = _gap_view(worst)
+    gap["beats"] = entry_beats(mine)
+    if len(mine) > 1 and worst is not None:
+        gap["tasks_note"] = f"the worst of {len(mine)} tasks"
     aurocs = [r.result.auroc for r in records.values()]
     one = aurocs[0] if len(aurocs) == 1 else None
     return {
@@ -494,6 +567,7 @@ def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakd
         "auroc": sum(a.value or 0.0 for a in aurocs) / len(aurocs),
         "auroc_low": one.ci_low if one else None, "auroc_high": one.ci_high if one else None,
         "auroc_capped": False, "selectivity": selectivity, "sel_value": sel_value,
+        "gap": gap, "unranked": "", "score_note": "",
         "marks": [(t, rec.result.marks["auroc"].mark) for t, rec in sorted(records.items())
                   if "auroc" in rec.result.marks]}
 
@@ -526,7 +600,9 @@ def _provenance(record: ResultRecord) -> list[tuple[str, str]]:
     return [
         ("evaluated", f"{run.evaluated_at} (UTC)" if run else not_recorded),
         ("probebench", f"{record.versions.get('probebench', 'unknown')}"
-                       + (f", commit {commit}" if commit else "")),
+                       + (f", commit {commit}" if commit else "")
+                       + (" (uncommitted changes: the code that measured it cannot be "
+                          "checked out)" if record.from_dirty_tree else "")),
         ("device / dtype", f"{record.device} / {record.dtype}"),
         ("hardware", run.hardware if run else not_recorded),
         ("libraries", ", ".join(f"{k} {record.versions[k]}" for k in
@@ -534,7 +610,9 @@ def _provenance(record: ResultRecord) -> list[tuple[str, str]]:
                                 if k in record.versions)),
         ("model weights", f"{record.model.get('name', '?')} "
                           f"({record.model.get('revision') or 'no revision'}), sha256 "
-                          f"{record.model.get('weights_sha256', '?')}"),
+                          f"{record.model.get('weights_sha256', '?')} "
+                          + (f"({record.model['hash_scheme']}: of the tensors)"
+                             if "hash_scheme" in record.model else "(of the files' bytes)")),
         ("test set", f"sha256 {record.result.test_sha256}"),
         ("artifact bundle", f"sha256 {record.probe.bundle_sha256}"),
         ("seed / resamples", f"{record.seed} / {record.bootstrap_resamples}"),
@@ -565,6 +643,7 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
         "reliability": reliability_svg(pred.labels, pred.probs,
                                        f"Reliability diagram, {task_id}"),
         "slice_figures": [],
+        "transfer": transfer_view(t),
     }
     try:
         charts = get_format(t.format).charted_slices
@@ -624,7 +703,8 @@ def _baselines_view(stored: Mapping[str, BaselineRecord],
     return out
 
 
-def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None) -> dict[str, Any]:
+def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
+              gap: Gap) -> dict[str, Any]:
     t = record.result
     sel = t.selectivity.selectivity if t.selectivity else None
     row: dict[str, Any] = {
@@ -635,11 +715,12 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None) -> dict
         "selectivity": _iv(sel),
         "sel_value": sel.value if sel is not None and sel.value is not None else "",
         "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "site": f"{e.layer}:{e.position}",
-        "marks": sorted((k, m.mark) for k, m in t.marks.items())}
+        "marks": sorted((k, m.mark) for k, m in t.marks.items()), "gap": _gap_view(gap)}
     if group is not None:
         r = group.ranks[e.id]
         row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id],
-                   score_low=r.score_low, score_high=r.score_high)
+                   score_low=r.score_low, score_high=r.score_high, score_note=r.score_note,
+                   unranked=r.unranked)
     return row
 
 
@@ -648,17 +729,22 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
                 results: dict[str, dict[str, ResultRecord]], guards: Mapping[str, str],
                 task_groups: Mapping[str, RankedGroup],
                 sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog,
-                n_resamples: int, files: LeaderboardFiles) -> None:
+                n_resamples: int, files: LeaderboardFiles,
+                gaps: Mapping[str, Mapping[str, Gap]]) -> None:
     template = env.get_template("task.html.j2")
     by_id = {e.id: e for e in entries}
     for task_id in task_ids:
         on_task = [e for e in entries if task_id in results[e.id]]
         group = task_groups.get(task_id)
-        ranked = ([_task_row(by_id[i], results[i][task_id], group) for i in group.order]
-                  if group is not None else [])
-        pending = [_task_row(e, results[e.id][task_id], None) for e in on_task
+
+        def row(e: Entry, group: RankedGroup | None, task_id: str = task_id
+                ) -> dict[str, Any]:
+            return _task_row(e, results[e.id][task_id], group, gaps[e.id][task_id])
+
+        ranked = [row(by_id[i], group) for i in group.order] if group is not None else []
+        pending = [row(e, None) for e in on_task
                    if e.status == "pending_review" and e.id not in guards]
-        guard_rows = [_task_row(e, results[e.id][task_id], None) for e in on_task
+        guard_rows = [row(e, None) for e in on_task
                       if e.id in guards and e.status != "deprecated"]
         names = [results[e.id][task_id].result.accuracy_name for e in on_task]
         spec = catalog.specs.get(task_id)
@@ -666,9 +752,11 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
                 "version": spec.version if spec else "?", "format": spec.format if spec else "?",
                 "license": spec.license if spec else "?",
                 "test_sha256": spec.test_sha256 if spec else "?"}
-        baselines = _baselines_view(task_baselines(registry, task_id),
-                                    spec.test_sha256 if spec else None)
+        stored = task_baselines(registry, task_id)
+        baselines = _baselines_view(stored, spec.test_sha256 if spec else None)
         html = template.render(**common, root="../", title=task_id, task=task, rows=ranked,
+                               n_ranked=len(group.ranked) if group is not None else 0,
+                               surface=surface_flag(catalog, task_id, stored),
                                pending=pending, guard_rows=guard_rows, baselines=baselines,
                                accuracy_name=names[0] if names else "accuracy",
                                n_resamples=n_resamples, sweeps=sweeps.get(task_id, []),
@@ -679,7 +767,8 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
 def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
                results: Mapping[str, dict[str, ResultRecord]], guards: Mapping[str, str],
                groups: Sequence[RankedGroup], task_groups: Mapping[str, RankedGroup],
-               breakdowns: Mapping[str, ScoreBreakdown], task_format: Any, *,
+               breakdowns: Mapping[str, ScoreBreakdown], task_format: Any,
+               gaps: Mapping[str, Mapping[str, Gap]], scored: Mapping[str, Scored], *,
                n_resamples: int, seed: int) -> Leaderboard:
     """leaderboard.json's content: one row per (entry, task), every ranking, every
     entry's ProbeScore breakdown."""
@@ -693,6 +782,7 @@ def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
             sel = lo_hi(t.selectivity.selectivity if t.selectivity else None)
             group = task_groups.get(task)
             rank = group.ranks.get(e.id) if group is not None else None
+            gap = gaps[e.id][task]
             rows.append(ResultRow(
                 entry_id=e.id, short_name=e.short_name, name=e.name, author=e.author,
                 org=e.org, status=e.status, guard=e.id in guards, category=e.category,
@@ -701,7 +791,10 @@ def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
                 artifact_sha256=e.artifact_sha256, task=task, task_version=t.version,
                 family=task_format(task), test_sha256=t.test_sha256, n_items=t.n_items,
                 auroc=t.auroc.value, auroc_ci_low=t.auroc.ci_low, auroc_ci_high=t.auroc.ci_high,
-                accuracy_name=t.accuracy_name, accuracy=t.accuracy.value,
+                best_baseline=gap.baseline, best_baseline_auroc=gap.baseline_auroc,
+                baseline_gap=_round(gap.value), baseline_gap_ci_low=_round(gap.low),
+                baseline_gap_ci_high=_round(gap.high), baseline_gap_method=gap.method,
+                beats_baselines=gap.beats, accuracy_name=t.accuracy_name, accuracy=t.accuracy.value,
                 accuracy_ci_low=t.accuracy.ci_low, accuracy_ci_high=t.accuracy.ci_high,
                 ece=t.ece, brier=t.brier, fpr_at_99tpr=t.fpr_at_99tpr, selectivity=sel[0],
                 selectivity_ci_low=sel[1], selectivity_ci_high=sel[2],
@@ -716,20 +809,30 @@ def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
                                                  closed_license=e.license == "closed").total, 6),
                 task_rank=rank.rank if rank else None, task_rank_best=rank.best if rank else None,
                 task_rank_worst=rank.worst if rank else None,
+                task_unranked=rank.unranked or None if rank else None,
                 evaluated_at=run.evaluated_at if run else None,
                 probebench_version=rec.versions.get("probebench"),
                 probebench_commit=run.probebench_commit if run else None, device=rec.device,
                 dtype=rec.dtype, hardware=run.hardware if run else None, seed=rec.seed,
                 bootstrap_resamples=rec.bootstrap_resamples, page=page_name(e.id)))
+    def group_gap(i: str, tasks: Sequence[str]) -> Gap | None:
+        return worst_gap(gaps[i][t] for t in tasks)
+
     rankings = [Ranking(family=g.family, tasks=list(g.tasks), entries=[RankedRow(
         entry_id=i, rank=g.ranks[i].rank, rank_best=g.ranks[i].best,
         rank_worst=g.ranks[i].worst, probescore=round(g.scores[i], 6),
         probescore_ci_low=round(g.ranks[i].score_low, 6),
         probescore_ci_high=round(g.ranks[i].score_high, 6),
+        probescore_ci_note=g.ranks[i].score_note or None,
         auroc=round(sum(r.result.auroc.value or 0.0 for r in results[i].values())
                     / len(results[i]), 6),
         auroc_ci_low=round(g.ranks[i].auroc_low, 6),
-        auroc_ci_high=round(g.ranks[i].auroc_high, 6)) for i in g.order]) for g in groups]
+        auroc_ci_high=round(g.ranks[i].auroc_high, 6),
+        beats_baselines=scored[i].beats,
+        baseline_gap=_round(worst.value if (worst := group_gap(i, g.tasks)) else None),
+        baseline_gap_ci_low=_round(worst.low if worst else None),
+        baseline_gap_ci_high=_round(worst.high if worst else None),
+        unranked=g.ranks[i].unranked or None) for i in g.order]) for g in groups]
     scores = [EntryScore(entry_id=e.id, tasks=sorted(results[e.id]),
                          probescore=round(breakdowns[e.id].total, 6),
                          axes={a.name: AxisScore(
@@ -741,3 +844,7 @@ def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
     return Leaderboard(probebench_version=__version__, spec_version=spec.version,
                        rank_resamples=n_resamples, rank_seed=seed, results=rows,
                        rankings=rankings, probescores=scores)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)

@@ -5,13 +5,15 @@ list of columns) is its definition, taken from the code that computes the number
 metric's column takes its header, its definition and its direction from the metric's
 ``MetricDef`` (``evaluation.definitions.METRICS``, also the source of submission.json's
 definitions and METHODOLOGY.md's list), the ProbeScore axes from ``AXES`` and the rank
-from the rank bootstrap (``RANK_DEFINITION``). Nothing here is a hand-made copy.
+from the rank bootstrap (``RANK_DEFINITION``), the gap to the baselines from
+``GAP_DEFINITION``. Nothing here is a hand-made copy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probebench.evaluation.baselines import GAP_DEFINITION
 from probebench.evaluation.definitions import METRICS, Direction
 from probebench.leaderboard.markdown import plain_markdown
 from probebench.leaderboard.probescore import ProbeScoreSpec
@@ -66,10 +68,19 @@ def columns(spec: ProbeScoreSpec) -> dict[str, Column]:
                f"ProbeScore v{spec.version}: the sum of the axes' values times their "
                f"normalised weights, no axis contributing more than {cap} of the total "
                "(Methodology). In brackets, its 95% interval from the rank bootstrap, which "
-               "resamples the test items and recomputes AUROC and the axes derived from it "
-               "(the other axes are held)."),
+               "resamples the test items and recomputes every axis with sampling "
+               "uncertainty on each resample (AUROC and calibration from the stored "
+               "predictions; numbers stored only with a 95% interval drawn from a normal "
+               "approximation to it), with the cap applied on each; the other axes are "
+               "held. A zero-width interval says why nothing varies."),
         _metric("auroc", "auroc", "AUROC, mean over the task set",
                 tail=" In brackets, the 95% interval: " + plain_markdown(METRICS["ci"].text)),
+        Column("gap", "Baseline gap",
+               _first_upper(GAP_DEFINITION) + ". ✓ beats them; ✗ does not, and the entry "
+               "is then not ranked (listed after the ranked entries, rank —); ? not "
+               "compared (the gap is unknown), not ranked either. Over several tasks, the "
+               "task the entry's standing turns on (one it fails, else the lowest "
+               "interval)."),
         _metric("selectivity", "selectivity",
                 "Accuracy minus control-task accuracy, mean over the task set", sep=". "),
         _metric("accuracy", "accuracy", ""),

@@ -17,8 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: bumped when a field is renamed or removed (adding one keeps it)
-LEADERBOARD_SCHEMA_VERSION = "1"
+#: bumped when a field is renamed or removed, or may hold what it could not before
+#: (adding one keeps it). 2: a ranking's rank, rank_best and rank_worst are null for an
+#: entry that does not beat its baselines (listed after the ranked ones)
+LEADERBOARD_SCHEMA_VERSION = "2"
 
 
 class _Model(BaseModel):
@@ -51,6 +53,24 @@ class ResultRow(_Model):
     auroc: float | None
     auroc_ci_low: float | None = Field(description="95% item-bootstrap interval, low end.")
     auroc_ci_high: float | None
+    best_baseline: str | None = Field(description="The task's baseline with the highest "
+                                      "AUROC on the same model and site (None: no baseline "
+                                      "has an AUROC).")
+    best_baseline_auroc: float | None
+    baseline_gap: float | None = Field(description="AUROC minus the best baseline's AUROC "
+                                       "(None: unknown).")
+    baseline_gap_ci_low: float | None = Field(description="95% interval of the gap, low end "
+                                              "(see baseline_gap_method).")
+    baseline_gap_ci_high: float | None
+    baseline_gap_method: Literal["stored", "paired", "intervals", "none"] = Field(
+        description="stored: paired item bootstrap made with the result; paired: the same, "
+                    "at build time from the stored per-prompt scores of the probe and the "
+                    "baseline; intervals: approximate, combined from the two AUROCs' stored "
+                    "95% intervals as if independent (MOVER), for results stored before "
+                    "baselines kept per-prompt scores; none: not compared.")
+    beats_baselines: bool | None = Field(description="The gap's 95% interval lies above 0 "
+                                         "(None: baselines not compared). An entry that "
+                                         "does not beat its baselines is never ranked.")
     accuracy_name: str = Field(description="What accuracy means for the task's format.")
     accuracy: float | None
     accuracy_ci_low: float | None
@@ -69,9 +89,13 @@ class ResultRow(_Model):
     gflops_per_prompt: float | None = Field(description="Analytical cost (None: not kept).")
     latency_ms: float | None = Field(description="Measured; depends on the hardware.")
     task_probescore: float = Field(description="ProbeScore from this task's result alone.")
-    task_rank: int | None = Field(description="Rank on the task's page (None: not ranked).")
+    task_rank: int | None = Field(description="Rank on the task's page (None: not ranked; "
+                                  "task_unranked says why for a live entry).")
     task_rank_best: int | None
     task_rank_worst: int | None
+    task_unranked: str | None = Field(description="Why a live entry is not ranked on the "
+                                      "task's page: it does not beat its baselines, or they "
+                                      "were not compared (None: ranked, or not live).")
     evaluated_at: str | None = Field(description="UTC time of the evaluation (None: stored "
                                      "before provenance was kept).")
     probebench_version: str | None
@@ -85,16 +109,33 @@ class ResultRow(_Model):
 
 
 class RankedRow(_Model):
+    """One entry of a ranking: ranked among the entries that beat their baselines, or
+    (rank null) listed after them."""
+
     entry_id: str
-    rank: int
-    rank_best: int = Field(description="2.5th percentile of the bootstrap ranks.")
-    rank_worst: int = Field(description="97.5th percentile of the bootstrap ranks.")
+    rank: int | None = Field(description="Rank among the group's entries that beat their "
+                             "baselines (null: the entry does not, or was not compared; "
+                             "see unranked).")
+    rank_best: int | None = Field(description="2.5th percentile of the bootstrap ranks.")
+    rank_worst: int | None = Field(description="97.5th percentile of the bootstrap ranks.")
     probescore: float
-    probescore_ci_low: float
+    probescore_ci_low: float = Field(description="2.5th percentile of the ProbeScore over the "
+                                     "joint item bootstrap (every axis with sampling "
+                                     "uncertainty recomputed, the cap applied, per resample).")
     probescore_ci_high: float
+    probescore_ci_note: str | None = Field(description="Why the ProbeScore's interval has "
+                                           "zero width (None: it has width).")
     auroc: float = Field(description="Mean AUROC over the group's tasks.")
     auroc_ci_low: float
     auroc_ci_high: float
+    beats_baselines: bool | None = Field(description="Beats its baselines on every task of "
+                                         "the group (None: not compared on some).")
+    baseline_gap: float | None = Field(description="The gap the standing turns on: the "
+                                       "task's, or over several tasks a failing one, else "
+                                       "the one with the lowest interval.")
+    baseline_gap_ci_low: float | None
+    baseline_gap_ci_high: float | None
+    unranked: str | None = Field(description="Why the entry is not ranked (None: ranked).")
 
 
 class Ranking(_Model):
@@ -102,7 +143,9 @@ class Ranking(_Model):
 
     family: str
     tasks: list[str]
-    entries: list[RankedRow] = Field(description="Best first.")
+    entries: list[RankedRow] = Field(description="The ranked entries, best first, then "
+                                     "those that do not beat their baselines (unranked), "
+                                     "by ProbeScore.")
 
 
 class AxisScore(_Model):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from probebench.evaluation.baselines import BASELINES
-from probebench.evaluation.definitions import metric_definitions
-from probebench.evaluation.results import IntervalOut, Submission
+from probebench.evaluation.definitions import METRICS, metric_definitions
+from probebench.evaluation.results import IntervalOut, Submission, TaskResult, TransferOut
 from probebench.leaderboard.files import FileLink, LeaderboardFiles, hub_url, slug
 from probebench.leaderboard.markdown import link_url, render_markdown, safe_url
 from probebench.registry.baselines import BaselineRecord, task_baselines
@@ -63,6 +63,37 @@ def baselines_beside(registry: Path, task: str, record: ResultRecord) -> dict[st
             "probe_accuracy": _iv(record.result.accuracy), "rows": rows}
 
 
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def transfer_view(result: TaskResult) -> dict[str, Any]:
+    """What the entry page shows of a result's cross-model transfer: one row per
+    declared target measured through the map (target AUROC, transfer, the map's held-out
+    R², the shuffled-pair control), and a one-line summary; a result stored before the
+    map (a Pearson r, or the imputed 0.5) is shown as it was stored."""
+    rows, older = [], []
+    for key, v in sorted(result.transfer.items()):
+        if isinstance(v, TransferOut):
+            rows.append({"target": v.target, "auroc": _iv(v.auroc),
+                         "source_auroc": _num(v.source_auroc), "transfer": _num(v.transfer),
+                         "map_r2": _num(v.map_r2), "control_r2": _num(v.control_r2),
+                         "alpha": "n/a" if v.alpha is None else f"{v.alpha:g}",
+                         "control_auroc": _num(v.control_auroc),
+                         "control_transfer": _num(v.control_transfer), "note": v.note})
+        else:
+            older.append(f"{key}: {_num(v.value)}" + (f" (imputed: {v.note})" if v.imputed
+                                                      else f" ({v.note})"))
+    if rows:
+        summary = "; ".join(f"{r['target']}: {r['transfer']} (control {r['control_transfer']}"
+                            f", map R² {r['map_r2']})" for r in rows)
+    elif older:
+        summary = "; ".join(older) + " (stored before transfer was measured through a map)"
+    else:
+        summary = "no target declared (ProbeScore imputes the axis)"
+    return {"rows": rows, "summary": summary, "definition": METRICS["transfer"].text}
+
+
 def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
     """Every stored evaluation of the entry on ``task``, newest first; ``shown`` marks
     the record the leaderboard reads (the latest float32 one)."""
@@ -75,7 +106,9 @@ def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
             "n": k + 1, "shown": rec is shown,
             "evaluated": run.evaluated_at if run else "not recorded",
             "probebench": rec.versions.get("probebench", "?") + (
-                f" ({run.probebench_commit[:12]})" if run and run.probebench_commit else ""),
+                f" ({run.probebench_commit[:12]}"
+                + (", uncommitted changes" if rec.from_dirty_tree else "") + ")"
+                if run and run.probebench_commit else ""),
             "device": f"{rec.device} / {rec.dtype}",
             "test_sha256": rec.result.test_sha256[:12],
             "auroc": _iv(rec.result.auroc), "accuracy": _iv(rec.result.accuracy)})
@@ -215,4 +248,5 @@ def history_by_task(registry: Path, entry_id: str,
 
 
 __all__ = ["baseline_key", "baselines_beside", "citation", "history",
-           "history_by_task", "linked_files", "report_markdown", "reproduce_commands"]
+           "history_by_task", "linked_files", "report_markdown", "reproduce_commands",
+           "transfer_view"]

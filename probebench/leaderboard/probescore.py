@@ -28,8 +28,10 @@ from probebench.errors import InputError
 from probebench.evaluation.definitions import (
     DISTSHIFT_IMPUTE,
     EVALAWARE_IMPUTE,
+    MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
+from probebench.evaluation.results import FlaggedOut, TransferOut
 from probebench.licenses import license_kind, license_value
 from probebench.registry.store import ResultRecord
 from probebench.yamlsafe import load_yaml
@@ -37,7 +39,7 @@ from probebench.yamlsafe import load_yaml
 SPECS_DIR = Path(__file__).with_name("specs")
 MAX_WEIGHT = 0.30
 CLOSED_LICENSE_CEILING = 0.01
-DEFAULT_SPEC = "0.1.0"
+DEFAULT_SPEC = "0.2.0"
 #: value of an axis that is not measured yet
 UNMEASURED = 0.5
 
@@ -161,11 +163,30 @@ def _ece(records: Sequence[ResultRecord], license: str) -> AxisValue:
 
 
 def _transfer(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Specs before 0.2.0: the mean Pearson r of results stored with one (FlaggedOut);
+    a result measured through the map (TransferOut) holds none, so it is imputed here as
+    it always was."""
     measured = [v.value for r in records for v in r.result.transfer.values()
-                if not v.imputed and v.value is not None]
+                if isinstance(v, FlaggedOut) and not v.imputed and v.value is not None]
     if not measured:
         return AxisValue(TRANSFER_IMPUTE, imputed=True, note="no transfer target declared")
     return AxisValue(clamp(_mean(measured)), note="mean Pearson r")
+
+
+def _mapped_transfer(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Spec 0.2.0 on: the mean transfer ratio over every declared target of every task
+    (``probebench.evaluation.transfer``); imputed when none is declared or measurable."""
+    found = [v for r in records for v in r.result.transfer.values()
+             if isinstance(v, TransferOut)]
+    measured = [v.transfer for v in found if v.transfer is not None]
+    if not measured:
+        why = ("no transfer measured (the probe's own AUROC is not above 0.5, or its "
+               "position cannot read the corpus)" if found else
+               "no transfer target declared")
+        return AxisValue(MAPPED_TRANSFER_IMPUTE, imputed=True, note=why)
+    targets = sorted({v.target for v in found if v.transfer is not None})
+    return AxisValue(clamp(_mean(measured)),
+                     note=f"mean transfer ratio to {', '.join(targets)}")
 
 
 def _latency(records: Sequence[ResultRecord], license: str) -> AxisValue:
@@ -227,6 +248,13 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
     AxisSource("transfer",
                "mean Pearson r on declared targets; **imputed "
                f"{TRANSFER_IMPUTE:g}** when none is declared", _transfer, "Transfer"),
+    AxisSource("mapped_transfer",
+               "mean over declared targets of the transfer ratio (AUROC of the unchanged "
+               "probe on the target model's activations mapped by a ridge map fitted on a "
+               "fixed neutral corpus − 0.5) / (AUROC − 0.5), clamped to [0, 1]; **imputed "
+               f"{MAPPED_TRANSFER_IMPUTE:g}** when none is declared or measurable (not declaring "
+               "must not outscore a measured transfer)",
+               _mapped_transfer, "Transfer"),
     AxisSource("latency_ms",
                "1 − log10(latency ms) / 4, clamped (1 ms → 1, 10 s → 0); measured wall "
                "clock, so it depends on the machine (specs before 0.1.0 only)", _latency,

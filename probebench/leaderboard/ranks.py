@@ -7,29 +7,65 @@ A composite rank compares entries evaluated on exactly the same task set
 alone (the caller restricts each ``Scored`` to the task). ``comparable_groups`` splits
 entries by task set and names each set's benchmark family (the format of its tasks).
 
-Rank intervals: a paired item bootstrap over the entries of one group at once. For
-each task, one matrix of item counts is drawn per resample and shared by every entry
-scored on that task (paired: entries are compared on the same resampled test sets).
-Each entry's AUROC is recomputed on every resample (``weighted_auroc``), the axes
-that derive from it follow (the AUROC axis, and imputed eval-awareness and
-distribution-shift values), the ProbeScore is recomputed, and entries are ranked
-within each resample (1 = best; ties share the better rank). An entry's rank interval
-is the 2.5th and 97.5th percentile of its ranks, rounded outward; its ProbeScore's 95%
-interval is the same percentiles of its resampled ProbeScores.
+Baselines gate ranks. Within a group, only the entries that beat their baselines on
+every task of the set (``Scored.beats``: the gap to the best baseline has a CI above 0,
+``probebench.leaderboard.gaps``) are ranked, among themselves; the others are listed
+after all of them, unranked (rank None, shown "—"), with the reason: "does not beat its
+baselines" or "baselines not compared" (the gap is unknown). No entry that does not beat
+its baselines is ever ranked above one that does.
+
+ProbeScore and rank intervals: one joint paired item bootstrap over the entries of a
+group. For each task, one matrix of item counts is drawn per resample and shared by
+every entry scored on that task (paired: entries are compared on the same resampled
+test sets). On each resample every axis with sampling uncertainty is recomputed from
+the stored result, then the ProbeScore, with the 30% cap applied inside the resample:
+
+* AUROC (binary; the macro AUROC of a multi-class task) and calibration (ECE; top-label
+  on a multi-class task) from the stored per-prompt predictions, each prompt counted as
+  often as its item was drawn (``weighted_auroc``, ``weighted_calibration_error``);
+* imputed values follow the resampled AUROC (eval-awareness 0.85 x, distribution shift
+  0.7 x), as the axes' own definitions impute them;
+* numbers stored only as a value with a 95% CI (a measured eval-aware or
+  distribution-shift AUROC, selectivity, a measured transfer: a Pearson r's CI, or a
+  transfer ratio's from its target AUROC's CI, the denominator held) are drawn from a
+  **normal approximation** matching the stored CI: value + z x (CI half-width above or below it)
+  / 1.96, a split normal whose 2.5th and 97.5th percentiles are the stored bounds, with
+  z drawn per resample from a stream seeded by the seed, the task and the number, and
+  shared by every entry on that task (paired, as the item draws are). This is an
+  approximation: it ignores how such a number co-varies with the AUROC on one draw of
+  items, and treats the entries' deviations as equal in z. A number without a CI is held.
+
+Axes without sampling uncertainty (cost, license, imputed constants) are held. Entries
+are ranked within each resample (1 = best; ties share the better rank). An entry's rank
+interval is the 2.5th and 97.5th percentile of its ranks, rounded outward; its
+ProbeScore's 95% interval is the same percentiles of its resampled ProbeScores, from the
+same draws. An interval of zero width happens only when nothing varies, and
+``RankInterval.score_note`` says why (no axis varies, or only axes the cap holds).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
-from probebench.evaluation.definitions import DISTSHIFT_IMPUTE, EVALAWARE_IMPUTE
-from probebench.evaluation.metrics import resample_counts, weighted_auroc
-from probebench.leaderboard.probescore import AxisValue, ProbeScoreSpec, probescore
+from probebench.evaluation.metrics import (
+    resample_counts,
+    weighted_auroc,
+    weighted_calibration_error,
+    weighted_macro_auroc,
+)
+from probebench.leaderboard.probescore import (
+    AXES,
+    CLOSED_LICENSE_CEILING,
+    AxisValue,
+    ProbeScoreSpec,
+    probescore,
+)
 from probebench.registry.store import ResultRecord
 
 
@@ -41,24 +77,42 @@ class Scored:
     results: dict[str, ResultRecord]      #: task -> latest stored record
     values: dict[str, AxisValue]          #: axis values at the point estimate
     closed: bool
+    #: beats its baselines on every task of ``results`` (None: not compared on some)
+    beats: bool | None = None
+    #: the gap behind ``beats``, in words (the reason shown with an unranked entry)
+    baseline_note: str = ""
 
 
 @dataclass(frozen=True)
 class RankInterval:
-    rank: int
-    best: int
-    worst: int
+    #: rank and its interval among the entries that beat their baselines (None: unranked)
+    rank: int | None
+    best: int | None
+    worst: int | None
     auroc_low: float
     auroc_high: float
     #: the 2.5th and 97.5th percentile of the entry's ProbeScore over the same resamples
     score_low: float = float("nan")
     score_high: float = float("nan")
+    #: why the ProbeScore's interval has zero width (empty when it has width)
+    score_note: str = ""
+    #: why the entry is not ranked (empty when it is)
+    unranked: str = ""
 
 
 #: what a rank and its interval mean (the tables' tooltips and the methodology page)
 RANK_DEFINITION = ("rank within the table by ProbeScore (1 = best; ties share the better "
-                   "rank) and [best, worst]: the 2.5th to 97.5th percentile of the entry's "
-                   "rank over a paired item bootstrap of the table's entries")
+                   "rank) among the entries that beat their baselines (the gap to the best "
+                   "baseline has a 95% interval above 0); the others are listed after them, "
+                   "unranked (—), with the reason. [best, worst]: the 2.5th to 97.5th "
+                   "percentile of the entry's rank over a joint paired item bootstrap of the "
+                   "table's entries, which recomputes every axis with sampling uncertainty "
+                   "(AUROC and calibration from the predictions; values stored with a CI "
+                   "drawn from a normal approximation) and the 30% cap on each resample")
+
+#: what an unranked entry's rank cell says, by ``Scored.beats``
+NOT_BEATING = "does not beat its baselines"
+NOT_COMPARED = "baselines not compared"
 
 
 def _task_seed(seed: int, task: str) -> int:
@@ -74,13 +128,256 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
 
 #: paired bootstrap resamples behind the rank intervals
 RANK_RESAMPLES = 200
+#: z of the 97.5th percentile: a stored 95% CI's half-width is this many SDs
+Z_975 = 1.959963984540054
+#: the source names of today's axes whose inputs carry sampling uncertainty (named in
+#: the zero-width note; ``HELD_SOURCES`` are the ones known not to)
+RESAMPLED_SOURCES = ("auroc", "evalaware_auroc", "distshift_auroc", "ece", "selectivity",
+                     "transfer", "mapped_transfer")
 
 
-def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
-                   n_resamples: int = RANK_RESAMPLES,
-                   seed: int = 0) -> dict[str, RankInterval]:
-    if not entries:
-        return {}
+@dataclass
+class ScoreDraws:
+    """The joint bootstrap of a set of entries: their ProbeScores on every resample."""
+
+    point: np.ndarray                     #: (n,) ProbeScore at the point estimate
+    boot: np.ndarray                      #: (B, n) ProbeScore on each resample
+    auroc_ci: list[tuple[float, float]]   #: per entry: 95% interval of the mean AUROC
+    notes: list[str]                      #: per entry: why its interval has no width
+
+
+def split_normal(value: float | None, low: float | None, high: float | None,
+                 z: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """Draws matching a stored 95% CI: ``value`` + z x (high - value) / 1.96 for z > 0,
+    z x (value - low) / 1.96 below, clipped to ``bounds``; ``value`` itself (every draw)
+    without a CI.
+
+    >>> [float(x) for x in split_normal(0.8, 0.7, 0.85, np.array([-Z_975, 0.0, Z_975]))]
+    [0.7, 0.8, 0.85]
+    """
+    if value is None:
+        raise ValueError("no value to draw around")
+    if low is None or high is None:
+        return np.full(z.shape, float(value))
+    up = max(0.0, high - value) / Z_975
+    down = max(0.0, value - low) / Z_975
+    return np.clip(value + np.where(z > 0, z * up, z * down), *bounds)
+
+
+class _Streams:
+    """The normal deviates of one bootstrap: one (B,) vector per (task, number), drawn
+    from a stream seeded by the seed, the task and the number's name, so that every
+    entry on the task gets the same deviates (paired)."""
+
+    def __init__(self, seed: int, n_resamples: int) -> None:
+        self.seed, self.n = seed, n_resamples
+        self._z: dict[tuple[str, str], np.ndarray] = {}
+
+    def z(self, task: str, name: str) -> np.ndarray:
+        key = (task, name)
+        if key not in self._z:
+            self._z[key] = np.random.default_rng(
+                _task_seed(self.seed, f"{task}/{name}")).standard_normal(self.n)
+        return self._z[key]
+
+
+@dataclass
+class _TaskDraws:
+    """One stored result's resampled numbers, (B,) each; the FlaggedOut and interval
+    values drawn from their CIs are ``None`` where held."""
+
+    auroc: np.ndarray
+    ece: np.ndarray
+    distshift: np.ndarray | None = None
+    evalaware: np.ndarray | None = None
+    selectivity: np.ndarray | None = None
+    #: target -> (the attribute drawn: a FlaggedOut's value, a TransferOut's transfer; draws)
+    transfer: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+
+
+def _measured(x: Any) -> bool:
+    """A FlaggedOut measured with a value and a CI (what a normal approximation needs)."""
+    return (x is not None and getattr(x, "value", None) is not None
+            and not getattr(x, "imputed", False)
+            and getattr(x, "ci_low", None) is not None and getattr(x, "ci_high", None) is not None)
+
+
+def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
+                streams: _Streams) -> _TaskDraws:
+    t = record.result
+    pred = t.predictions
+    items = np.asarray(pred.items, dtype=np.int64)
+    y = np.asarray(pred.labels, dtype=np.int64)
+    weights = counts[:, items]
+    if pred.class_probs is not None:  # a multi-class task: macro AUROC, top-label ECE
+        proba = np.asarray(pred.class_probs, dtype=np.float64)
+        auroc = weighted_macro_auroc(y, proba, weights)
+        right = (np.argmax(proba, axis=1) == y).astype(np.int64)
+        ece = weighted_calibration_error(right, proba.max(axis=1), weights)
+    else:
+        p = np.asarray(pred.probs, dtype=np.float64)
+        auroc = weighted_auroc(y, p, weights)
+        ece = weighted_calibration_error(y, p, weights)
+    # a resample without both classes has no AUROC: the stored value stands in
+    auroc = np.where(np.isfinite(auroc), auroc, t.auroc.value if t.auroc.value is not None
+                     else np.nan)
+    ece = np.where(np.isfinite(ece), ece, t.ece)
+    out = _TaskDraws(auroc=auroc, ece=ece)
+    for name in ("distshift_auroc", "evalaware_auroc"):
+        flagged = getattr(t, name)
+        if _measured(flagged):
+            drawn = split_normal(flagged.value, flagged.ci_low, flagged.ci_high,
+                                 streams.z(task, name))
+            setattr(out, name.split("_")[0], drawn)
+    selectivity: Any = getattr(getattr(t, "selectivity", None), "selectivity", None)
+    if _measured(selectivity):
+        out.selectivity = split_normal(selectivity.value, selectivity.ci_low,
+                                       selectivity.ci_high, streams.z(task, "selectivity"),
+                                       bounds=(-1.0, 1.0))
+    for target, value in sorted((getattr(t, "transfer", None) or {}).items()):
+        z = streams.z(task, f"transfer/{target}")
+        if _measured(value):  # a Pearson r with its CI (specs before 0.2.0)
+            out.transfer[target] = ("value", split_normal(value.value, value.ci_low,
+                                                          value.ci_high, z, bounds=(-1.0, 1.0)))
+            continue
+        # a transfer ratio (auroc - 0.5) / (source_auroc - 0.5): its interval from the
+        # target AUROC's, the denominator held
+        ratio, target_auroc = getattr(value, "transfer", None), getattr(value, "auroc", None)
+        source = getattr(value, "source_auroc", None)
+        if ratio is None or source is None or source <= 0.5 or target_auroc is None \
+                or target_auroc.ci_low is None or target_auroc.ci_high is None:
+            continue
+
+        def as_ratio(auroc: float, source: float = source) -> float:
+            return min(1.0, max(0.0, (auroc - 0.5) / (source - 0.5)))
+
+        out.transfer[target] = ("transfer", split_normal(
+            ratio, as_ratio(target_auroc.ci_low), as_ratio(target_auroc.ci_high), z))
+    return out
+
+
+class _Override:
+    """Reads as ``base`` except for the attributes in ``over`` (a cheap stand-in for a
+    pydantic copy of a stored record, built once per resample and record)."""
+
+    __slots__ = ("_base", "_over")
+
+    def __init__(self, base: Any, over: dict[str, Any]) -> None:
+        self._base = base
+        self._over = over
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._over:
+            return self._over[name]
+        return getattr(self._base, name)
+
+
+def _record_at(record: ResultRecord, draws: _TaskDraws, b: int) -> ResultRecord:
+    """``record`` with its resampled numbers of resample ``b`` in place of the stored
+    ones (what the axes' own definitions then read)."""
+    t = record.result
+    over: dict[str, Any] = {"auroc": _Override(t.auroc, {"value": float(draws.auroc[b])}),
+                            "ece": float(draws.ece[b])}
+    if draws.distshift is not None:
+        over["distshift_auroc"] = _Override(t.distshift_auroc,
+                                            {"value": float(draws.distshift[b])})
+    if draws.evalaware is not None:
+        over["evalaware_auroc"] = _Override(t.evalaware_auroc,
+                                            {"value": float(draws.evalaware[b])})
+    elif t.evalaware_auroc.imputed:  # imputed from the AUROC: from the resampled one
+        over["evalaware_auroc"] = _Override(t.evalaware_auroc, {"value": None})
+    if draws.selectivity is not None:
+        sel: Any = getattr(t, "selectivity", None)
+        over["selectivity"] = _Override(sel, {"selectivity": _Override(
+            sel.selectivity, {"value": float(draws.selectivity[b])})})
+    if draws.transfer:
+        over["transfer"] = {k: (_Override(v, {draws.transfer[k][0]: float(
+            draws.transfer[k][1][b])}) if k in draws.transfer else v)
+            for k, v in t.transfer.items()}
+    return cast(ResultRecord, _Override(record, {"result": _Override(t, over)}))
+
+
+#: the sources of today's axes that read nothing a resample changes (every other axis,
+#: one added later included, is recomputed on each resample)
+HELD_SOURCES = frozenset({"license", "latency_ms", "flops", "goodhart"})
+
+
+def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
+                     records: Mapping[str, ResultRecord]) -> list[str]:
+    """The axes of ``spec`` recomputed on each resample for one entry: AUROC and
+    calibration always; eval-awareness and distribution shift where imputed from the
+    AUROC or drawn; transfer where drawn; any axis not known to be held."""
+    out = set()
+    for axis in spec.axes:
+        src = axis.source
+        if src in ("auroc", "ece"):
+            out.add(src)
+        elif src == "evalaware_auroc":
+            if any(d.evalaware is not None or records[t].result.evalaware_auroc.imputed
+                   or records[t].result.evalaware_auroc.value is None
+                   for t, d in draws.items()):
+                out.add(src)
+        elif src == "distshift_auroc":
+            if any(d.distshift is not None or records[t].result.distshift_auroc.value is None
+                   for t, d in draws.items()):
+                out.add(src)
+        elif src in ("transfer", "mapped_transfer"):
+            if any(d.transfer for d in draws.values()):
+                out.add(src)
+        elif src not in HELD_SOURCES:
+            out.add(src)
+    return sorted(out)
+
+
+def _totals(spec: ProbeScoreSpec, values: Mapping[str, np.ndarray], closed: bool
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """ProbeScore totals of B value sets at once ((B,) per axis source): the normalised
+    weights, and the cap by the same fixed point as ``probescore.apply_cap`` (and the
+    closed-license ceiling as ``probescore``), applied within each set. Returns the
+    totals (B,) and which axes are capped (B, axes), in ``spec.axes`` order."""
+    weights = spec.normalised()
+    raw = np.stack([weights[a.name] * np.asarray(values[a.source], dtype=np.float64)
+                    for a in spec.axes], axis=1)
+    caps = np.array([CLOSED_LICENSE_CEILING if closed and a.source == "license"
+                     else spec.cap for a in spec.axes])
+    capped = np.zeros(raw.shape, dtype=bool)
+    total = raw.sum(axis=1)
+    for _ in range(len(spec.axes) + 1):
+        free = np.where(capped, 0.0, raw).sum(axis=1)
+        share = np.where(capped, caps, 0.0).sum(axis=1)
+        ok = share < 1.0
+        total = np.where(ok, free / np.where(ok, 1.0 - share, 1.0), 0.0)
+        over = ~capped & (raw > caps * total[:, None] + 1e-15)
+        if not over.any():
+            break
+        capped |= over
+    contributions = np.where(capped, caps * total[:, None], raw)
+    return contributions.sum(axis=1), capped
+
+
+def _zero_width_note(spec: ProbeScoreSpec, axis_draws: Mapping[str, np.ndarray],
+                     capped_always: set[str], n_resamples: int) -> str:
+    """Why an entry's ProbeScore did not move over the resamples."""
+    varied = [a for a in spec.axes if a.source in axis_draws
+              and float(np.ptp(axis_draws[a.source])) > 1e-12]
+    if not varied:
+        held = ", ".join(f"{a.label} {float(axis_draws[a.source][0]):.3f}"
+                         for a in spec.axes if a.source in RESAMPLED_SOURCES
+                         and a.source in axis_draws)
+        return (f"no axis varies: every one of the {n_resamples} resamples gives the same "
+                f"{held or 'values'}, and the other axes have no sampling uncertainty")
+    if all(a.name in capped_always for a in varied):
+        names = ", ".join(a.label for a in varied)
+        return (f"only capped axes vary ({names}): the {spec.cap * 100:g}% cap holds their "
+                "contribution at its share of a total that the axes which do not vary set, "
+                "in every resample")
+    return ""
+
+
+def draw_scores(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
+                n_resamples: int = RANK_RESAMPLES, seed: int = 0) -> ScoreDraws:
+    """Every entry's ProbeScore on each of ``n_resamples`` joint paired item resamples
+    (module docstring), and at the point estimate."""
     tasks = sorted({t for e in entries for t in e.results})
     counts = {}
     for task in tasks:
@@ -88,44 +385,74 @@ def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
                       for e in entries if task in e.results)
         counts[task] = resample_counts(n_items, n_resamples,
                                        np.random.default_rng(_task_seed(seed, task)))
+    streams = _Streams(seed, n_resamples)
     boot = np.zeros((n_resamples, len(entries)))
     point = np.zeros(len(entries))
-    auroc_ci = []
+    auroc_ci: list[tuple[float, float]] = []
+    notes: list[str] = []
     for j, entry in enumerate(entries):
-        per_task = []
-        imputed_dist = []
-        for task, record in sorted(entry.results.items()):
-            pred = record.result.predictions
-            items = np.asarray(pred.items, dtype=np.int64)
-            y = np.asarray(pred.labels, dtype=np.int64)
-            p = np.asarray(pred.probs, dtype=np.float64)
-            per_task.append(weighted_auroc(y, p, counts[task][:, items]))
-            imputed_dist.append(record.result.distshift_auroc.value is None)
-        aurocs = np.vstack(per_task)  # (tasks, B)
-        mean_b = np.nanmean(aurocs, axis=0)
+        ordered = sorted(entry.results.items())
+        draws = {task: _task_draws(task, rec, counts[task], streams) for task, rec in ordered}
+        mean_b = np.mean(np.vstack([d.auroc for d in draws.values()]), axis=0)
         finite = mean_b[np.isfinite(mean_b)]
-        auroc_ci.append((float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))))
+        auroc_ci.append((float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5)))
+                        if finite.size else (float("nan"), float("nan")))
         point[j] = probescore(spec, entry.values, closed_license=entry.closed).total
-        base = entry.values
+        varying = _varying_sources(spec, draws, entry.results)
+        axis_draws = {a.source: np.full(n_resamples, entry.values[a.source].value)
+                      for a in spec.axes}
         for b in range(n_resamples):
-            a_b = float(mean_b[b]) if np.isfinite(mean_b[b]) else base["auroc"].value
-            values = dict(base)
-            values["auroc"] = AxisValue(a_b)
-            if base["evalaware_auroc"].imputed:
-                values["evalaware_auroc"] = AxisValue(EVALAWARE_IMPUTE * a_b, True)
-            if base["distshift_auroc"].imputed and all(imputed_dist):
-                values["distshift_auroc"] = AxisValue(DISTSHIFT_IMPUTE * a_b, True)
-            boot[b, j] = probescore(spec, values, closed_license=entry.closed).total
-    ranks = _ranks(boot)
-    point_rank = _ranks(point[None, :])[0]
+            records = [_record_at(rec, draws[task], b) for task, rec in ordered]
+            for src in varying:  # the axes' own definitions, on the resampled numbers
+                axis_draws[src][b] = AXES[src].compute(records, "").value
+        boot[:, j], capped = _totals(spec, axis_draws, entry.closed)
+        low, high = np.percentile(boot[:, j], [2.5, 97.5])
+        capped_always = {a.name for k, a in enumerate(spec.axes) if capped[:, k].all()}
+        notes.append(_zero_width_note(spec, axis_draws, capped_always, n_resamples)
+                     if round(float(high - low), 6) == 0 else "")
+    return ScoreDraws(point, boot, auroc_ci, notes)
+
+
+def _intervals(entries: Sequence[Scored], draws: ScoreDraws, ranked: Sequence[int],
+               reasons: Mapping[int, str]) -> dict[str, RankInterval]:
+    """Rank intervals among the entries at indices ``ranked``; the others unranked."""
     out = {}
+    ranks = _ranks(draws.boot[:, list(ranked)]) if ranked else np.zeros((0, 0))
+    point_rank = _ranks(draws.point[None, list(ranked)])[0] if ranked else np.zeros(0)
+    position = {j: k for k, j in enumerate(ranked)}
     for j, entry in enumerate(entries):
-        low, high = np.percentile(ranks[:, j], [2.5, 97.5])
-        score_low, score_high = np.percentile(boot[:, j], [2.5, 97.5])
-        out[entry.id] = RankInterval(int(point_rank[j]), int(np.floor(low)),
-                                     int(np.ceil(high)), *auroc_ci[j],
-                                     score_low=float(score_low), score_high=float(score_high))
+        score_low, score_high = np.percentile(draws.boot[:, j], [2.5, 97.5])
+        common: dict[str, Any] = {
+            "auroc_low": draws.auroc_ci[j][0], "auroc_high": draws.auroc_ci[j][1],
+            "score_low": float(score_low), "score_high": float(score_high),
+            "score_note": draws.notes[j]}
+        if j in position:
+            k = position[j]
+            low, high = np.percentile(ranks[:, k], [2.5, 97.5])
+            out[entry.id] = RankInterval(int(point_rank[k]), int(np.floor(low)),
+                                         int(np.ceil(high)), **common)
+        else:
+            out[entry.id] = RankInterval(None, None, None, unranked=reasons[j], **common)
     return out
+
+
+def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
+                   n_resamples: int = RANK_RESAMPLES,
+                   seed: int = 0) -> dict[str, RankInterval]:
+    """Ranks and intervals of ``entries`` among all of them (no baseline gate: see
+    ``rank_group``), from ``draw_scores``."""
+    if not entries:
+        return {}
+    draws = draw_scores(entries, spec, n_resamples=n_resamples, seed=seed)
+    return _intervals(entries, draws, list(range(len(entries))), {})
+
+
+def unranked_reason(entry: Scored) -> str:
+    """Why ``entry`` is not ranked ("" when it beats its baselines)."""
+    if entry.beats is True:
+        return ""
+    lead = NOT_BEATING if entry.beats is False else NOT_COMPARED
+    return f"{lead}: {entry.baseline_note}" if entry.baseline_note else lead
 
 
 #: benchmark families, by the format of their tasks, in the order pages show them; a
@@ -171,14 +498,22 @@ class RankedGroup:
 
     family: str
     tasks: tuple[str, ...]                #: the shared task set, sorted
-    order: tuple[str, ...]                #: entry ids, best ProbeScore first
+    #: entry ids: those that beat their baselines by ProbeScore, best first, then the
+    #: others (unranked) by ProbeScore
+    order: tuple[str, ...]
     scores: dict[str, float]              #: entry id -> ProbeScore over ``tasks``
     ranks: dict[str, RankInterval]        #: entry id -> rank and interval in this group
+
+    @property
+    def ranked(self) -> tuple[str, ...]:
+        """The entries with a rank (they beat their baselines), best first."""
+        return tuple(i for i in self.order if self.ranks[i].rank is not None)
 
 
 def rank_group(entries: Sequence[Scored], spec: ProbeScoreSpec, *, family: str,
                n_resamples: int = RANK_RESAMPLES, seed: int = 0) -> RankedGroup:
-    """Rank ``entries``, which must share one task set, best ProbeScore first."""
+    """Rank ``entries``, which must share one task set: those that beat their baselines
+    by ProbeScore, best first, then the others, unranked, by ProbeScore."""
     task_sets = {tuple(sorted(e.results)) for e in entries}
     if len(task_sets) != 1:
         shown = "; ".join(", ".join(t) for t in sorted(task_sets))
@@ -186,8 +521,11 @@ def rank_group(entries: Sequence[Scored], spec: ProbeScoreSpec, *, family: str,
                          f"({shown or 'no entries'})")
     scores = {e.id: probescore(spec, e.values, closed_license=e.closed).total
               for e in entries}
-    ranks = rank_intervals(entries, spec, n_resamples=n_resamples, seed=seed)
-    order = tuple(sorted(scores, key=lambda i: (-scores[i], i)))
+    draws = draw_scores(entries, spec, n_resamples=n_resamples, seed=seed)
+    ranked = [j for j, e in enumerate(entries) if e.beats is True]
+    reasons = {j: unranked_reason(e) for j, e in enumerate(entries) if e.beats is not True}
+    ranks = _intervals(entries, draws, ranked, reasons)
+    order = tuple(sorted(scores, key=lambda i: (ranks[i].rank is None, -scores[i], i)))
     return RankedGroup(family, task_sets.pop(), order, scores, ranks)
 
 
@@ -205,6 +543,8 @@ def comparable_groups(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     return sorted(groups, key=lambda g: (family_sort_key(g.family), -len(g.order), g.tasks))
 
 
-__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "RANK_DEFINITION", "RANK_RESAMPLES",
-           "RankInterval", "RankedGroup", "Scored", "comparable_groups", "family_name",
-           "family_of", "family_sort_key", "rank_group", "rank_intervals"]
+__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "NOT_BEATING", "NOT_COMPARED", "RANK_DEFINITION",
+           "RANK_RESAMPLES", "RESAMPLED_SOURCES", "RankInterval", "RankedGroup", "ScoreDraws",
+           "Scored", "comparable_groups", "draw_scores", "family_name", "family_of",
+           "family_sort_key", "rank_group", "rank_intervals", "split_normal",
+           "unranked_reason"]

@@ -31,6 +31,7 @@ from probebench.errors import SiteError
 from probebench.models.batching import BATCH_TOKENS, Budget, batch_budget
 from probebench.models.cache import ActivationCache, prompts_sha256
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
+from probebench.models.start_token import start_token_id
 from probebench.prompts import Prompt, as_prompts
 from probebench.sites import SPAN_OF_POSITION, Site, check_sites
 
@@ -150,37 +151,16 @@ class Tokenized:
         return np.fromiter((len(x) for x in self.ids), dtype=np.int64, count=len(self.ids))
 
 
-def start_token_id(lm: LoadedModel, token: str | None = None) -> int:
-    """The token a text is read after when it must be scored from its first token.
-
-    ``token`` (one token of the vocabulary, e.g. ``"<|endoftext|>"``) when given; else
-    the tokenizer's BOS token, else its EOS token: lm-evaluation-harness's rule for the
-    context of a continuation with no context (``prefix_token_id``). Chat tokenizers may
-    name a turn marker as BOS (SmolLM2-Instruct: ``<|im_start|>``); ``token`` overrides.
-    """
-    tok = lm.tokenizer
-    if token is not None:
-        found = tok.convert_tokens_to_ids(token)
-        if not isinstance(found, int) or (found == tok.unk_token_id and token != tok.unk_token):
-            raise SiteError(f"start token {token!r} is not one token of model "
-                            f"{lm.identity.name!r}'s vocabulary")
-        return found
-    for candidate in (tok.bos_token_id, tok.eos_token_id):
-        if candidate is not None:
-            return int(candidate)
-    raise SiteError(f"model {lm.identity.name!r} has neither a BOS nor an EOS token to read "
-                    "texts after; name one with start_token")
-
-
 def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *, prepend_bos: bool = False,
              start_token: str | None = None, add_special_tokens: bool = True,
              reserved: int = 0) -> Tokenized:
     """Tokenize with the model's own special tokens and check the length limit
     (``reserved`` tokens, e.g. a cached prefix, count against it too).
 
-    ``prepend_bos`` puts ``start_token_id(lm, start_token)`` (BOS, else EOS) in front of
-    every prompt with empty offsets, unless the tokenizer already put that very token
-    first (Llama-2 style tokenizers add their BOS themselves)."""
+    ``prepend_bos`` puts ``start_token_id(lm, start_token)`` (the model's document start:
+    ``probebench.models.start_token``) in front of every prompt with empty offsets,
+    unless the tokenizer already put that very token first (Llama-2 style tokenizers add
+    their BOS themselves)."""
     enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=add_special_tokens,
                        return_offsets_mapping=True, return_attention_mask=False)
     ids = [list(map(int, x)) for x in enc["input_ids"]]

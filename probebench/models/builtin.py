@@ -73,6 +73,23 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
 
 DEFAULT_MODEL = "smollm2-135m"
 
+#: The document separator a chat model was pre-trained with, for models whose tokenizer
+#: names a chat-turn marker as BOS: minimal pairs are scored after it
+#: (``activations.start_token_id``). SmolLM2's pre-training corpus separates documents
+#: with ``<|endoftext|>`` (the base models' BOS and EOS); the Instruct tokenizers name
+#: ``<|im_start|>`` BOS. Keyed by hub id; a built-in alias reads its ``hub_id``.
+DOCUMENT_SEPARATORS: dict[str, str] = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": "<|endoftext|>",
+    "HuggingFaceTB/SmolLM2-360M-Instruct": "<|endoftext|>",
+    "HuggingFaceTB/SmolLM2-1.7B-Instruct": "<|endoftext|>",
+}
+
+
+def document_separator(name: str) -> str | None:
+    """The catalog's document separator for a built-in alias or hub id (None: unknown)."""
+    builtin = BUILTIN_MODELS.get(name)
+    return DOCUMENT_SEPARATORS.get(builtin.hub_id if builtin is not None else name)
+
 #: (num_layers, hidden_size) of well-known hub models, from their published configs:
 #: validation knows their dimensions without a download, and suggestions name them
 KNOWN_DIMENSIONS: dict[str, tuple[int, int]] = {

@@ -5,6 +5,18 @@ Dequantising the Q4_1 GGUF with transformers takes ~20 s on two cores; the resul
 ``$PROBEBENCH_HOME/models/<alias>-<gguf sha256[:16]>`` and loads in well under a second.
 The folder is built in a temporary sibling and renamed into place, so a killed
 conversion never leaves a folder that looks complete.
+
+The conversion is deterministic: the same GGUF gives the same bytes in every file, on
+every run and whatever the environment. Earlier conversions were not: safetensors'
+``save_model`` noted the tied embedding as a second ``__metadata__`` key, and
+safetensors writes its metadata from a hash map whose order changes from one process to
+the next, so one conversion had two file hashes; and transformers writes how the
+tokenizer was loaded (``local_files_only``, i.e. ``HF_HUB_OFFLINE``) into
+tokenizer_config.json. Now ``write_weights`` writes one tensor per storage under the
+name transformers itself saves, with one metadata key, and the loader settings are
+dropped. The model's identity (``identity.py``) hashes tensors and what the tokenizer
+files say, not the files' bytes, but it does count tensor names: hence one name for the
+tied embedding.
 """
 
 from __future__ import annotations
@@ -21,9 +33,15 @@ from probebench.errors import ModelError
 from probebench.hashing import sha256_file
 from probebench.models._hf import quiet_transformers
 from probebench.models.builtin import BuiltinModel
+from probebench.models.identity import LOADER_KEYS
 
 #: Bumped when the conversion recipe changes, so old folders are not reused.
-CONVERSION_VERSION = 2
+#: 3: deterministic weights file (``write_weights``), the tied embedding kept under
+#: ``model.embed_tokens.weight`` as transformers saves it; 4: no loader settings (such
+#: as ``local_files_only``, which follows ``HF_HUB_OFFLINE``) in tokenizer_config.json
+CONVERSION_VERSION = 4
+#: the safetensors metadata of a converted weights file: one key, so one order
+WEIGHTS_METADATA = {"format": "pt"}
 MARKER = "probebench-conversion.json"
 
 
@@ -72,9 +90,35 @@ def ensure_converted(model: BuiltinModel, *, progress: bool = True,
     return target
 
 
+def write_weights(model: Any, path: Path) -> None:
+    """Write a model's weights as one safetensors file, the same bytes every time.
+
+    Tied tensors (one storage under several names, e.g. the input embedding and the LM
+    head) are written once, under the name transformers keeps when it saves the model
+    (its ``_tied_weights_keys`` name the copies; else the first name in sorted order).
+    The tensors are given in sorted order with ``WEIGHTS_METADATA``; safetensors lays
+    them out by dtype and name, so the header and the data are fixed by the tensors.
+    """
+    from safetensors.torch import save_file
+
+    state = model.state_dict()
+    tied = getattr(model, "_tied_weights_keys", None) or ()
+    copies = set(tied)  # a dict (copy -> source) in transformers 5, a list before
+    kept: dict[str, Any] = {}
+    seen: set[tuple[int, int, tuple[int, ...], str]] = set()
+    for name in sorted(state, key=lambda n: (n in copies, n)):
+        tensor = state[name]
+        where = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(),
+                 tuple(tensor.shape), str(tensor.dtype))
+        if where in seen:
+            continue
+        seen.add(where)
+        kept[name] = tensor.detach().contiguous()
+    save_file(dict(sorted(kept.items())), str(path), metadata=dict(WEIGHTS_METADATA))
+
+
 def _convert(gguf_path: Path, out: Path, *, verbose: bool) -> None:
     import torch
-    from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
@@ -90,6 +134,20 @@ def _convert(gguf_path: Path, out: Path, *, verbose: bool) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config.architectures = [type(model).__name__]
-    save_model(model, str(out / "model.safetensors"), metadata={"format": "pt"})
+    write_weights(model, out / "model.safetensors")
     model.config.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    _drop_loader_keys(out / "tokenizer_config.json")
+
+
+def _drop_loader_keys(path: Path) -> None:
+    """Remove the settings transformers writes from how the tokenizer was *loaded*
+    (``local_files_only`` follows ``HF_HUB_OFFLINE``): the file then depends on the
+    tokenizer alone. Written as transformers writes it (2-space indent, sorted keys)."""
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text("utf-8"))
+    if isinstance(config, dict):
+        kept = {k: v for k, v in config.items() if k not in LOADER_KEYS}
+        path.write_text(json.dumps(kept, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                        "utf-8")

@@ -1,7 +1,8 @@
 """Finding and loading models: embedded aliases, local folders and Hugging Face hub ids.
 
-``resolve_model`` finds a model and computes its identity without loading weights (so
-the activation cache can answer without a model); ``load_model`` loads it.
+``resolve_model`` finds a model and computes its identity (``identity.py``: the tensors
+and the tokenizer hashed, memoised by file state) without loading the model, so the
+activation cache can answer without one; ``load_model`` loads it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from probebench.errors import InputError, ModelError
-from probebench.hashing import sha256_files
 from probebench.jsonsafe import load_json
 from probebench.models._hf import quiet_transformers
 from probebench.models.batching import DTYPE_BYTES, weight_count
 from probebench.models.builtin import BUILTIN_MODELS, BuiltinModel
 from probebench.models.embedded import ensure_converted
+from probebench.models.identity import IDENTITY_SCHEME, tokenizer_sha256, weights_sha256
 from probebench.models.names import alias_typo, cached_hub_models, check_on_hub, did_you_mean
 from probebench.paths import home, hub_offline
 
@@ -27,6 +28,7 @@ DEVICES = ("auto", "cpu", "cuda")
 _TOKENIZER_FILES = (
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
     "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model",
+    "chat_template.jinja", "chat_template.json",
 )
 _HUB_PATTERNS = ["*.json", "*.txt", "*.model", "*.jinja", "*.safetensors"]
 
@@ -38,13 +40,16 @@ class ModelIdentity:
     name: str                 #: alias, hub id or folder name as the user gave it
     source: str               #: "embedded", "local" or "hub"
     revision: str | None      #: hub commit, or package==version for embedded models
-    weights_sha256: str       #: one hash over the sorted safetensors files
-    tokenizer_sha256: str     #: one hash over the tokenizer files
+    weights_sha256: str       #: the tensors' hash (names, dtypes, shapes, bytes; identity.py)
+    tokenizer_sha256: str     #: the tokenizer files' hash, JSON files as canonical JSON
     dtype: str
     num_layers: int
     hidden_size: int
     architecture: str         #: "causal" or "encoder"
     model_type: str           #: the config's model_type, e.g. "llama", "bert"
+    #: how the two hashes were made (``identity.IDENTITY_SCHEME``); identities stored
+    #: without it hashed the files' bytes
+    hash_scheme: str = IDENTITY_SCHEME
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -268,8 +273,8 @@ def resolve_model(name_or_path: str, *, revision: str | None = None, device: str
         name=name_or_path,
         source=source,
         revision=rev,
-        weights_sha256=sha256_files(weights, folder),
-        tokenizer_sha256=sha256_files(tokenizer_files, folder),
+        weights_sha256=weights_sha256(weights),
+        tokenizer_sha256=tokenizer_sha256(tokenizer_files, folder),
         dtype=dtype,
         num_layers=_config_int(config, ("num_hidden_layers", "n_layer", "num_layers"), folder),
         hidden_size=_config_int(config, ("hidden_size", "n_embd", "d_model"), folder),

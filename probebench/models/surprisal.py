@@ -9,9 +9,11 @@ protocols, each the published one of its data:
   Hu et al. 2020): the text's own tokens only. The first token is reported with
   ``scored=False`` and surprisal 0.0, so region sums match the published numbers.
 * ``prepend_bos=True`` (BLiMP's protocol, as lm-evaluation-harness runs it): the text is
-  read after the model's BOS token, or its EOS token when it has no BOS
-  (``activations.start_token_id``; ``start_token`` names another). That token is
-  context, never reported, and every token of the text, the first included, is scored.
+  read after the model's document start (``probebench.models.start_token``: its BOS
+  token, else its EOS token, except that a chat-turn marker gives way to the document
+  separator the model was pre-trained with; ``start_token`` names another). That token
+  is context, never reported, and every token of the text, the first included, is
+  scored.
   ``sentence_log_probs`` gives the resulting ``log2 P(text)`` that minimal pairs compare.
 
 A tokenizer that itself adds a BOS token (Llama-2 style) gets it scored as context, never
@@ -33,16 +35,17 @@ from probebench.models.activations import (
     length_batches,
     pad_batch,
     pad_id_of,
-    start_token_id,
     tokenize,
 )
 from probebench.models.loading import LoadedModel
+from probebench.models.start_token import start_token_id
 from probebench.prompts import Prompt, as_prompts
 
 _LN2 = math.log(2.0)
 #: the version of the scoring rule (surprisal in bits, the BOS handling above, the region
-#: rule below): part of the cache key of cached scores, bumped whenever a number changes
-SCORING_VERSION = 1
+#: rule below): part of the cache key of cached scores, bumped whenever a number changes.
+#: 2: a chat-turn marker as BOS gives way to the pre-training document separator
+SCORING_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,9 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                      progress: bool = True, desc: str = "surprisal") -> list[TokenSurprisal]:
     """Surprisal (bits) of every token of every text under a causal LM, in input order.
 
-    ``prepend_bos`` reads each text after ``start_token`` (default: the model's BOS token,
-    else its EOS token) and scores every token of the text; see the module docstring.
+    ``prepend_bos`` reads each text after ``start_token`` (default: the model's document
+    start, ``start_token.start_token_id``) and scores every token of the text; see the
+    module docstring.
     ``desc`` names the stage on the progress bar.
     """
     import torch
@@ -116,8 +120,9 @@ def sentence_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                        max_batch_size: int = 32, progress: bool = True,
                        desc: str = "surprisal") -> np.ndarray:
     """``log2 P(text)`` of each text: minus its total surprisal in bits, every token of the
-    text scored after the model's BOS token (EOS when it has none; ``start_token`` names
-    another), as the BLiMP paper and lm-evaluation-harness score a sentence.
+    text scored after the model's document start (its BOS, else EOS, unless that is a
+    chat-turn marker: ``probebench.models.start_token``; ``start_token`` names another),
+    as the BLiMP paper and lm-evaluation-harness score a sentence.
 
     Returns a float64 array of shape ``(len(texts),)``, in input order, each value <= 0.
     A minimal pair is correct when its good sentence has the higher value; unlike the

@@ -7,6 +7,13 @@ here and do not change when entries come and go. Each file keeps a history like 
 results store: a new record is appended only
 when the numbers change beyond the reproducibility contract, or the test set or model
 changed.
+
+Each baseline keeps its score of every labelled test prompt (``BaselineOut.scores``; a
+multi-class task's class probabilities, ``class_scores``), in the order of a result's
+predictions, so the leaderboard can resample a probe's gap to the best baseline on the
+probe's items (``probebench.evaluation.baselines.baseline_gap``) even for a result stored
+without one. Records stored before the scores were kept still load (the fields are None);
+the first evaluation that has them appends a record, as the numbers then differ.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -19,6 +20,7 @@ from probebench.artifact.meta import ProbeType
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, field_problem
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
+from probebench.evaluation.transfer import parse_targets
 from probebench.sites import Position, transformerlens_fields
 from probebench.yamlsafe import load_yaml
 
@@ -72,8 +74,12 @@ class Entry(BaseModel):
     description: str = Field(min_length=1)
     status: Literal["pending_review", "live", "deprecated"]
     tasks: list[str] = Field(min_length=1, description="Registered task ids it is scored on.")
-    transfer_targets: list[str] = Field(default_factory=list,
-                                        description="Models of the same hidden size.")
+    transfer_targets: list[str] = Field(
+        default_factory=list,
+        description="MODEL@LAYER:POSITION, e.g. minilm-l6@4:token_avg: models (of any "
+                    "hidden size) and the site of each whose activations are mapped onto "
+                    "the probe's by a ridge map fitted on a neutral corpus "
+                    "(probebench.evaluation.transfer) to measure cross-model transfer.")
     evalaware_auroc: float | None = Field(
         default=None, ge=0.0, le=1.0,
         description="The author's eval-awareness-corrected AUROC, if measured.")
@@ -83,6 +89,14 @@ class Entry(BaseModel):
     notice: str | None = Field(default=None, description="Why the status changed, e.g. the "
                                "re-evaluation that deprecated the entry.")
 
+
+    @field_validator("transfer_targets")
+    @classmethod
+    def _targets_parse(cls, value: list[str]) -> list[str]:
+        try:
+            return [str(t) for t in parse_targets(value)]
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
 
     @model_validator(mode="before")
     @classmethod

@@ -17,6 +17,12 @@ first re-run that reproduces its deterministic part exactly.) Records are read b
 through the same
 pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
 at the boundary with the file's name, not deep inside the leaderboard.
+
+A record names the probebench commit that measured it; a commit with ``+dirty`` was
+measured by a working tree with uncommitted changes, whose code no one can check out.
+Such a record is refused unless the caller says ``allow_dirty`` (``registry evaluate
+--allow-dirty``, for local evaluations and tests); the leaderboard marks the records so
+stored (``ResultRecord.from_dirty_tree``).
 """
 
 from __future__ import annotations
@@ -69,6 +75,11 @@ class ResultRecord(BaseModel):
     def dtype(self) -> str:
         return str(self.model.get("dtype", "unknown"))
 
+    @property
+    def from_dirty_tree(self) -> bool:
+        """Whether the evaluating checkout had uncommitted changes (``+dirty`` commit)."""
+        return self.run is not None and is_dirty(self.run.probebench_commit)
+
 
 class ResultHistory(BaseModel):
     """Every evaluation of one entry on one task, oldest first."""
@@ -82,6 +93,25 @@ class ResultHistory(BaseModel):
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
                           allow_nan=False) + "\n"
+
+
+#: how ``provenance.probebench_commit`` marks a working tree with uncommitted changes
+DIRTY_SUFFIX = "+dirty"
+
+
+def is_dirty(commit: str | None) -> bool:
+    return commit is not None and commit.endswith(DIRTY_SUFFIX)
+
+
+def refuse_dirty(entry_id: str, commit: str | None, *, allow_dirty: bool = False) -> None:
+    """Refuse to record results measured by uncommitted code, unless ``allow_dirty``."""
+    if is_dirty(commit) and not allow_dirty:
+        raise InputError(
+            f"{entry_id}: probebench runs from a working tree with uncommitted changes "
+            f"(commit {commit}), so no one could check out the code that measured these "
+            "results; commit the changes first and evaluate again. For a local "
+            "evaluation, --allow-dirty (allow_dirty=True) stores them anyway, and the "
+            "leaderboard marks them as measured by uncommitted code")
 
 
 def result_path(root: Path, entry_id: str, task_id: str) -> Path:
@@ -134,9 +164,11 @@ def precision_problems(root: Path, entry_id: str, submission: Submission) -> lis
     return problems
 
 
-def store_submission(root: Path, entry_id: str, submission: Submission) -> list[Path]:
+def store_submission(root: Path, entry_id: str, submission: Submission, *,
+                     allow_dirty: bool = False) -> list[Path]:
     """Append each task's result to its history; returns the files that changed. A
-    limited submission (``submit --limit``) is refused: it scores part of a test set."""
+    limited submission (``submit --limit``) is refused: it scores part of a test set; so
+    is one measured by uncommitted code (a ``+dirty`` commit) unless ``allow_dirty``."""
     if submission.limit is not None:
         raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
                          "registry stores only results on whole test sets (run it again "
@@ -147,6 +179,8 @@ def store_submission(root: Path, entry_id: str, submission: Submission) -> list[
                          "`probebench submit` but not stored in the registry: ProbeScore's "
                          "axes (FPR at 99% TPR, the eval-awareness correction, "
                          "selectivity) are defined for binary probes")
+    refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
+                 allow_dirty=allow_dirty)
     changed = []
     for task in submission.tasks:
         path = result_path(root, entry_id, task.id)
@@ -182,6 +216,6 @@ def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
     return out
 
 
-__all__ = ["ResultHistory", "ResultRecord", "latest_of", "latest_results",
-           "precision_problems", "read_history", "reference_record", "result_path",
-           "store_submission"]
+__all__ = ["DIRTY_SUFFIX", "ResultHistory", "ResultRecord", "is_dirty", "latest_of",
+           "latest_results", "precision_problems", "read_history", "reference_record",
+           "refuse_dirty", "result_path", "store_submission"]

@@ -44,13 +44,16 @@ class PublishReport:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def publish_pending(registry: Path, repo: Path, session: Session) -> PublishReport:
+def publish_pending(registry: Path, repo: Path, session: Session, *,
+                    allow_dirty: bool = False) -> PublishReport:
     """Evaluate each pending entry, store its results and flip it to ``live``. An entry
-    whose evaluation fails stays pending, with the reason in the report."""
+    whose evaluation fails stays pending, with the reason in the report. Code with
+    uncommitted changes (a ``+dirty`` commit) publishes nothing unless ``allow_dirty``:
+    every entry is refused before any work."""
     report = PublishReport()
     for path, entry in entries_with_status(registry, "pending_review"):
         try:
-            done = evaluate_entry(entry.id, registry, repo, session)
+            done = evaluate_entry(entry.id, registry, repo, session, allow_dirty=allow_dirty)
         except ProbebenchError as exc:
             report.failed[entry.id] = str(exc)
             continue

@@ -6,11 +6,13 @@
 2. The validation split is the task's own ``val`` split when it has one, else a
    deterministic hashed 20% of the train items (salt ``probebench-train-val/<task>``),
    so items never straddle the two.
-3. A small grid, each point fitted on train and scored by validation accuracy
-   (P >= 0.5 against the label, per prompt): logistic regression (L2, Newton-Cholesky
-   solver) over the inverse regularisation ``C`` in ``C_GRID``; an MLP (one ReLU hidden
-   layer, Adam) over the L2 penalty ``alpha`` in ``ALPHA_GRID``.
-   Ties go to the stronger regularisation.
+3. A small grid, each point fitted on train and scored on validation: logistic
+   regression (L2, Newton-Cholesky solver) over the inverse regularisation ``C`` in
+   ``C_GRID``; an MLP (one ReLU hidden layer, Adam) over the L2 penalty
+   ``alpha`` in ``ALPHA_GRID``. The point of lowest validation log-loss is chosen
+   (``probebench.evaluation.protocol.choose``: log-losses within ``LOG_LOSS_TIE`` tie,
+   and ties go to the stronger regularisation); validation accuracy is shown beside it.
+   The control task of ``submit``'s selectivity is fitted by the same code.
 4. Refit on train + validation with the chosen value; a ``StandardScaler`` is fitted on
    the same data first.
 5. The test split is scored with the same code as ``submit`` (``headline``), so the
@@ -143,15 +145,17 @@ class Trained:
                  f"seed {c.seed}{kind}",
                  f"train {self.n_train} prompts, validation {self.n_val} prompts "
                  f"({self.val_source})",
-                 f"{c.grid_name:>8}{'  hidden' if searched else ''}  validation accuracy"]
+                 f"{c.grid_name:>8}{'  hidden' if searched else ''}  validation log-loss"
+                 "  accuracy"]
         for point in self.grid:
             chosen = point.value == self.chosen and point.hidden == self.chosen_hidden
             mark = "  <- chosen" if chosen else ""
             size = f"  {point.hidden:>6}" if searched else ""
-            lines.append(f"{point.value:>8g}{size}  {point.val_accuracy:.4f}{mark}")
+            lines.append(f"{point.value:>8g}{size}  {point.val_log_loss:>19.4f}  "
+                         f"{point.val_accuracy:>8.4f}{mark}")
         also = "" if self.chosen_hidden is None else f", hidden = {self.chosen_hidden}"
-        lines.append(f"refit on train + validation with {c.grid_name} = {self.chosen:g}"
-                     f"{also}")
+        lines.append(f"lowest validation log-loss; refit on train + validation with "
+                     f"{c.grid_name} = {self.chosen:g}{also}")
         return "\n".join(lines)
 
     def metrics_table(self) -> str:
