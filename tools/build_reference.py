@@ -31,6 +31,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CREATED = dt.date(2026, 11, 22)
+#: when the -v2 references were re-trained: the hyper-parameter choice became validation
+#: log-loss (METHODOLOGY.md), which changed the chosen C of the entries below
+RETRAINED = dt.date(2026, 11, 24)
+#: v1 entries re-trained as v2 -> the notice their deprecation carries (the v1 artifacts
+#: and results stay: published artifacts never change)
+RETIRED = {
+    f"{stem}-v1": (f"{stem}-v2", change) for stem, change in (
+        ("eval-awareness-guard-smollm2-135m-l15", "C 0.01 -> 10"),
+        ("verb-grammar-smollm2-135m-l8", "C 1 -> 0.1"),
+        ("verb-grammar-smollm2-135m-l15", "C 1 -> 0.1"),
+        ("verb-grammar-smollm2-135m-l24", "C 1 -> 0.1"),
+        ("blimp-irregular-sv-smollm2-135m-l15", "C 10 -> 0.01"),
+        ("syntaxgym-number-prep-smollm2-135m-l15", "C 1 -> 0.1"),
+        ("syntaxgym-npi-orc-smollm2-135m-l15", "C 0.001 -> 0.1"),
+        ("blimp-det-noun-minilm-l6-l4", "C 0.01 -> 0.1"),
+    )}
 
 
 def catalog() -> TaskCatalog:
@@ -56,24 +72,28 @@ class Reference:
     def entry_id(self) -> str:
         return f"{ORG}/{self.name}"
 
+    @property
+    def created(self) -> dt.date:
+        return RETRAINED if self.name.endswith("-v2") else CREATED
+
 
 GUARD = Reference(
-    "eval-awareness-guard-smollm2-135m-l15-v1", "eval_awareness", "15:last_token",
+    "eval-awareness-guard-smollm2-135m-l15-v2", "eval_awareness", "15:last_token",
     category="eval-awareness", title="Eval-awareness guard (SmolLM2-135M)",
     tagline="How evaluation-like a prompt looks; corrects every SmolLM2 probe's AUROC")
 
 REFERENCES = [
     GUARD,
-    Reference("verb-grammar-smollm2-135m-l8-v1", "verb_grammar", "8:token_avg",
+    Reference("verb-grammar-smollm2-135m-l8-v2", "verb_grammar", "8:token_avg",
               title="Verb grammar EN/ES, layer 8",
               tagline="Is the verb form right? Bilingual verb grammar at layer 8"),
-    Reference("verb-grammar-smollm2-135m-l15-v1", "verb_grammar", "15:token_avg",
+    Reference("verb-grammar-smollm2-135m-l15-v2", "verb_grammar", "15:token_avg",
               title="Verb grammar EN/ES, layer 15",
               tagline="Is the verb form right? Bilingual verb grammar at layer 15"),
     Reference("verb-grammar-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
               title="Verb grammar EN/ES, layer 20",
               tagline="Is the verb form right? Bilingual verb grammar at layer 20"),
-    Reference("verb-grammar-smollm2-135m-l24-v1", "verb_grammar", "24:token_avg",
+    Reference("verb-grammar-smollm2-135m-l24-v2", "verb_grammar", "24:token_avg",
               title="Verb grammar EN/ES, layer 24",
               tagline="Is the verb form right? Bilingual verb grammar at layer 24"),
     Reference("verb-grammar-mlp-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
@@ -82,23 +102,23 @@ REFERENCES = [
     Reference("blimp-det-noun-smollm2-135m-l15-v1", "blimp_determiner_noun_agreement_1",
               "15:last_token", title="BLiMP determiner-noun agreement",
               tagline="Grammatical or not: determiner-noun number agreement"),
-    Reference("blimp-irregular-sv-smollm2-135m-l15-v1",
+    Reference("blimp-irregular-sv-smollm2-135m-l15-v2",
               "blimp_irregular_plural_subject_verb_agreement_1", "15:last_token",
               title="BLiMP irregular-plural subject-verb agreement",
               tagline="Grammatical or not: subject-verb agreement, irregular plurals"),
     Reference("blimp-anaphor-gender-smollm2-135m-l15-v1", "blimp_anaphor_gender_agreement",
               "15:last_token", title="BLiMP anaphor gender agreement",
               tagline="Grammatical or not: reflexive pronoun gender agreement"),
-    Reference("syntaxgym-number-prep-smollm2-135m-l15-v1", "syntaxgym_number_prep",
+    Reference("syntaxgym-number-prep-smollm2-135m-l15-v2", "syntaxgym_number_prep",
               "15:last_token", category="syntax", title="SyntaxGym number agreement (PP)",
               tagline="Expected or anomalous: agreement across a prepositional phrase"),
     Reference("syntaxgym-reflexive-src-smollm2-135m-l15-v1", "syntaxgym_reflexive_src_masc",
               "15:last_token", category="syntax", title="SyntaxGym reflexives (SRC)",
               tagline="Expected or anomalous: reflexive licensing across a relative clause"),
-    Reference("syntaxgym-npi-orc-smollm2-135m-l15-v1", "syntaxgym_npi_orc_any",
+    Reference("syntaxgym-npi-orc-smollm2-135m-l15-v2", "syntaxgym_npi_orc_any",
               "15:last_token", category="syntax", title="SyntaxGym NPI licensing (ORC)",
               tagline="Expected or anomalous: 'any' licensed by negation, not a relative"),
-    Reference("blimp-det-noun-minilm-l6-l4-v1", "blimp_determiner_noun_agreement_1",
+    Reference("blimp-det-noun-minilm-l6-l4-v2", "blimp_determiner_noun_agreement_1",
               "4:token_avg", model="minilm-l6", title="BLiMP determiner-noun (MiniLM)",
               tagline="Determiner-noun agreement read from all-MiniLM-L6-v2, layer 4"),
 ]
@@ -131,13 +151,13 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
         "position": position, "paper": None, "paper_title": None,
         "artifact_url": str(folder.relative_to(ROOT)), "artifact_sha256": bundle,
         "reproducer_notebook": "train.ipynb", "colab_url": None, "license": "Apache-2.0",
-        "release": CREATED.isoformat(), "param_count": params, "size_mb": round(size, 4),
+        "release": ref.created.isoformat(), "param_count": params, "size_mb": round(size, 4),
         "tagline": ref.tagline,
         "description": f"Reference probe trained with `probebench train --task {ref.task} "
                        f"--model {ref.model} --site {ref.site} --probe-type {ref.probe_type}` "
-                       "(SentEval protocol: regularisation chosen on validation, refit on "
-                       "train + validation). Its folder holds train.ipynb, which refits it "
-                       "from scratch offline.",
+                       "(SentEval protocol: regularisation chosen by validation log-loss, "
+                       "refit on train + validation). Its folder holds train.ipynb, which "
+                       "refits it from scratch offline.",
         "status": "live", "tasks": [ref.task],
         "transfer_targets": [TRANSFER_TARGETS[ref.model]],
     }
@@ -154,7 +174,7 @@ def build(refs: list[Reference], registry: Path) -> None:
         config = TrainConfig(task=ref.task, site=Site.parse(ref.site), model=ref.model,
                              probe_type=ref.probe_type)
         trained = train(config, catalog=catalog(), progress=False)
-        write_artifact(trained, folder, created_at=CREATED, title=ref.title, force=True,
+        write_artifact(trained, folder, created_at=ref.created, title=ref.title, force=True,
                        catalog=catalog())
         report = validate(folder, catalog=catalog())
         assert report.bundle_sha256 is not None and report.weights is not None
@@ -168,11 +188,39 @@ def build(refs: list[Reference], registry: Path) -> None:
         path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
         print(f"{ref.entry_id}: {trained.headline.auroc.value:.3f} AUROC, C/alpha "
               f"{trained.chosen:g}, bundle {report.bundle_sha256[:12]}", flush=True)
+    retire(registry)
     write_repo_notebooks()
     guards = registry / "guards.yaml"
     guards.write_text("# model -> entry id of its eval-awareness guard (see "
                       "probebench/registry/guards.py)\n"
                       f"{GUARD.model}: {GUARD.entry_id}\n")
+
+
+def retired_refs(registry: Path) -> list[Reference]:
+    """The deprecated v1 entries, as references to re-evaluate (never to re-train)."""
+    out = []
+    for old in RETIRED:
+        path = registry / "probes" / ORG / f"{old}.yaml"
+        if path.is_file():
+            e = yaml.safe_load(path.read_text())
+            out.append(Reference(old, e["tasks"][0], f"{e['layer']}:{e['position']}",
+                                 probe_type=e["probe_type"], model=e["model"]))
+    return out
+
+
+def retire(registry: Path) -> None:
+    """Deprecate each re-trained v1 entry to the archive with its notice (only the status
+    and notice lines change; its artifact and results stay)."""
+    for old, (new, change) in RETIRED.items():
+        path = registry / "probes" / ORG / f"{old}.yaml"
+        if not path.is_file() or not (registry / "probes" / ORG / f"{new}.yaml").is_file():
+            continue
+        entry = yaml.safe_load(path.read_text())
+        entry["status"] = "deprecated"
+        entry["notice"] = (f"Re-trained as {ORG}/{new} on {RETRAINED.isoformat()}: the "
+                           "regularisation is now chosen by validation log-loss, not "
+                           f"accuracy ({change}); see METHODOLOGY.md.")
+        path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
 
 
 #: the reference probe that notebooks/train.ipynb and notebooks/eval.ipynb reproduce
@@ -338,6 +386,9 @@ def main() -> int:
                         help="only re-evaluate the existing artifacts")
     parser.add_argument("--sweeps", action="store_true",
                         help="also run the verb-grammar layer sweeps")
+    parser.add_argument("--retired", action="store_true",
+                        help="also re-evaluate the deprecated v1 entries (after the live ones), "
+                             "so every latest record of a model carries one identity")
     parser.add_argument("--docs-only", action="store_true",
                         help="only rewrite docs/layer-sweep.md and docs/reference-probes.md")
     args = parser.parse_args()
@@ -348,6 +399,8 @@ def main() -> int:
         if not args.skip_train:
             build(refs, args.registry)
         evaluate(refs, args.registry)
+        if args.retired:
+            evaluate(retired_refs(args.registry), args.registry)
     write_docs(args.registry)
     return 0
 
