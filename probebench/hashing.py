@@ -115,12 +115,14 @@ def sha256_files(files: Iterable[Path], root: Path, *, memo: bool = True) -> str
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
     """Write a file so that readers see either the old file or the complete new one.
 
     Bytes go to a temporary file in the same folder, are flushed to disk, and replace
     the target with one ``os.replace``; a crash leaves at most a stray ``.tmp`` file,
-    never a truncated target.
+    never a truncated target. ``mode`` (e.g. ``0o600`` for a secret) is the new file's
+    permission bits, set before it takes the target's name; default: what a plain
+    ``open()`` would give.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,10 +132,12 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp makes the file 0600; give it the mode a plain open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        Path(tmp_name).chmod(0o666 & ~umask)
+        if mode is None:
+            # mkstemp makes the file 0600; give it the mode a plain open() would
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        Path(tmp_name).chmod(mode)
         Path(tmp_name).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -141,6 +145,6 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
         raise
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    with atomic_writer(path) as handle:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    with atomic_writer(path, mode=mode) as handle:
         handle.write(data)

@@ -249,7 +249,7 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
         folder = Path(ref)
         if not is_folder:
             raise InputError(f"{ref}: neither an artifact folder nor a registry id "
-                             "(org/name, e.g. probebench/verb-grammar-smollm2-135m-l15-v1)")
+                             "(org/name, e.g. probebench/verb-grammar-smollm2-135m-l15-v2)")
         return _from_folder(folder, folder.resolve().name, None, catalog, None)
     if repo is None:
         repo = Path(registry).resolve().parent if registry is not None else enclosing_repo()

@@ -60,10 +60,10 @@ from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_record, synthetic_result
 
 REPO = Path(__file__).resolve().parents[1]
-NPI = "probebench/syntaxgym-npi-orc-smollm2-135m-l15-v1"
+NPI = "probebench/syntaxgym-npi-orc-smollm2-135m-l15-v2"
 NPI_TASK = "syntaxgym_npi_orc_any"
 VERB_MLP = "probebench/verb-grammar-mlp-smollm2-135m-l20-v1"
-GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v1"
+GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v2"
 RESAMPLES = 60
 
 
@@ -174,7 +174,8 @@ def test_a_results_gap_comes_from_the_best_data_there_is() -> None:
     probe = record.result.auroc.value
     assert probe is not None and gap.value is not None
     assert gap.beats is False and gap.value == pytest.approx(probe - 1.0)
-    assert gap.low is not None and gap.high is not None and gap.low < gap.value < gap.high < 0
+    assert gap.low is not None and gap.high is not None and gap.low < gap.value < 0
+    assert gap.high <= 0  # the probe's CI reaches no higher than the baseline's 1.000
     # with per-prompt scores (a perfect separator), the paired bootstrap at build time
     labels = record.result.predictions.labels
     rf = record.result.baselines["random_features"].model_copy(
@@ -266,7 +267,7 @@ def test_a_score_interval_has_zero_width_only_when_nothing_varies() -> None:
     perfect = [0.9 if v else 0.1 for v in labels]  # AUROC 1 and ECE 0.1 on every draw
     still = _entry("org/still-m-l1-v1", perfect, labels, beats=True)
     draws = draw_scores([still], spec, n_resamples=RESAMPLES)
-    assert draws.boot.min() == draws.boot.max()
+    assert draws.boot.max() - draws.boot.min() < 1e-12  # float64 sums in another order
     assert draws.notes[0].startswith("no axis varies: every one of the 60 resamples gives "
                                      "the same AUROC 1.000")
     # the eval-aware AUROC measured with a CI only: drawn from a normal approximation
@@ -408,8 +409,10 @@ def test_every_result_carries_its_gap(board: tuple[Path, dict[str, Any]]) -> Non
         # per-prompt scores); results stored since: the gap they carry
         assert row["baseline_gap_method"] in ("intervals", "stored")
         assert (row["baseline_gap_ci_low"] > 0) == row["beats_baselines"]
+        # the gap is computed on the stored per-prompt numbers (6 decimals), the AUROC on
+        # the full-precision ones: rounding ties move it by up to about 1e-3
         assert row["baseline_gap"] == pytest.approx(row["auroc"] - row["best_baseline_auroc"],
-                                                    abs=1e-5)
+                                                    abs=2e-3)
     with (out / "leaderboard.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
     assert {"baseline_gap", "baseline_gap_ci_low", "beats_baselines",
@@ -421,9 +424,10 @@ def test_the_npi_probe_does_not_beat_random_features(
     out, doc = board
     row = next(r for r in doc["results"] if r["entry_id"] == NPI)
     assert row["beats_baselines"] is False and row["best_baseline"] == "random_features"
-    assert row["baseline_gap"] == pytest.approx(-0.0778, abs=1e-3)
+    assert row["baseline_gap"] == pytest.approx(row["auroc"] - 1.0, abs=2e-3)
+    assert row["baseline_gap"] < 0
     assert row["task_rank"] is None and row["task_unranked"].startswith(
-        "does not beat its baselines: gap −0.078")
+        f"does not beat its baselines: gap −{-row['baseline_gap']:.3f}")
     (ranked,) = [r for g in doc["rankings"] for r in g["entries"] if r["entry_id"] == NPI]
     assert ranked["rank"] is None and ranked["beats_baselines"] is False
     page = (out / page_name(NPI)).read_text()
@@ -457,7 +461,8 @@ def test_no_entry_that_does_not_beat_its_baselines_ranks_above_one_that_does(
     # the index shows the gap, by default, next to the AUROC
     index = (out / "index.html").read_text()
     table = index.split('data-tasks="syntaxgym_npi_orc_any"', 1)[1].split("</table>")[0]
-    assert ">Baseline gap<" in table and "✗ −0.078" in table
+    npi = next(r for r in doc["results"] if r["entry_id"] == NPI)
+    assert ">Baseline gap<" in table and f"✗ −{-npi['baseline_gap']:.3f}" in table
 
 
 def test_every_ranked_probescore_interval_has_width(
@@ -543,7 +548,7 @@ def test_restored_baselines_are_resampled_with_the_probes_items(
     assert gap is not None and beats is False
     assert (row["baseline_gap"], row["baseline_gap_ci_low"], row["baseline_gap_ci_high"]) == \
         pytest.approx((gap.value, gap.ci_low, gap.ci_high), abs=1e-4)
-    assert gap.ci_high is not None and gap.ci_high < 0
+    assert gap.ci_high is not None and gap.ci_high <= 0
     # the other tasks' results: their stored intervals, or the gap they carry
     assert {r["baseline_gap_method"] for r in doc["results"] if r["task"] != NPI_TASK} <= \
         {"intervals", "stored"}

@@ -57,7 +57,7 @@ REQUIRE = os.environ.get("PROBEBENCH_REQUIRE_BROWSER") == "1"
 browser = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not REQUIRE,
                              reason="Debian chromium and chromium-driver are not installed")
 RESAMPLES = 30
-VERB = "probebench/verb-grammar-smollm2-135m-l15-v1"
+VERB = "probebench/verb-grammar-smollm2-135m-l15-v2"
 HOSTILE = "mallory/blimp-det-noun-smollm2-135m-l15-v1"
 HOSTILE_FOLDER = "mallory-det-noun"
 SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
@@ -100,8 +100,8 @@ def make_registry(root: Path) -> Path:
     """The repository's registry, a pending entry and a hostile one (module docstring)."""
     shutil.copytree(REPO / "registry", root, ignore=shutil.ignore_patterns("__pycache__"))
     _match_stored_results(root)
-    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v1", VERB_PENDING,
-                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v1"},
+    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v2", VERB_PENDING,
+                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v2"},
                 short_name="verb-grammar-pending", status="pending_review")
     folder = root / "artifacts" / HOSTILE_FOLDER
     shutil.copytree(root / "artifacts" / "blimp-det-noun-smollm2-135m-l15-v1", folder)
@@ -182,7 +182,7 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
     assert local > 500
     # the files behind the numbers are among the targets: results, reports, notebooks
     names = {t.relative_to(board.resolve()).as_posix() for t in targets}
-    verb = "files/probebench__verb-grammar-smollm2-135m-l15-v1"
+    verb = "files/probebench__verb-grammar-smollm2-135m-l15-v2"
     for expected in (f"{verb}/results/verb_grammar.json", f"{verb}/reports/verb_grammar/REPORT.md",
                      f"{verb}/artifact/train.ipynb", f"{verb}/artifact/eval.ipynb",
                      f"{verb}/artifact/probe.safetensors", f"{verb}/entry.yaml",
@@ -272,7 +272,7 @@ def test_source_url_links_repository_files_there(built: tuple[Path, Path, BuildS
     assert len(linked) >= 10
     for url in linked:
         assert (registry.parent / unquote(url[len(base) + 1:])).is_file(), url
-    assert any(u.endswith("results/probebench/verb-grammar-smollm2-135m-l15-v1/"
+    assert any(u.endswith("results/probebench/verb-grammar-smollm2-135m-l15-v2/"
                           "verb_grammar.json") for u in linked)
     assert not list((board / "files").rglob("*.json"))  # nothing copied but the reports
     assert list((board / "files").rglob("REPORT.md"))

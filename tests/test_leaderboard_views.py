@@ -38,11 +38,11 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "registry"
 RESAMPLES = 30
 
-GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v1"
+GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v2"
 #: not named in guards.yaml, but evaluated on guard tasks only
 GUARD_COPY = "probebench/eval-awareness-copy-smollm2-135m-l15-v1"
 DET_SMOL = "probebench/blimp-det-noun-smollm2-135m-l15-v1"
-DET_MINI = "probebench/blimp-det-noun-minilm-l6-l4-v1"
+DET_MINI = "probebench/blimp-det-noun-minilm-l6-l4-v2"
 ANAPHOR = "probebench/blimp-anaphor-gender-smollm2-135m-l15-v1"
 #: evaluated on {determiner-noun, anaphor gender}: a task set of its own
 TWO_TASKS = "probebench/blimp-det-anaphor-smollm2-135m-l15-v1"
@@ -101,8 +101,8 @@ def make_registry(root: Path) -> Path:
                 short_name="blimp-det-anaphor-l15")
     _copy_entry(root, GUARD, GUARD_COPY, tasks={"eval_awareness": GUARD},
                 short_name="eval-awareness-copy")
-    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v1", VERB_PENDING,
-                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v1"},
+    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v2", VERB_PENDING,
+                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v2"},
                 short_name="verb-grammar-pending", status="pending_review")
     for entry_id in (DET_SMOL, DET_MINI):  # two models' baselines on the same task
         _store_baselines(root, entry_id)
@@ -341,7 +341,7 @@ def test_task_baselines_do_not_depend_on_entries(tmp_path: Path) -> None:
     # a task with no stored baselines says so and shows no entry's baselines
     verbs = _baselines_section(tmp_path / "all", "verb_grammar")
     assert "no baselines stored" in verbs
-    result = latest_results(registry, "probebench/verb-grammar-smollm2-135m-l8-v1")
+    result = latest_results(registry, "probebench/verb-grammar-smollm2-135m-l8-v2")
     assert result["verb_grammar"].result.baselines  # the entry does carry some
     assert "<td>random_features</td>" not in verbs and "<table" not in verbs
 

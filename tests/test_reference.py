@@ -24,8 +24,8 @@ REGISTRY = REPO / "registry"
 #: the stored (rounded) ones within the reproducibility contract (METHODOLOGY.md)
 AGREE = VALUE_TOLERANCE
 #: reviewed in the default run (cheap notebooks); every entry is reviewed under -m slow
-QUICK_REVIEW = ["probebench/eval-awareness-guard-smollm2-135m-l15-v1",
-                "probebench/syntaxgym-number-prep-smollm2-135m-l15-v1"]
+QUICK_REVIEW = ["probebench/eval-awareness-guard-smollm2-135m-l15-v2",
+                "probebench/syntaxgym-number-prep-smollm2-135m-l15-v2"]
 
 
 def entries() -> list[Entry]:
@@ -82,6 +82,66 @@ def test_the_guard_is_registered_and_corrects_every_other_smollm_probe() -> None
                 assert e.evalaware_auroc == pytest.approx(corrected.value, abs=1e-4)
 
 
+def test_every_latest_record_of_a_model_carries_one_identity_and_a_clean_commit() -> None:
+    """One model, one identity (the canonical tensor hash), whoever converted it; and the
+    registry's latest records were made from committed code."""
+    from probebench.registry.baselines import task_baselines
+    from probebench.registry.store import is_dirty
+
+    seen: dict[str, set[tuple[str, str]]] = {}
+    commits = []
+    for e in entries():
+        for record in latest_results(REGISTRY, e.id).values():
+            m = record.model
+            seen.setdefault(e.model, set()).add((m["weights_sha256"], m["tokenizer_sha256"]))
+            assert m.get("hash_scheme") == "canonical-v1", e.id
+            commits.append((e.id, record.run.probebench_commit if record.run else None))
+    tasks = sorted({t for e in entries() for t in e.tasks})
+    for task in tasks:
+        for label, base in task_baselines(REGISTRY, task).items():
+            name = label.split(" at ")[0]
+            seen.setdefault(name, set()).add((base.model["weights_sha256"],
+                                              base.model["tokenizer_sha256"]))
+            commits.append((f"{task}: {label}", base.run.probebench_commit if base.run
+                            else None))
+    assert {"smollm2-135m", "minilm-l6"} <= set(seen)
+    assert all(len(ids) == 1 for ids in seen.values()), seen
+    dirty = [(what, c) for what, c in commits if c is None or is_dirty(c)]
+    assert not dirty, dirty
+
+
+def test_deprecated_references_name_their_successor() -> None:
+    live = {e.id for e in entries() if e.status == "live"}
+    for e in entries():
+        if e.status == "deprecated":
+            assert e.notice and "log-loss" in e.notice, e.id
+            successor = e.id.removesuffix("-v1") + "-v2"
+            assert successor in live and successor in e.notice, e.id
+
+
+@pytest.mark.slow
+def test_re_evaluating_the_mlp_reference_changes_no_stored_file(tmp_path: Path) -> None:
+    """A fresh re-evaluation of the verb-grammar MLP entry (re-trained selectivity
+    included) stores nothing new: every number agrees with the stored record within the
+    reproducibility contract."""
+    import shutil
+
+    from probebench.evaluation.session import Session, SubmitOptions
+    from probebench.registry.guards import RegistryGuards
+    from probebench.runs.evaluate import evaluate_entry
+
+    registry = tmp_path / "registry"
+    # the artifact resolves from the repository (its artifact_url); results go to the copy
+    shutil.copytree(REGISTRY, registry, ignore=shutil.ignore_patterns("artifacts"))
+    catalog = TaskCatalog.for_repo(REPO)
+    session = Session(catalog, SubmitOptions(guards=RegistryGuards(registry, REPO,
+                                                                   catalog=catalog),
+                                             progress=False))
+    done = evaluate_entry("probebench/verb-grammar-mlp-smollm2-135m-l20-v1", registry, REPO,
+                          session, allow_dirty=True)
+    assert done.changed == [], [str(p) for p in done.changed]
+
+
 def test_the_layer_sweep_agrees_with_the_reference_probes() -> None:
     from probebench.train.sweep import read_sweep
 
@@ -89,7 +149,7 @@ def test_the_layer_sweep_agrees_with_the_reference_probes() -> None:
     assert [r.layer for r in sweep.rows] == list(range(31))
     rows = {r.layer: r for r in sweep.rows}
     for e in entries():
-        if e.tasks == ["verb_grammar"] and e.probe_type == "linear" \
+        if e.status == "live" and e.tasks == ["verb_grammar"] and e.probe_type == "linear" \
                 and e.position == "token_avg":
             stored = latest_results(REGISTRY, e.id)["verb_grammar"].result
             assert rows[e.layer].auroc == pytest.approx(stored.auroc.value, abs=AGREE)
@@ -108,9 +168,12 @@ def test_site_lists_every_entry_and_draws_the_sweep(tmp_path: Path,
     assert f"open {out.resolve() / 'index.html'}" in printed
     assert printed.count("probebench/") >= 3 and "ProbeScore" in printed
     index = (out / "index.html").read_text()
+    archive = (out / "archive.html").read_text()
     for e in entries():
         assert (out / page_name(e.id)).is_file()
-        assert f'href="{page_name(e.id)}"' in index
+        # live entries on the index; deprecated ones (re-trained as -v2) in the archive
+        page = archive if e.status == "deprecated" else index
+        assert f'href="{page_name(e.id)}"' in page, e.id
     verb = (out / "tasks" / "verb_grammar.html").read_text()
     assert "Layer sweep" in verb and "<polyline" in verb and "best layer" in verb
 

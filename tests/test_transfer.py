@@ -266,11 +266,13 @@ def test_results_hold_the_new_transfer_and_read_the_old() -> None:
         "value": 0.5, "ci_low": None, "ci_high": None, "imputed": True,
         "note": "no transfer target declared"}}}
     assert isinstance(TaskResult.model_validate(old).transfer["undeclared"], FlaggedOut)
-    # the stored registry results, written before the map, still read
+    # the stored registry histories hold both: records written before the map (a
+    # FlaggedOut) and since (a TransferOut), and both read
     stored = sorted((REPO / "registry" / "results").rglob("*.json"))
     assert stored
-    for record in read_history(stored[0]):
-        assert all(isinstance(v, FlaggedOut) for v in record.result.transfer.values())
+    kinds = {type(v) for path in stored for record in read_history(path)
+             for v in record.result.transfer.values()}
+    assert kinds == {FlaggedOut, TransferOut}
 
 
 def test_probescore_reads_the_ratio_from_0_2_0_and_old_specs_compute_as_before() -> None:
@@ -287,10 +289,10 @@ def test_probescore_reads_the_ratio_from_0_2_0_and_old_specs_compute_as_before()
 
     values = axis_values({"t": old}, "MIT")
     assert values["transfer"].imputed and values["transfer"].value == 0.5
-    assert values["mapped_transfer"].imputed and values["mapped_transfer"].value == 0.5
+    # no target declared: 0 from 0.2.0 on (not declaring must not pay), 0.5 before
+    assert values["mapped_transfer"].imputed and values["mapped_transfer"].value == 0.0
     assert values["mapped_transfer"].note == "no transfer target declared"
-    # no target declared: the new spec scores exactly as the old one
-    assert probescore(v020, values).total == probescore(v010, values).total
+    assert probescore(v020, values).total < probescore(v010, values).total
 
     values = axis_values({"t": new}, "MIT")
     assert not values["mapped_transfer"].imputed
@@ -304,7 +306,7 @@ def test_probescore_reads_the_ratio_from_0_2_0_and_old_specs_compute_as_before()
     assert values["mapped_transfer"].imputed  # not a transfer ratio
 
     values = axis_values({"t": unmeasurable}, "MIT")
-    assert values["mapped_transfer"].imputed and values["mapped_transfer"].value == 0.5
+    assert values["mapped_transfer"].imputed and values["mapped_transfer"].value == 0.0
     assert "no transfer measured" in values["mapped_transfer"].note
 
 

@@ -300,7 +300,12 @@ def _iv(x: IntervalOut | None) -> str:
     return f"{x.value:.3f} [{x.ci_low:.3f}, {x.ci_high:.3f}]"
 
 
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 def write_docs(registry: Path) -> None:
+    from probebench.evaluation.results import TransferOut
     from probebench.registry.store import latest_results
     from probebench.train.sweep import read_sweep
 
@@ -330,10 +335,12 @@ def write_docs(registry: Path) -> None:
             "`registry/artifacts/`, results (from `probebench submit` on the embedded "
             "models, CPU, seed 0, 1,000 resamples) in `registry/results/`. Baselines belong "
             "to the task and model (`registry/baselines/`), computed on the same test "
-            "split (see METHODOLOGY.md). \"beats all\" means "
-            "the probe's AUROC interval lies above every baseline's interval.", "",
+            "split (see METHODOLOGY.md). \"gap\" is the probe's AUROC minus the best "
+            "baseline's, with a paired item-bootstrap 95% CI; \"beats\" means that CI lies "
+            "above 0 (`beats_baselines`): an entry that does not is listed after those that "
+            "do on the leaderboard, unranked.", "",
             "| entry | task | site | probe type | AUROC [95% CI] | best baseline (AUROC) | "
-            "beats all |", "| --- | --- | --- | --- | --- | --- | --- |"]
+            "gap [95% CI] | beats |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ref in REFERENCES:
         stored = latest_results(registry, ref.entry_id).get(ref.task)
         if stored is None:
@@ -341,10 +348,28 @@ def write_docs(registry: Path) -> None:
         t = stored.result
         bases = {n: b.auroc for n, b in t.baselines.items() if b.auroc}
         best = max(bases, key=lambda n: bases[n].value or 0.0)
-        beats = all((t.auroc.ci_low or 0.0) > (b.ci_high or 1.0) for b in bases.values())
+        gap = t.baseline_gap
+        gap_text = "n/a" if gap is None else f"{_iv(gap)} vs {gap.baseline}"
+        beats = {True: "yes", False: "**no**", None: "n/a"}[t.beats_baselines]
         rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | "
                     f"{ref.probe_type} | {_iv(t.auroc)} | {best} {_iv(bases[best])} | "
-                    f"{'yes' if beats else '**no**'} |")
+                    f"{gap_text} | {beats} |")
+    rows += ["", "## Cross-model transfer", "",
+             "The probe read through an affine ridge map from the declared target's site, "
+             "fitted on the pinned neutral corpus (METHODOLOGY.md, \"Cross-model "
+             "transfer\"); the control is the same map fitted on shuffled sentence pairs.", "",
+             "| entry | target | map R² (control) | target AUROC [95% CI] | transfer | "
+             "control AUROC / transfer |", "| --- | --- | --- | --- | --- | --- |"]
+    for ref in REFERENCES:
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None:
+            continue
+        for target, tr in sorted(stored.result.transfer.items()):
+            if not isinstance(tr, TransferOut):
+                continue
+            rows.append(f"| `{ref.name}` | `{target}` | {_num(tr.map_r2)} "
+                        f"({_num(tr.control_r2)}) | {_iv(tr.auroc)} | {_num(tr.transfer)} | "
+                        f"{_num(tr.control_auroc)} / {_num(tr.control_transfer)} |")
     rows += ["", "## Selectivity against a control task", "",
              "Each entry's architecture re-trained with `probebench train`'s protocol on its "
              "task and on a control task with the same inputs and labels a fixed random "

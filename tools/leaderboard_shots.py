@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
-ENTRY = "probebench/verb-grammar-smollm2-135m-l15-v1"
+ENTRY = "probebench/verb-grammar-smollm2-135m-l15-v2"
 TASK = "verb_grammar"
 
 

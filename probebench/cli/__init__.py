@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from probebench.cli import (
     artifacts,
+    holdout,
     leaderboard,
     lm,
     models,
@@ -27,7 +28,8 @@ from probebench.cli import (
 from probebench.errors import ProbebenchError
 from probebench.version import __version__
 
-GROUPS = (models, artifacts, tasks, train, submit, lm, registry, review, reeval, leaderboard)
+GROUPS = (models, artifacts, tasks, holdout, train, submit, lm, registry, review, reeval,
+          leaderboard)
 
 
 def build_parser() -> argparse.ArgumentParser:

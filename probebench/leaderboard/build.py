@@ -212,11 +212,14 @@ def family_page(family: str) -> str:
 def guard_entries(registry: Path, entries: Sequence[Entry]) -> dict[str, str]:
     """entry id -> what makes it a guard, for every guard among ``entries``: the entries
     ``registry/guards.yaml`` names, and any entry whose tasks are all guard tasks (the
-    tasks those named guards are evaluated on)."""
+    tasks those named guards are evaluated on). A deprecated entry is no guard: it is in
+    the archive, like every deprecated entry (a re-trained guard's old version)."""
     named = {entry_id: model for model, entry_id in guard_ids(registry).items()}
     guard_tasks = {t for e in entries if e.id in named for t in e.tasks}
     out = {}
     for e in entries:
+        if e.status == "deprecated":
+            continue
         if e.id in named:
             out[e.id] = f"the guard of {named[e.id]} (registry/guards.yaml)"
         elif guard_tasks and set(e.tasks) <= guard_tasks:

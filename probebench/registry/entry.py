@@ -145,7 +145,7 @@ def entry_path(root: Path, entry_id: str) -> Path:
                          f"characters (this one has {len(entry_id)})")
     if not _ID_PATH.fullmatch(entry_id):
         raise InputError(f"{entry_id!r}: not an entry id (org/name, e.g. "
-                         "probebench/verb-grammar-smollm2-135m-l15-v1)")
+                         "probebench/verb-grammar-smollm2-135m-l15-v2)")
     org, rest = entry_id.split("/", 1)
     return root / "probes" / org / f"{rest}.yaml"
 

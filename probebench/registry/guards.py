@@ -2,7 +2,7 @@
 evaluation-like a prompt is. ``registry/guards.yaml`` maps a model to the entry id of
 its guard::
 
-    smollm2-135m: probebench/eval-awareness-guard-smollm2-135m-l15-v1
+    smollm2-135m: probebench/eval-awareness-guard-smollm2-135m-l15-v2
 
 ``submit`` uses the model's guard for the eval-awareness-corrected AUROC of every
 probe on that model. The guard's artifact must validate and match its entry's
