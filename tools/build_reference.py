@@ -347,8 +347,10 @@ def write_docs(registry: Path) -> None:
             continue
         t = stored.result
         bases = {n: b.auroc for n, b in t.baselines.items() if b.auroc}
-        best = max(bases, key=lambda n: bases[n].value or 0.0)
         gap = t.baseline_gap
+        # the gap's own choice (ties between equal AUROCs go the way the gap went)
+        best = gap.baseline if gap is not None else max(bases,
+                                                         key=lambda n: bases[n].value or 0.0)
         gap_text = "n/a" if gap is None else f"{_iv(gap)} vs {gap.baseline}"
         beats = {True: "yes", False: "**no**", None: "n/a"}[t.beats_baselines]
         rows.append(f"| `{ref.name}` | {ref.task} | {ref.site} ({ref.model}) | "
