@@ -422,6 +422,11 @@ def _intervals(entries: Sequence[Scored], draws: ScoreDraws, ranked: Sequence[in
     position = {j: k for k, j in enumerate(ranked)}
     for j, entry in enumerate(entries):
         score_low, score_high = np.percentile(draws.boot[:, j], [2.5, 97.5])
+        # a percentile interval need not hold the point: an axis clamped at a bound (a
+        # transfer of 0, an AUROC of 1) can only move one way in the draws. The interval
+        # shown is stretched to the point, so it never excludes the reported score.
+        score_low = min(score_low, draws.point[j])
+        score_high = max(score_high, draws.point[j])
         common: dict[str, Any] = {
             "auroc_low": draws.auroc_ci[j][0], "auroc_high": draws.auroc_ci[j][1],
             "score_low": float(score_low), "score_high": float(score_high),
