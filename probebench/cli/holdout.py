@@ -27,6 +27,13 @@ def _key(args: argparse.Namespace, *, required: bool = True) -> bytes | None:
     return read_key(args.key, required=required)
 
 
+def _required_key(args: argparse.Namespace) -> bytes:
+    """The key from --key or the environment; a named error when neither gives one."""
+    key = _key(args)
+    assert key is not None  # read_key(required=True) raises instead of returning None
+    return key
+
+
 def cmd_keygen(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import write_key_file
 
@@ -46,8 +53,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import read_items, seal
 
     catalog = workspace(args).catalog
-    key = _key(args)
-    assert key is not None
+    key = _required_key(args)
     items = read_items(args.from_path)
     gen = seal(catalog, args.task, items, key)
     print(f"sealed generation {gen.generation} of {args.task} ({gen.n_items} items, key id "
@@ -62,8 +68,7 @@ def cmd_rotate(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import read_items, rotate
 
     catalog = workspace(args).catalog
-    key = _key(args)
-    assert key is not None
+    key = _required_key(args)
     retired, gen = rotate(catalog, args.task, read_items(args.from_path), key)
     print(f"retired generation {retired.generation} of {args.task}; sealed generation "
           f"{gen.generation} ({gen.n_items} items) in "
@@ -82,8 +87,7 @@ def cmd_unseal(args: argparse.Namespace) -> int:
         raise InputError("give a TASK or --all, not both or neither")
     if args.all and args.generation is not None:
         raise InputError("--generation picks one task's generation: give a TASK with it")
-    key = _key(args)
-    assert key is not None
+    key = _required_key(args)
     out = Path(args.out).resolve()
     roots = {catalog.root_of(t).resolve() for t in catalog.ids}
     for root in roots:
@@ -115,8 +119,7 @@ def cmd_reveal(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import reveal
 
     catalog = workspace(args).catalog
-    key = _key(args)
-    assert key is not None
+    key = _required_key(args)
     gen = reveal(catalog, args.task, args.generation, key)
     print(f"revealed generation {gen.generation} of {args.task}: "
           f"{catalog.root_of(args.task) / str(gen.revealed_file)}")
