@@ -17,7 +17,8 @@ import yaml
 from probebench.cli import main
 from probebench.errors import InputError, SiteError
 from probebench.evaluation.lm_scores import score_lm
-from probebench.models.activations import start_token_id, tokenize
+from probebench.models.activations import tokenize
+from probebench.models.start_token import start_token_id
 from probebench.models.surprisal import sentence_log_probs, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item

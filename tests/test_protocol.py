@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probebench.evaluation import protocol
+from probebench.evaluation import protocol, selectivity
 from probebench.evaluation.protocol import (
     C_GRID,
     LOG_LOSS_TIE,
@@ -16,7 +16,6 @@ from probebench.evaluation.protocol import (
     log_loss,
     search_grid,
 )
-from probebench.evaluation.selectivity import fit_protocol as selectivity_fit
 from probebench.sites import Site
 from probebench.train import TrainConfig, grid_search
 
@@ -63,7 +62,7 @@ def test_train_and_selectivity_share_the_rule() -> None:
     points, chosen = grid_search(config, x, y, x_val, y_val)
     assert chosen == choose(points).value
     # the selectivity module fits with the protocol's own function, not a copy
-    assert selectivity_fit is fit_protocol
+    assert selectivity.fit_protocol is fit_protocol  # type: ignore[attr-defined]
     assert fit_protocol("linear", x, y, x_val, y_val, seed=0, hidden=8)[2] == chosen
 
 
