@@ -158,6 +158,9 @@ class Simulator:
     root: Path
     upstream: Path
     context: dict[str, str] = field(default_factory=dict)
+    #: (workflow, job, step, secret) for every run step whose environment held a
+    #: secret's value
+    sightings: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.bin = self.root / "shims"
@@ -176,6 +179,14 @@ class Simulator:
         # unset repository variables and secrets read as empty strings, as on GitHub
         self.context.setdefault("vars.PROBEBENCH_GPU_RUNNER", "")
         self.context.setdefault("secrets.HF_TOKEN", "")
+        self.context.setdefault("secrets.PROBEBENCH_HOLDOUT_KEY", "")
+
+    def _note_secrets(self, workflow: str, job: str, step: str,
+                      step_env: dict[str, str]) -> None:
+        """Record which secrets' values a step's environment holds (``sightings``)."""
+        for name, value in _secret_values(self.context).items():
+            if any(value in v for v in step_env.values()):
+                self.sightings.append((workflow, job, step, name))
 
     # --- the simulated GitHub state -----------------------------------------------
     def main_sha(self) -> str:
@@ -286,8 +297,10 @@ class Simulator:
         temp.mkdir(parents=True)
         workspace.mkdir(parents=True)
         store = self.artifacts / run_name
+        # a runner starts with none of the test process's GitHub or probebench secrets:
+        # a secret reaches a step only where the workflow's own env names it
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GITHUB_", "PROBEBENCH_COMMIT"))}
+               if not k.startswith(("GITHUB_", "PROBEBENCH_COMMIT", "PROBEBENCH_HOLDOUT_KEY"))}
         env.update({
             "PATH": f"{self.bin}:{Path(sys.executable).parent}:{env.get('PATH', '')}",
             "SIM_REAL_PYTHON": sys.executable, "SIM_LOG": str(self.log),
@@ -346,6 +359,7 @@ class Simulator:
                     step_env = {**env, "GITHUB_OUTPUT": str(output_file),
                                 **{k: self._expand(str(v))
                                    for k, v in step.get("env", {}).items()}}
+                    self._note_secrets(workflow, job, name, step_env)
                     proc = subprocess.run(["bash", "-e", "-c", str(step["run"])],
                                           cwd=workspace, env=step_env, capture_output=True,
                                           text=True, timeout=1800)
@@ -365,6 +379,10 @@ class Simulator:
             result.outputs[key] = _EXPR.sub(lambda m: step_outputs.get(m.group(1), ""),
                                             str(value))
         return result
+
+
+def _secret_values(context: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in context.items() if k.startswith("secrets.") and v}
 
 
 def upstream_simulator(root: Path, tracked: list[str]) -> Simulator:

@@ -10,6 +10,7 @@ upstream main."""
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -54,8 +55,11 @@ def _tracked_files() -> list[str]:
 
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
-    """Upstream: this working tree's tracked files (uncommitted edits included)."""
-    return upstream_simulator(tmp_path_factory.mktemp("github"), _tracked_files())
+    """Upstream: this working tree's tracked files (uncommitted edits included), with a
+    throwaway holdout key as the repository's PROBEBENCH_HOLDOUT_KEY secret."""
+    sim = upstream_simulator(tmp_path_factory.mktemp("github"), _tracked_files())
+    sim.context["secrets.PROBEBENCH_HOLDOUT_KEY"] = secrets.token_hex(32)
+    return sim
 
 
 def _fork(sim: Simulator, name: str) -> Path:
@@ -315,6 +319,14 @@ def test_a_good_pr_goes_live(github: Simulator) -> None:
         assert done[job].ok, done[job].output
     comment = github.comment(1)
     assert "All checks pass." in comment and comment.count("- [x]") == 6
+    # the holdout key: no pull-request job's step held it, nothing they printed,
+    # commented or uploaded contains it
+    key = github.context["secrets.PROBEBENCH_HOLDOUT_KEY"]
+    assert not [s for s in github.sightings if s[3] == "secrets.PROBEBENCH_HOLDOUT_KEY"]
+    assert all(key not in done[job].output for job in (*PR_JOBS, "comment"))
+    assert key not in comment
+    for path in (github.artifacts / "pr-1").rglob("*"):
+        assert not path.is_file() or key.encode() not in path.read_bytes(), path
     assert "agree with probebench's re-evaluation" in comment
     reproduced = json.loads((github.artifacts / "pr-1/reproduced/reproduced.json").read_text())
     assert reproduced["ran"] and reproduced["metrics"][TASK]["auroc"] is not None
@@ -324,6 +336,11 @@ def test_a_good_pr_goes_live(github: Simulator) -> None:
     assert github.main_sha() != before
     publish = github.run_job("publish.yml", "publish", run_name="push-1", ref="main")
     assert publish.ok, publish.output
+    # ... which the trusted publish job, and only its evaluating step, is given
+    assert {s for s in github.sightings if s[3] == "secrets.PROBEBENCH_HOLDOUT_KEY"} == {
+        ("publish.yml", "publish", "Evaluate merged entries and make them live",
+         "secrets.PROBEBENCH_HOLDOUT_KEY")}
+    assert key not in publish.output
     assert f"live     {ENTRY_ID}" in publish.output
     (bot_branch, body), = github.created_prs().items()
     assert bot_branch.startswith("probebench-bot_publish-") and ENTRY_ID in body

@@ -201,3 +201,23 @@ def test_the_hub_token_reaches_only_the_trusted_workflows() -> None:
         for step in job.get("steps", []):
             if "HF_TOKEN" in (step.get("env") or {}):
                 assert name == "run" and str(step["run"]).startswith("probebench reeval run")
+
+
+def test_the_holdout_key_reaches_only_the_steps_that_evaluate_on_main() -> None:
+    """The maintainers' holdout key opens the sealed holdouts: only publish's evaluating
+    step and reeval's run step get it; no pull-request workflow, CI or site build."""
+    holders = {p.name for p in FILES if "secrets.PROBEBENCH_HOLDOUT_KEY" in p.read_text()}
+    assert holders == {"reeval.yml", "publish.yml"}
+    seen = []
+    for path in FILES:
+        for name, job in load_workflow(path.name)["jobs"].items():
+            assert "PROBEBENCH_HOLDOUT_KEY" not in (job.get("env") or {})
+            for step in job.get("steps", []):
+                if "PROBEBENCH_HOLDOUT_KEY" in (step.get("env") or {}):
+                    seen.append((path.name, name, str(step["run"]).strip().splitlines()[-1]))
+    assert sorted(seen) == [
+        ("publish.yml", "publish", "probebench registry publish --quiet | tee publish.txt"),
+        ("reeval.yml", "run", 'probebench reeval run --plan plan.json --group "$GROUP" '
+                              '--out "reeval-$GROUP" --quiet')]
+    for name in ("validate-pr.yml", "comment.yml", "ci.yml", "leaderboard.yml"):
+        assert "HOLDOUT" not in (WORKFLOWS / name).read_text()

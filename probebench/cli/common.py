@@ -138,6 +138,20 @@ def add_quiet(parser: argparse.ArgumentParser, what: str = "no progress output")
     parser.add_argument("--quiet", action="store_true", help=what)
 
 
+def add_holdout_key(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--key FILE``: the maintainers' holdout key, for the sealed holdouts."""
+    parser.add_argument("--key", type=Path, default=None, metavar="FILE",
+                        help=f"the holdout key file (else $PROBEBENCH_HOLDOUT_KEY holds the "
+                             f"key's text; no default path is read): {what}")
+
+
+def holdout_key(args: argparse.Namespace) -> bytes | None:
+    """The key from ``--key`` or the environment, or None (a contributor's clone)."""
+    from probebench.tasks.sealed import read_key
+
+    return read_key(getattr(args, "key", None), required=False)
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str = "bootstrap seed") -> None:
     parser.add_argument("--seed", type=int, default=0, help=f"{what} (default: %(default)s)")
 

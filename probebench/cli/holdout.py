@@ -7,11 +7,16 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probebench.cli.common import add_workspace_options, workspace
 from probebench.errors import InputError
 from probebench.paths import enclosing_repo
 from probebench.tasks.sealed import KEY_ENV
+
+if TYPE_CHECKING:
+    from probebench.tasks.anatomy import Item
+    from probebench.tasks.catalog import TaskCatalog
 
 KEY_RULE = (f"The key comes only from --key FILE or from ${KEY_ENV} (the key's text, as a "
             "GitHub secret is passed); no default path is ever read.")
@@ -49,12 +54,35 @@ def cmd_keygen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _items(args: argparse.Namespace, catalog: TaskCatalog, key: bytes,
+           generation: int) -> list[Item]:
+    """The items to seal: read from --from, or made fresh (--fresh) by the task's
+    generator under the key-derived seed, in memory only."""
+    from probebench.tasks.fresh import fresh_items
+    from probebench.tasks.sealed import read_items
+
+    if (args.from_path is None) == (not args.fresh):
+        raise InputError("give --from ITEMS or --fresh, one of them")
+    if args.from_path is not None:
+        return read_items(args.from_path)
+    items = fresh_items(catalog, args.task, key, generation, n_items=args.n_items)
+    print(f"made {len(items)} fresh items for {args.task} (generator seeded from the key; "
+          "nothing written but the sealed file)")
+    return items
+
+
+def _next_generation(catalog: TaskCatalog, task_id: str) -> int:
+    from probebench.tasks.sealed import generations
+
+    return len(generations(catalog, task_id)) + 1
+
+
 def cmd_seal(args: argparse.Namespace) -> int:
-    from probebench.tasks.sealed import read_items, seal
+    from probebench.tasks.sealed import seal
 
     catalog = workspace(args).catalog
     key = _required_key(args)
-    items = read_items(args.from_path)
+    items = _items(args, catalog, key, _next_generation(catalog, args.task))
     gen = seal(catalog, args.task, items, key)
     print(f"sealed generation {gen.generation} of {args.task} ({gen.n_items} items, key id "
           f"{gen.key_id}) in {catalog.root_of(args.task) / gen.sealed_file}")
@@ -65,11 +93,12 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
 
 def cmd_rotate(args: argparse.Namespace) -> int:
-    from probebench.tasks.sealed import read_items, rotate
+    from probebench.tasks.sealed import rotate
 
     catalog = workspace(args).catalog
     key = _required_key(args)
-    retired, gen = rotate(catalog, args.task, read_items(args.from_path), key)
+    items = _items(args, catalog, key, _next_generation(catalog, args.task))
+    retired, gen = rotate(catalog, args.task, items, key)
     print(f"retired generation {retired.generation} of {args.task}; sealed generation "
           f"{gen.generation} ({gen.n_items} items) in "
           f"{catalog.root_of(args.task) / gen.sealed_file}")
@@ -162,6 +191,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "revealed. " + KEY_RULE, 80),
         epilog="lifecycle:\n"
                "  probebench holdout keygen --out ~/holdout.key     # once; never commit it\n"
+               "  probebench holdout seal TASK --fresh --key ~/holdout.key\n"
                "  probebench holdout seal TASK --from items.jsonl --key ~/holdout.key\n"
                "  probebench holdout verify                         # form only, no key\n"
                "  probebench holdout rotate TASK --from new.jsonl --key ~/holdout.key\n"
@@ -186,6 +216,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                  f"Else ${KEY_ENV} holds the key's text; no default path is "
                                  f"read.{extra}")
 
+    def items_options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--from", dest="from_path", type=Path, default=None,
+                            metavar="ITEMS", help="the items to seal (see above)")
+        parser.add_argument("--fresh", action="store_true",
+                            help="instead of --from: make the items with the task's fresh-item "
+                                 "generator (probebench.tasks.fresh), seeded from the key, so "
+                                 "the public generator code does not give them away; they "
+                                 "are checked against every packaged file and never written "
+                                 "in plaintext")
+        parser.add_argument("--n-items", type=int, default=None, metavar="N",
+                            help="with --fresh: how many items (default: the generator's, "
+                                 "sized to detect a 10-point AUROC drop)")
+
     keygen = action("keygen", cmd_keygen, workspace_options=False,
                     help="write a new random key file (mode 0600)",
                     description="Write 32 random bytes, as 64 hex digits, to FILE with mode "
@@ -204,8 +247,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                               "of the task's splits or of an earlier generation. "
                               + ITEMS_FORMAT + " " + KEY_RULE)
     seal.add_argument("task", metavar="TASK", help="a registered task id")
-    seal.add_argument("--from", dest="from_path", type=Path, required=True, metavar="ITEMS",
-                      help="the items to seal (see above)")
+    items_options(seal)
     key_option(seal)
 
     verify = action("verify", cmd_verify,
@@ -244,8 +286,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                 "retired generation stays sealed until `holdout reveal`. "
                                 + ITEMS_FORMAT + " " + KEY_RULE)
     rotate.add_argument("task", metavar="TASK", help="a registered task id")
-    rotate.add_argument("--from", dest="from_path", type=Path, required=True,
-                        metavar="ITEMS", help="the next generation's items (see above)")
+    items_options(rotate)
     key_option(rotate)
 
     reveal = action("reveal", cmd_reveal, help="publish a retired generation's plaintext",

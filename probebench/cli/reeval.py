@@ -10,10 +10,12 @@ from typing import Any
 from probebench.cli.common import (
     add_bootstrap,
     add_device,
+    add_holdout_key,
     add_no_cache,
     add_quiet,
     add_seed,
     add_workspace_options,
+    holdout_key,
     raw,
     runtime,
     workspace,
@@ -23,7 +25,9 @@ from probebench.cli.common import (
 def _print_changes(changes: Any, out: Path) -> int:
     for c in changes:
         old = "n/a" if c.old_auroc is None else f"{c.old_auroc:.3f}"
-        print(f"  {c.action:<9} {c.entry} {c.task} v{c.version}: {old} -> {c.new_auroc:.3f} "
+        held = (f"sealed gen {c.sealed_generation}" if c.sealed_generation is not None
+                else f"public v{c.version}")
+        print(f"  {c.action:<9} {c.entry} {c.task} {held}: {old} -> {c.new_auroc:.3f} "
               f"({c.drop_points:+.1f} points dropped)")
     for entry_id, why in sorted(changes.failures.items()):
         print(f"  SKIPPED   {entry_id}: {why}")
@@ -44,7 +48,7 @@ def cmd_reeval(args: argparse.Namespace) -> int:
     ws = workspace(args, uses_registry=True)
     out = Path(args.out)
     changes = reeval(ws.registry, ws.repo, out, catalog=ws.catalog, seed=args.seed,
-                     bootstrap=args.bootstrap,
+                     bootstrap=args.bootstrap, holdout_key=holdout_key(args),
                      session=_reeval_session(args, ws.catalog, args.seed, args.bootstrap))
     return _print_changes(changes, out)
 
@@ -75,6 +79,7 @@ def cmd_reeval_run(args: argparse.Namespace) -> int:
     ws = workspace(args, uses_registry=True)
     plan = read_plan(Path(args.plan))
     result = run_group(plan, args.group, ws.registry, ws.repo, catalog=ws.catalog,
+                       holdout_key=holdout_key(args),
                        session=_reeval_session(args, ws.catalog, plan.seed, plan.bootstrap))
     path = write_group_result(Path(args.out), result)
     for entry_id, why in sorted(result.failures.items()):
@@ -96,12 +101,17 @@ def cmd_reeval_merge(args: argparse.Namespace) -> int:
 
 
 
+AUDIT_KEY = ("with it, each task's current sealed holdout generation is decrypted in memory "
+             "and audited; without it, the run says so and audits the public generation 0")
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ree = commands.add_parser(
         "reeval", help="audit: re-evaluate every live entry on its holdout, flag drops",
         **raw("Audit the registry: score every live entry (AUROC, item-bootstrap CI) on the "
               "newest holdout of "
-              "each task, write a diff per entry and task, list drops over 5 points in "
+              "each task (its current sealed generation with the holdout key, else the "
+              "public generation 0), write a diff per entry and task, list drops over 5 points in "
               "DIFF.md and deprecate entries that drop over 10 (a YAML change for review).\n\n"
               "With no action, plans, runs and merges in this process. To spread the work "
               "(a CI matrix, a Slurm array, Ray tasks), `plan` writes the groups as JSON, "
@@ -121,6 +131,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_device(ree)
     add_no_cache(ree)
     add_quiet(ree)
+    add_holdout_key(ree, AUDIT_KEY)
     add_workspace_options(ree, registry=True)
     ree.set_defaults(func=cmd_reeval)
     ree_sub = ree.add_subparsers(dest="reeval_action", metavar="[ACTION]")
@@ -151,6 +162,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_device(run)
     add_no_cache(run)
     add_quiet(run)
+    add_holdout_key(run, AUDIT_KEY)
     add_workspace_options(run, registry=True)
     run.set_defaults(func=cmd_reeval_run)
 

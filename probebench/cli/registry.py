@@ -10,9 +10,11 @@ from pathlib import Path
 
 from probebench.cli.common import (
     add_evaluation_options,
+    add_holdout_key,
     add_quiet,
     add_sandbox_options,
     add_workspace_options,
+    holdout_key,
     live_entry_ids,
     report_name,
     runtime,
@@ -176,17 +178,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                                 **runtime(args), guards=guards,
                                                 progress=not args.quiet))
     status = 0
+    key = holdout_key(args)
     for entry_id in args.entries:
         done = evaluate_entry(entry_id, ws.registry, ws.repo, session, store=not args.no_store,
-                              allow_dirty=args.allow_dirty)
+                              allow_dirty=args.allow_dirty, holdout_key=key)
         if args.submission:
             atomic_write_bytes(Path(args.submission), done.submission.to_json().encode())
         print(f"{entry_id}: {len(done.changed)} result file(s) updated"
               + ("" if done.changed or args.no_store else " (same results as stored)"))
+        for task_id, held in sorted(done.holdouts.items()):
+            print(f"  sealed holdout {task_id} gen {held.generation}: AUROC "
+                  f"{held.auroc.value:.3f} [{held.auroc.ci_low:.3f}, {held.auroc.ci_high:.3f}]"
+                  f", retention {_fmt(held.retention)}")
+        for task_id in done.sealed_unscored:
+            print(f"  NOT STORED {task_id}: its sealed holdout needs the key")
         for problem in done.precision:
             print(f"  PRECISION {problem}")
             status = 1
     return status
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _add_allow_dirty(parser: argparse.ArgumentParser) -> None:
@@ -206,7 +219,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
                                                 **runtime(args), guards=guards,
                                                 progress=not args.quiet))
-    report = publish_pending(ws.registry, ws.repo, session, allow_dirty=args.allow_dirty)
+    report = publish_pending(ws.registry, ws.repo, session, allow_dirty=args.allow_dirty,
+                             holdout_key=holdout_key(args))
     for entry_id in report.published:
         print(f"  live     {entry_id}")
     for entry_id, why in report.failed.items():
@@ -336,13 +350,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                help="record: re-evaluate entries and store their results",
                                description="Record: re-evaluate entries on their declared tasks "
                                            "and append the results to registry/results (history "
-                                           "is kept; identical results add nothing).")
+                                           "is kept; identical results add nothing). With the "
+                                           "holdout key, each task's current sealed holdout is "
+                                           "scored too (in memory) and stored apart; without "
+                                           "it, a task that has one is re-evaluated but not "
+                                           "stored, so a keyless run never replaces a keyed "
+                                           "one.")
     reval.add_argument("entries", nargs="+", metavar="ENTRY_ID")
     reval.add_argument("--submission", default=None, metavar="FILE",
                        help="also write the submission.json of the (one) entry here")
     reval.add_argument("--no-store", action="store_true",
                        help="re-evaluate only; record nothing in registry/results")
     _add_allow_dirty(reval)
+    add_holdout_key(reval, "score the tasks' current sealed holdouts and store them")
     add_evaluation_options(reval)
     add_workspace_options(reval, registry=True)
     reval.set_defaults(func=cmd_evaluate)
@@ -356,6 +376,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "publish workflow on push to main, which opens a pull request with the "
                     "changes.")
     _add_allow_dirty(rpub)
+    add_holdout_key(rpub, "score the tasks' current sealed holdouts; an entry on a task "
+                          "with one stays pending without it")
     add_evaluation_options(rpub)
     add_workspace_options(rpub, registry=True)
     rpub.set_defaults(func=cmd_publish)

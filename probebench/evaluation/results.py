@@ -141,6 +141,27 @@ class SelectivityOut(_Model):
     note: str
 
 
+class HoldoutOut(_Model):
+    """A stored result's holdout part: the probe on the task's current sealed holdout
+    generation. Kept apart from the compared part of a record, as timing is: a run
+    without the key has none, and never replaces a record that has one."""
+
+    generation: int = Field(description="The sealed generation scored (tasks' holdout "
+                            "listing).")
+    commitment: str = Field(description="Its public commitment, sha256(nonce || "
+                            "plaintext): which items these numbers are about.")
+    n_items: int
+    n_labelled_prompts: int
+    auroc: IntervalOut = Field(description="AUROC on the holdout, item-bootstrap CI.")
+    test_auroc: Number = Field(description="The probe's AUROC on the registered test set, "
+                               "from the same evaluation.")
+    retention: Number | None = Field(description="(auroc - 0.5) / (test_auroc - 0.5), "
+                                     "clamped to [0, 1]; None when test_auroc <= 0.5.")
+    minimum_detectable_drop: Number | None = Field(
+        description="AUROC points this holdout's size detects with 80% power at AUROC "
+                    "0.75 (probebench.evaluation.power).")
+
+
 class MarkOut(_Model):
     mark: str
     straddles: list[str] = Field(default_factory=list)

@@ -166,11 +166,12 @@ class Session:
         return self.activations_at(model, key, prompts, [site], prefix)[site]
 
     def activations_at(self, model: str, key: str, prompts: Sequence[Prompt],
-                       sites: Sequence[Site], prefix: str | None = None
-                       ) -> dict[Site, np.ndarray]:
+                       sites: Sequence[Site], prefix: str | None = None, *,
+                       disk_cache: bool = True) -> dict[Site, np.ndarray]:
         """Activations at every one of ``sites``, from one forward pass over ``prompts``
         for the sites neither memoised nor in the disk cache (``passes`` counts the
-        passes that ran the model)."""
+        passes that ran the model). ``disk_cache=False`` keeps them in memory only (a
+        sealed holdout's prompts leave nothing on disk)."""
         shifted = prefix is not None
         missing = [s for s in dict.fromkeys(sites)
                    if _ActsKey(model, key, s, shifted) not in self._acts]
@@ -178,8 +179,9 @@ class Session:
             stage = SHIFT if shifted else ACTIVATIONS
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
             since = time.perf_counter()
-            result = extract(source, prompts, missing, cache=self.options.cache,
-                             prefix=prefix, progress=self.options.progress,
+            result = extract(source, prompts, missing,
+                             cache=self.options.cache and disk_cache, prefix=prefix,
+                             progress=self.options.progress,
                              batch_tokens=self.options.batch_tokens,
                              max_batch_size=self.options.max_batch_size,
                              desc=f"{stage} {key} @ {', '.join(map(str, missing))}")

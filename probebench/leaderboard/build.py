@@ -76,6 +76,7 @@ from probebench.leaderboard.entry_page import (
 )
 from probebench.leaderboard.files import LeaderboardFiles
 from probebench.leaderboard.gaps import METHODS, Gap, entry_beats, result_gap, worst_gap
+from probebench.leaderboard.holdouts import entry_holdout, holdout_context, task_holdouts
 from probebench.leaderboard.markdown import (
     breakable,
     inline_markdown,
@@ -83,6 +84,7 @@ from probebench.leaderboard.markdown import (
     safe_url,
 )
 from probebench.leaderboard.probescore import (
+    AXES,
     CLOSED_LICENSE_CEILING,
     DEFAULT_SPEC,
     UNMEASURED,
@@ -392,6 +394,7 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
                                 else None)
             view["baselines"] = baselines_beside(registry, t, rec)
             view["gap"] = _gap_view(gaps[e.id][t])
+            view["holdout"] = entry_holdout(catalog, t, rec)
             tasks.append(view)
         html = entry_tpl.render(
             **common, root="../", title=e.short_name, e=e, standing=standing,
@@ -757,14 +760,31 @@ def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
                 "test_sha256": spec.test_sha256 if spec else "?"}
         stored = task_baselines(registry, task_id)
         baselines = _baselines_view(stored, spec.test_sha256 if spec else None)
+        holdouts = (holdout_context(task_holdouts(catalog, task_id, registry,
+                                                  [e.id for e in on_task]))
+                    if spec is not None else None)
         html = template.render(**common, root="../", title=task_id, task=task, rows=ranked,
                                n_ranked=len(group.ranked) if group is not None else 0,
                                surface=surface_flag(catalog, task_id, stored),
                                pending=pending, guard_rows=guard_rows, baselines=baselines,
                                accuracy_name=names[0] if names else "accuracy",
                                n_resamples=n_resamples, sweeps=sweeps.get(task_id, []),
-                               data=task_data(catalog, task_id, files))
+                               data=task_data(catalog, task_id, files), holdouts=holdouts)
         (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")
+
+
+def _holdout_fields(rec: ResultRecord) -> dict[str, Any]:
+    """A result row's sealed-holdout columns (None where the record has no holdout part)."""
+    held = rec.holdout
+    if held is None:
+        return dict.fromkeys(("holdout_generation", "holdout_commitment", "holdout_auroc",
+                              "holdout_auroc_ci_low", "holdout_auroc_ci_high",
+                              "holdout_retention", "goodhart_resistance"))
+    goodhart = AXES["holdout_goodhart"].compute([rec], "")
+    return {"holdout_generation": held.generation, "holdout_commitment": held.commitment,
+            "holdout_auroc": held.auroc.value, "holdout_auroc_ci_low": held.auroc.ci_low,
+            "holdout_auroc_ci_high": held.auroc.ci_high, "holdout_retention": held.retention,
+            "goodhart_resistance": None if goodhart.imputed else round(goodhart.value, 6)}
 
 
 def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
@@ -805,6 +825,7 @@ def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
                 distshift_imputed=t.distshift_auroc.imputed,
                 evalaware_auroc=t.evalaware_auroc.value,
                 evalaware_imputed=t.evalaware_auroc.imputed,
+                **_holdout_fields(rec),
                 gflops_per_prompt=None if t.cost is None else
                 round(t.cost.flops_per_prompt / 1e9, 6),
                 latency_ms=rec.latency_ms,

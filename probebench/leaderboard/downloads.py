@@ -86,6 +86,19 @@ class ResultRow(_Model):
     distshift_imputed: bool
     evalaware_auroc: float | None
     evalaware_imputed: bool
+    holdout_generation: int | None = Field(description="The sealed holdout generation the "
+                                           "entry was scored on (None: no sealed-holdout "
+                                           "result).")
+    holdout_commitment: str | None = Field(description="That generation's public "
+                                           "commitment, sha256(nonce || plaintext).")
+    holdout_auroc: float | None = Field(description="AUROC on the sealed holdout.")
+    holdout_auroc_ci_low: float | None
+    holdout_auroc_ci_high: float | None
+    holdout_retention: float | None = Field(description="(holdout AUROC - 0.5) / (AUROC - "
+                                            "0.5), clamped to [0, 1].")
+    goodhart_resistance: float | None = Field(description="This task's Goodhart-resistance "
+                                              "value: retention x selectivity share "
+                                              "(None: not measured).")
     gflops_per_prompt: float | None = Field(description="Analytical cost (None: not kept).")
     latency_ms: float | None = Field(description="Measured; depends on the hardware.")
     task_probescore: float = Field(description="ProbeScore from this task's result alone.")

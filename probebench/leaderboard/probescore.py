@@ -31,6 +31,7 @@ from probebench.evaluation.definitions import (
     MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
+from probebench.evaluation.holdout import goodhart_value, retention, selectivity_share
 from probebench.evaluation.results import FlaggedOut, TransferOut
 from probebench.licenses import license_kind, license_value
 from probebench.registry.store import ResultRecord
@@ -211,6 +212,29 @@ def _goodhart(records: Sequence[ResultRecord], license: str) -> AxisValue:
     return AxisValue(UNMEASURED, imputed=True, note="not measured yet")
 
 
+def _holdout_goodhart(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Spec 0.2.0 on: per task, retention on the sealed holdout (its AUROC above chance
+    over the test AUROC's) times the selectivity share, averaged; imputed 0.5 when a
+    task has no sealed-holdout result (no sealed generation, or evaluated without the
+    key)."""
+    values: list[float] = []
+    notes: set[str] = set()
+    for record in records:
+        held = record.holdout
+        if held is None or held.auroc.value is None:
+            return AxisValue(UNMEASURED, imputed=True,
+                             note=f"no sealed-holdout result on {record.result.id} (the task "
+                                  "has no sealed generation, or the entry was evaluated "
+                                  "without the holdout key)")
+        value, note = goodhart_value(retention(held.auroc.value, _task_auroc(record)),
+                                     selectivity_share(record.result.selectivity))
+        if value is None:
+            return AxisValue(UNMEASURED, imputed=True, note=note)
+        values.append(value)
+        notes.add(note)
+    return AxisValue(clamp(_mean(values)), note="; ".join(sorted(notes)))
+
+
 def _license_rules_text() -> str:
     parts = []
     for how, pattern, value in LICENSE_RULES:
@@ -267,6 +291,14 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
     AxisSource("license", _license_rules_text(), _license, "License"),
     AxisSource("goodhart", f"not measured yet: **imputed {UNMEASURED:g}**", _goodhart,
                "Goodhart resistance"),
+    AxisSource("holdout_goodhart",
+               "retention on the task's current sealed holdout, (holdout AUROC − 0.5) / "
+               "(AUROC − 0.5), times the selectivity share, (accuracy − control accuracy) / "
+               "(accuracy − 0.5) of the re-trained probe, each clamped to [0, 1], averaged "
+               "over the entry's tasks (retention alone where the control is degenerate); "
+               f"**imputed {UNMEASURED:g}** when a task has no sealed-holdout result (no "
+               "sealed generation, or evaluated without the holdout key)",
+               _holdout_goodhart, "Goodhart resistance"),
 )}
 
 

@@ -26,14 +26,17 @@ the stored result, then the ProbeScore, with the 30% cap applied inside the resa
 * imputed values follow the resampled AUROC (eval-awareness 0.85 x, distribution shift
   0.7 x), as the axes' own definitions impute them;
 * numbers stored only as a value with a 95% CI (a measured eval-aware or
-  distribution-shift AUROC, selectivity, a measured transfer: a Pearson r's CI, or a
-  transfer ratio's from its target AUROC's CI, the denominator held) are drawn from a
+  distribution-shift AUROC, selectivity, the AUROC on the sealed holdout, a measured
+  transfer: a Pearson r's CI, or a transfer ratio's from its target AUROC's CI, the
+  denominator held) are drawn from a
   **normal approximation** matching the stored CI: value + z x (CI half-width above or below it)
   / 1.96, a split normal whose 2.5th and 97.5th percentiles are the stored bounds, with
   z drawn per resample from a stream seeded by the seed, the task and the number, and
   shared by every entry on that task (paired, as the item draws are). This is an
   approximation: it ignores how such a number co-varies with the AUROC on one draw of
   items, and treats the entries' deviations as equal in z. A number without a CI is held.
+  Goodhart resistance is then recomputed from the drawn holdout AUROC, the resampled test
+  AUROC and the drawn selectivity (its retention's denominator is the resampled AUROC).
 
 Axes without sampling uncertainty (cost, license, imputed constants) are held. Entries
 are ranked within each resample (1 = best; ties share the better rank). An entry's rank
@@ -133,7 +136,7 @@ Z_975 = 1.959963984540054
 #: the source names of today's axes whose inputs carry sampling uncertainty (named in
 #: the zero-width note; ``HELD_SOURCES`` are the ones known not to)
 RESAMPLED_SOURCES = ("auroc", "evalaware_auroc", "distshift_auroc", "ece", "selectivity",
-                     "transfer", "mapped_transfer")
+                     "transfer", "mapped_transfer", "holdout_goodhart")
 
 
 @dataclass
@@ -191,6 +194,8 @@ class _TaskDraws:
     distshift: np.ndarray | None = None
     evalaware: np.ndarray | None = None
     selectivity: np.ndarray | None = None
+    #: the AUROC on the sealed holdout (its own items: drawn from its CI)
+    holdout: np.ndarray | None = None
     #: target -> (the attribute drawn: a FlaggedOut's value, a TransferOut's transfer; draws)
     transfer: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
 
@@ -234,6 +239,10 @@ def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
         out.selectivity = split_normal(selectivity.value, selectivity.ci_low,
                                        selectivity.ci_high, streams.z(task, "selectivity"),
                                        bounds=(-1.0, 1.0))
+    held: Any = getattr(record, "holdout", None)
+    if held is not None and _measured(held.auroc):
+        out.holdout = split_normal(held.auroc.value, held.auroc.ci_low, held.auroc.ci_high,
+                                   streams.z(task, "holdout"))
     for target, value in sorted((getattr(t, "transfer", None) or {}).items()):
         z = streams.z(task, f"transfer/{target}")
         if _measured(value):  # a Pearson r with its CI (specs before 0.2.0)
@@ -294,7 +303,12 @@ def _record_at(record: ResultRecord, draws: _TaskDraws, b: int) -> ResultRecord:
         over["transfer"] = {k: (_Override(v, {draws.transfer[k][0]: float(
             draws.transfer[k][1][b])}) if k in draws.transfer else v)
             for k, v in t.transfer.items()}
-    return cast(ResultRecord, _Override(record, {"result": _Override(t, over)}))
+    outer: dict[str, Any] = {"result": _Override(t, over)}
+    if draws.holdout is not None:
+        held: Any = record.holdout
+        outer["holdout"] = _Override(held, {"auroc": _Override(
+            held.auroc, {"value": float(draws.holdout[b])})})
+    return cast(ResultRecord, _Override(record, outer))
 
 
 #: the sources of today's axes that read nothing a resample changes (every other axis,
@@ -323,6 +337,9 @@ def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
                 out.add(src)
         elif src in ("transfer", "mapped_transfer"):
             if any(d.transfer for d in draws.values()):
+                out.add(src)
+        elif src == "holdout_goodhart":
+            if all(d.holdout is not None for d in draws.values()):
                 out.add(src)
         elif src not in HELD_SOURCES:
             out.add(src)

@@ -28,6 +28,7 @@ stored (``ResultRecord.from_dirty_tree``).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from probebench.errors import InputError, field_problem
 from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, beyond_tolerance
 from probebench.evaluation.reproducibility import differences
-from probebench.evaluation.results import ProbeInfo, RunInfo, Submission, TaskResult
+from probebench.evaluation.results import (
+    HoldoutOut,
+    ProbeInfo,
+    RunInfo,
+    Submission,
+    TaskResult,
+)
 from probebench.hashing import atomic_write_bytes
 
 
@@ -56,20 +63,29 @@ class ResultRecord(BaseModel):
                                      "of the comparison that decides a new record.")
     run: RunInfo | None = Field(default=None, description="Provenance (when, which code, "
                                 "which hardware); None on records stored before v0.3.")
+    holdout: HoldoutOut | None = Field(
+        default=None, description="The probe on the task's current sealed holdout "
+        "generation, measured by a run that held the key; None for a task without one and "
+        "on records stored before. Kept apart from the compared part, as timing is.")
 
     @classmethod
-    def of(cls, submission: Submission, task: TaskResult) -> ResultRecord:
+    def of(cls, submission: Submission, task: TaskResult,
+           holdout: HoldoutOut | None = None) -> ResultRecord:
         return cls(result=task, probe=submission.probe, model=submission.model,
                    seed=submission.seed, bootstrap_resamples=submission.bootstrap_resamples,
                    versions=submission.versions, device=submission.device,
                    latency_ms=(submission.timing.latency_ms.get(task.id)
                                if submission.timing else None),
-                   run=submission.run)
+                   run=submission.run, holdout=holdout)
 
     def deterministic(self) -> dict[str, Any]:
-        """The fields a re-run on the same inputs reproduces (timing and provenance,
-        the device included, left out)."""
-        return self.model_dump(mode="json", exclude={"latency_ms", "run", "device"})
+        """The fields a re-run on the same inputs reproduces (timing, provenance, the
+        device and the holdout part left out)."""
+        return self.model_dump(mode="json", exclude={"latency_ms", "run", "device",
+                                                     "holdout"})
+
+    def holdout_part(self) -> dict[str, Any] | None:
+        return None if self.holdout is None else self.holdout.model_dump(mode="json")
 
     @property
     def dtype(self) -> str:
@@ -165,10 +181,19 @@ def precision_problems(root: Path, entry_id: str, submission: Submission) -> lis
 
 
 def store_submission(root: Path, entry_id: str, submission: Submission, *,
-                     allow_dirty: bool = False) -> list[Path]:
+                     allow_dirty: bool = False,
+                     holdouts: Mapping[str, HoldoutOut] | None = None,
+                     sealed_unscored: Collection[str] = ()) -> list[Path]:
     """Append each task's result to its history; returns the files that changed. A
     limited submission (``submit --limit``) is refused: it scores part of a test set; so
-    is one measured by uncommitted code (a ``+dirty`` commit) unless ``allow_dirty``."""
+    is one measured by uncommitted code (a ``+dirty`` commit) unless ``allow_dirty``.
+
+    ``holdouts`` (task -> the probe on its current sealed holdout) is stored with each
+    record, apart from the compared part: a record that agrees with the latest one
+    within the contract but brings a holdout part the latest lacks (or another
+    generation's) is appended, so a keyed run completes a keyless one. Tasks in
+    ``sealed_unscored`` have a sealed holdout that this run could not read (no key):
+    nothing is stored for them, so a keyless run never replaces or outranks a keyed one."""
     if submission.limit is not None:
         raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
                          "registry stores only results on whole test sets (run it again "
@@ -182,16 +207,20 @@ def store_submission(root: Path, entry_id: str, submission: Submission, *,
     refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
                  allow_dirty=allow_dirty)
     changed = []
+    holdouts = holdouts or {}
     for task in submission.tasks:
+        if task.id in sealed_unscored:
+            continue
         path = result_path(root, entry_id, task.id)
         history = read_history(path)
-        record = ResultRecord.of(submission, task)
+        record = ResultRecord.of(submission, task, holdouts.get(task.id))
         if record.dtype != REFERENCE_DTYPE:
             reference = latest_of(history, REFERENCE_DTYPE)
             if reference is not None and not beyond_tolerance(reference.result, task):
                 continue  # accepted: the float32 record stands for it
         same = latest_of(history, record.dtype)
-        if same is not None and not differences(same.deterministic(), record.deterministic()):
+        if (same is not None and not _holdout_news(same, record)
+                and not differences(same.deterministic(), record.deterministic())):
             if same.run is not None or record.run is None or same is not history[-1]:
                 continue
             # stored before provenance was kept: the first run that reproduces it exactly
@@ -203,6 +232,19 @@ def store_submission(root: Path, entry_id: str, submission: Submission, *,
         atomic_write_bytes(path, doc.to_json().encode("utf-8"))
         changed.append(path)
     return changed
+
+
+def _holdout_news(stored: ResultRecord, new: ResultRecord) -> bool:
+    """Whether ``new`` brings a holdout part that ``stored`` lacks: one where it has
+    none, another generation, or numbers beyond the reproducibility contract. A record
+    without one (a keyless run) never counts as news."""
+    if new.holdout is None:
+        return False
+    if stored.holdout is None:
+        return True
+    old, fresh = stored.holdout_part(), new.holdout_part()
+    assert old is not None and fresh is not None
+    return bool(differences(old, fresh))
 
 
 def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:

@@ -45,17 +45,29 @@ class PublishReport:
 
 
 def publish_pending(registry: Path, repo: Path, session: Session, *,
-                    allow_dirty: bool = False) -> PublishReport:
+                    allow_dirty: bool = False,
+                    holdout_key: bytes | None = None) -> PublishReport:
     """Evaluate each pending entry, store its results and flip it to ``live``. An entry
     whose evaluation fails stays pending, with the reason in the report. Code with
     uncommitted changes (a ``+dirty`` commit) publishes nothing unless ``allow_dirty``:
-    every entry is refused before any work."""
+    every entry is refused before any work.
+
+    With ``holdout_key`` each entry is also scored on its tasks' current sealed holdouts
+    (in memory). Without it, an entry on a task with a sealed holdout stays pending,
+    since nothing may be stored for that task ("needs the holdout key")."""
     report = PublishReport()
     for path, entry in entries_with_status(registry, "pending_review"):
         try:
-            done = evaluate_entry(entry.id, registry, repo, session, allow_dirty=allow_dirty)
+            done = evaluate_entry(entry.id, registry, repo, session, allow_dirty=allow_dirty,
+                                  holdout_key=holdout_key)
         except ProbebenchError as exc:
             report.failed[entry.id] = str(exc)
+            continue
+        if done.sealed_unscored:
+            report.failed[entry.id] = (
+                f"needs the holdout key: {', '.join(done.sealed_unscored)} "
+                "has a sealed holdout, and a keyless run stores nothing for it (give --key "
+                "FILE or $PROBEBENCH_HOLDOUT_KEY)")
             continue
         set_status(path, "live")
         report.published.append(entry.id)

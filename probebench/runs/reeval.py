@@ -1,12 +1,17 @@
 """``probebench reeval``: quarterly re-evaluation of live entries on the newest holdouts.
 
 Each live entry is scored (AUROC with its item-bootstrap CI) on the newest holdout of
-each of its tasks (``tasks.yaml``: a hand-written set or a hashed share carved out of the
-train split, unseen by every probe and disjoint from the test set; the registered test
-set only for a task without one) and compared with its latest stored AUROC on that
-task. Per entry and task a diff file is written. A drop of more than 5 AUROC points is
-listed in the public ``DIFF.md``; more than 10 points, with the stored AUROC above the
-holdout's whole 95% CI (so a small holdout's noise never deprecates), sets the entry's
+each of its tasks and compared with its latest stored AUROC on that task. With the
+holdout key (``--key`` or ``$PROBEBENCH_HOLDOUT_KEY``) that is the task's **current
+sealed generation**, decrypted in memory: items no submitter can have seen or trained
+on. Without it (a contributor's clone, CI) the run says so and uses the task's public
+generation 0 (``holdouts`` in tasks.yaml: a hand-written set or a hashed share carved
+out of the train split, disjoint from the test set but readable by anyone, so it
+catches regressions of the software rather than over-fitting; the registered test set
+only for a task without one). Per entry and task a diff file is written. A drop of
+more than 5 AUROC points is listed in the public ``DIFF.md``; more than 10 points, with
+the stored AUROC above the holdout's whole 95% CI (so a small holdout's noise never
+deprecates), sets the entry's
 status to ``deprecated`` with a notice, as a change to its YAML for a maintainer to
 review.
 
@@ -29,23 +34,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from probebench.artifact.checks import validate
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import InputError, ProbebenchError, field_problem
+from probebench.errors import InputError, field_problem
 from probebench.evaluation.headline import Flat, task_auroc
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.session import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes, sha256_json
-from probebench.registry.entry import Entry, entries_with_status, entry_path, read_entry
+from probebench.registry.entry import Entry, entries_with_status, entry_path
 from probebench.registry.store import latest_results
+from probebench.runs.evaluate import entry_probe
 from probebench.sites import Site
-from probebench.sources.resolve import resolve_artifact
+from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import ReevalSet, TaskCatalog
+from probebench.tasks.sealed import current_generation, open_generation
 
 LIST_DROP = 5.0
 DEPRECATE_DROP = 10.0
@@ -64,6 +71,8 @@ class Change(BaseModel):
     task: str
     version: int
     test_sha256: str
+    #: the sealed generation scored (a keyed run), None for the public generation 0
+    sealed_generation: int | None = None
     old_auroc: float | None
     new_auroc: float
     ci_low: float
@@ -214,18 +223,52 @@ class GroupResult(BaseModel):
     passes: int
 
 
+@dataclass(frozen=True)
+class AuditSet:
+    """The items an audit scores for one task, and what they are."""
+
+    items: list[Item]
+    #: the public holdout's version (generation 0), or the sealed generation's number
+    version: int
+    #: the canonical test hash (public) or the commitment (sealed)
+    test_sha256: str
+    #: the sealed generation scored, None for the public one
+    sealed: int | None
+    #: a sealed generation skipped for want of the key (None when none was)
+    skipped_sealed: int | None = None
+
+    @property
+    def cache_name(self) -> str:
+        return f"sealed-g{self.sealed}" if self.sealed is not None else \
+            f"reeval-v{self.version}"
+
+
+def audit_set(catalog: TaskCatalog, task_id: str, key: bytes | None) -> AuditSet:
+    """The task's current sealed generation, decrypted in memory, when ``key`` is given
+    and the task has one; else its public generation 0 (the newest ``holdouts`` entry of
+    tasks.yaml, or the registered test set)."""
+    gen = current_generation(catalog, task_id)
+    if gen is not None and key is not None:
+        opened = open_generation(catalog.root_of(task_id), task_id, gen, key)
+        return AuditSet(opened.items, gen.generation, gen.commitment, gen.generation)
+    public: ReevalSet = catalog.reeval_set(task_id)
+    return AuditSet(public.data.test, public.version, public.test_sha256, None,
+                    skipped_sealed=gen.generation if gen is not None else None)
+
+
 def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
               catalog: TaskCatalog, progress: bool = False,
-              session: Session | None = None) -> GroupResult:
+              session: Session | None = None,
+              holdout_key: bytes | None = None) -> GroupResult:
     """Re-evaluate one group's units: per unit one forward pass at every site its
     entries read, fanned out to all of them. An entry whose artifact no longer resolves
     or validates is reported in ``failures`` and skipped: one bad entry never stops the
-    group."""
+    group. ``holdout_key`` opens the tasks' current sealed generations (in memory)."""
     group = plan.group(group_id)
     session = session or Session(catalog, SubmitOptions(
         seed=plan.seed, bootstrap=plan.bootstrap, progress=progress))
     probes: dict[str, tuple[ProbeWeights, Site] | str] = {}
-    sets: dict[str, ReevalSet] = {}
+    sets: dict[str, AuditSet] = {}
     result = GroupResult(plan_sha256=plan.sha256, group=group.id, changes=[], failures={},
                          passes=0)
     before = session.passes
@@ -233,7 +276,7 @@ def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
         ready: list[tuple[str, ProbeWeights, Site]] = []
         for entry_id in unit.entries:
             if entry_id not in probes:
-                probes[entry_id] = _load_probe(registry, repo, entry_id, catalog)
+                probes[entry_id] = entry_probe(registry, repo, entry_id, catalog)
             loaded = probes[entry_id]
             if isinstance(loaded, str):
                 result.failures[entry_id] = loaded
@@ -242,39 +285,29 @@ def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
         if not ready:
             continue
         if unit.task not in sets:
-            sets[unit.task] = catalog.reeval_set(unit.task)
+            sets[unit.task] = audit_set(catalog, unit.task, holdout_key)
+            if sets[unit.task].skipped_sealed:
+                session.say(f"{unit.task}: no holdout key, so its sealed generation "
+                            f"{sets[unit.task].skipped_sealed} is skipped; auditing on the "
+                            "public generation 0 instead")
         held = sets[unit.task]
-        flat = Flat.of(held.data.test)
-        acts = session.activations_at(unit.model, f"{unit.task}/reeval-v{held.version}",
-                                      flat.prompts, sorted({site for _, _, site in ready}))
+        flat = Flat.of(held.items)
+        acts = session.activations_at(unit.model, f"{unit.task}/{held.cache_name}",
+                                      flat.prompts, sorted({site for _, _, site in ready}),
+                                      disk_cache=held.sealed is None)
         for entry_id, weights, site in ready:
             probs = weights.predict_proba(acts[site])[:, 1]
-            iv = task_auroc(unit.task, held.data.test, probs, seed=plan.seed,
+            iv = task_auroc(unit.task, held.items, probs, seed=plan.seed,
                             n_resamples=plan.bootstrap)
             assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
             stored = latest_results(registry, entry_id).get(unit.task)
             result.changes.append(Change(
                 entry=entry_id, task=unit.task, version=held.version,
-                test_sha256=held.test_sha256,
+                test_sha256=held.test_sha256, sealed_generation=held.sealed,
                 old_auroc=stored.result.auroc.value if stored else None,
                 new_auroc=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high))
     result.passes = session.passes - before
     return result
-
-
-def _load_probe(registry: Path, repo: Path, entry_id: str,
-                catalog: TaskCatalog) -> tuple[ProbeWeights, Site] | str:
-    """The entry's validated probe and site, or why it cannot be re-evaluated."""
-    try:
-        entry = read_entry(entry_path(registry, entry_id))
-        folder, _ = resolve_artifact(entry.artifact_url, repo)
-    except ProbebenchError as exc:
-        return str(exc)
-    report = validate(folder, catalog=catalog, expected_sha256=entry.artifact_sha256)
-    if not report.valid or report.weights is None or report.meta is None:
-        return "the artifact no longer validates: " + "; ".join(
-            f"{c.name}: {c.message}" for c in report.failed())
-    return report.weights, Site(report.meta.layer, report.meta.position)
 
 
 def write_group_result(out: Path, result: GroupResult) -> Path:
@@ -333,7 +366,8 @@ def merge(plan: Plan, results: Sequence[GroupResult], registry: Path,
 
 def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
            seed: int = 0, bootstrap: int = N_RESAMPLES, progress: bool = False,
-           session: Session | None = None) -> ReevalChanges:
+           session: Session | None = None,
+           holdout_key: bytes | None = None) -> ReevalChanges:
     """Plan, run and merge in one process: every live entry scored on the newest
     holdout of each of its tasks, the diffs written. The AUROC and its CI come from the
     same code and seeds as ``submit``'s, so a task without a holdout reproduces the
@@ -341,13 +375,15 @@ def reeval(registry: Path, repo: Path, out: Path, *, catalog: TaskCatalog,
     plan = make_plan(registry, catalog, groups=1, seed=seed, bootstrap=bootstrap)
     session = session or Session(catalog, SubmitOptions(seed=seed, bootstrap=bootstrap,
                                                         progress=progress))
-    results = [run_group(plan, g.id, registry, repo, catalog=catalog, session=session)
+    results = [run_group(plan, g.id, registry, repo, catalog=catalog, session=session,
+                         holdout_key=holdout_key)
                for g in plan.groups]
     return merge(plan, results, registry, out)
 
 
 def _write_diff(out: Path, change: Change) -> None:
     doc = {"entry": change.entry, "task": change.task, "holdout_version": change.version,
+           "sealed_generation": change.sealed_generation,
            "test_sha256": change.test_sha256, "old_auroc": change.old_auroc,
            "new_auroc": change.new_auroc, "new_ci": [change.ci_low, change.ci_high],
            "drop_points": round(change.drop_points, 4), "action": change.action}
@@ -358,11 +394,16 @@ def _write_diff(out: Path, change: Change) -> None:
 def _deprecate(path: Path, change: Change) -> None:
     data = yaml.safe_load(path.read_text("utf-8"))
     data["status"] = "deprecated"
-    data["notice"] = (f"Deprecated by re-evaluation: AUROC on {change.task} holdout "
-                      f"v{change.version} fell {change.drop_points:.1f} points "
+    data["notice"] = (f"Deprecated by re-evaluation: AUROC on {change.task} "
+                      f"{_holdout_name(change)} fell {change.drop_points:.1f} points "
                       f"({change.old_auroc:.3f} -> {change.new_auroc:.3f}).")
     atomic_write_bytes(path, yaml.safe_dump(data, sort_keys=False,
                                             allow_unicode=True).encode("utf-8"))
+
+
+def _holdout_name(change: Change) -> str:
+    return (f"sealed generation {change.sealed_generation}"
+            if change.sealed_generation is not None else f"public v{change.version}")
 
 
 def _write_public(out: Path, changes: ReevalChanges) -> None:
@@ -374,7 +415,7 @@ def _write_public(out: Path, changes: ReevalChanges) -> None:
         lines += ["| entry | task | holdout | old AUROC | new AUROC [95% CI] | drop (points) "
                   "| action |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for c in sorted(flagged, key=lambda c: -c.drop_points):
-            lines.append(f"| {c.entry} | {c.task} | v{c.version} | {c.old_auroc:.3f} | "
+            lines.append(f"| {c.entry} | {c.task} | {_holdout_name(c)} | {c.old_auroc:.3f} | "
                          f"{c.new_auroc:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}] | "
                          f"{c.drop_points:.1f} | {c.action} |")
     else:

@@ -301,6 +301,9 @@ class Generation(BaseModel):
     key_id: str = Field(pattern=r"^[0-9a-f]{16}$",
                         description="Fingerprint of the key that sealed it.")
     n_items: int = Field(ge=1)
+    n_label_1: int | None = Field(default=None, ge=0, description="Prompts labelled 1 (for "
+                                  "the holdout's minimum detectable drop).")
+    n_label_0: int | None = Field(default=None, ge=0, description="Prompts labelled 0.")
     sealed_at: dt.date
     retired_at: dt.date | None = None
     revealed_at: dt.date | None = None
@@ -521,7 +524,17 @@ def open_generation(root: Path, task_id: str, gen: Generation, key: bytes) -> Un
     items = items_from_text(plaintext.decode("utf-8"), where)
     if len(items) != gen.n_items or header.get("n_items") != gen.n_items:
         raise HoldoutFormError(f"{where}: {len(items)} items, listed {gen.n_items}")
+    _check_label_counts(where, items, gen)
     return Unsealed(task_id, gen.generation, items, plaintext, nonce_hex)
+
+
+def _check_label_counts(where: str, items: Sequence[Item], gen: Generation) -> None:
+    labels = [p.label for item in items for p in item.prompts]
+    found = (labels.count(1), labels.count(0))
+    listed = (gen.n_label_1, gen.n_label_0)
+    if listed != (None, None) and found != listed:
+        raise HoldoutFormError(f"{where}: {found[0]} prompts labelled 1 and {found[1]} "
+                               f"labelled 0, listed {listed[0]} and {listed[1]}")
 
 
 def read_revealed(root: Path, task_id: str, gen: Generation) -> Unsealed:
@@ -543,6 +556,7 @@ def read_revealed(root: Path, task_id: str, gen: Generation) -> Unsealed:
     items = items_from_text(text, str(root / gen.revealed_file))
     if len(items) != gen.n_items:
         raise HoldoutFormError(f"{where}: {len(items)} items revealed, listed {gen.n_items}")
+    _check_label_counts(where, items, gen)
     return Unsealed(task_id, gen.generation, items, plaintext, gen.commitment_nonce)
 
 
@@ -618,9 +632,11 @@ def _seal_next(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: b
     _check_new_items(catalog, task_id, number, items, held.generations, root, key)
     sealed, commitment = seal_bytes(task_id, number, items, key)
     rel = sealed_path(task_id, number)
+    labels = [p.label for item in items for p in item.prompts]
     gen = Generation(generation=number, status="current", commitment=commitment,
                      sealed_file=rel, sealed_sha256=sha256_bytes(sealed),
                      sealed_bytes=len(sealed), key_id=key_id(key), n_items=len(items),
+                     n_label_1=labels.count(1), n_label_0=labels.count(0),
                      sealed_at=_today(today))
     gens = [retired if retired is not None and g.generation == retired.generation else g
             for g in held.generations] + [gen]
@@ -664,6 +680,16 @@ def unseal(catalog: TaskCatalog, task_id: str, key: bytes, *,
         raise HoldoutStateError(f"{task_id} has {which} (listed: "
                                 f"{[g.generation for g in held.generations]})")
     return open_generation(root, task_id, gen, key)
+
+
+def current_generation(catalog: TaskCatalog, task_id: str) -> Generation | None:
+    """The task's current sealed generation as listed (no key needed), or None."""
+    return read_listing(catalog.root_of(task_id)).of(task_id).current
+
+
+def generations(catalog: TaskCatalog, task_id: str) -> list[Generation]:
+    """Every listed sealed generation of the task, oldest first."""
+    return list(read_listing(catalog.root_of(task_id)).of(task_id).generations)
 
 
 def write_unsealed(unsealed: Unsealed, out: Path) -> Path:
@@ -816,10 +842,12 @@ def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
     return out
 
 
-__all__ = ["CIPHER", "FORM_ONLY", "KEY_ENV", "LISTING", "Generation", "HoldoutAuthenticationError",
-           "HoldoutCheck", "HoldoutFormError", "HoldoutKeyInvalidError", "HoldoutKeyMissingError",
-           "HoldoutStateError", "HoldoutWrongKeyError", "HoldoutsFile", "TaskHoldouts", "Unsealed",
-           "canonical_plaintext", "commitment_of", "item_from_record", "items_from_text",
-           "key_id", "open_generation", "parse_key", "read_items", "read_key", "read_listing",
-           "read_revealed", "reveal", "rotate", "seal", "seal_bytes", "unseal",
-           "verify_holdouts", "write_key_file", "write_unsealed"]
+__all__ = ["CIPHER", "FORM_ONLY", "KEY_ENV", "LISTING", "Generation",
+           "HoldoutAuthenticationError", "HoldoutCheck", "HoldoutFormError",
+           "HoldoutKeyInvalidError", "HoldoutKeyMissingError", "HoldoutStateError",
+           "HoldoutWrongKeyError", "HoldoutsFile", "TaskHoldouts", "Unsealed",
+           "canonical_plaintext", "commitment_of", "current_generation", "generations",
+           "item_from_record", "items_from_text", "key_id", "open_generation", "parse_key",
+           "read_items", "read_key", "read_listing", "read_revealed", "reveal", "rotate",
+           "seal", "seal_bytes", "unseal", "verify_holdouts", "write_key_file",
+           "write_unsealed"]
