@@ -13,12 +13,10 @@ PACKAGED_ROOT = PACKAGED_TASKS.parent
 
 def copy_catalog(dest: Path) -> TaskCatalog:
     """``dest/tasks.yaml`` and ``dest/data/``: a copy of the packaged catalog (with its
-    sealed holdouts, ``holdouts.yaml`` and ``holdouts/``, when it has any)."""
+    sealed holdouts' files, ``holdouts/``, when it has any; tasks.yaml lists them)."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(PACKAGED_TASKS, dest / "tasks.yaml")
     shutil.copytree(PACKAGED_ROOT / "data", dest / "data", dirs_exist_ok=True)
-    if (PACKAGED_ROOT / "holdouts.yaml").is_file():
-        shutil.copy(PACKAGED_ROOT / "holdouts.yaml", dest / "holdouts.yaml")
     if (PACKAGED_ROOT / "holdouts").is_dir():
         shutil.copytree(PACKAGED_ROOT / "holdouts", dest / "holdouts", dirs_exist_ok=True)
     return TaskCatalog.from_file(dest / "tasks.yaml")

@@ -107,7 +107,7 @@ def test_round_trip_with_a_throwaway_key(catalog: TaskCatalog, tmp_path: Path) -
     gen = seal(catalog, TASK, items, key)
     assert (gen.generation, gen.status, gen.n_items, gen.key_id) == (1, "current", 6,
                                                                    key_id(key))
-    listed = read_listing(catalog.root).of(TASK).generations
+    listed = read_listing(catalog.path).of(TASK).generations
     assert listed == [gen]
     sealed = catalog.root / gen.sealed_file
     assert sealed.is_file() and len(sealed.read_bytes()) == gen.sealed_bytes
@@ -132,9 +132,9 @@ def test_a_wrong_key_is_named(catalog: TaskCatalog, tmp_path: Path) -> None:
 
 
 def _edit_listing(root: Path, **fields: object) -> None:
-    path = root / LISTING
+    path = root / "tasks.yaml"
     data = yaml.safe_load(path.read_text("utf-8"))
-    data["tasks"][fields.pop("task", TASK)]["generations"][
+    data[LISTING][fields.pop("task", TASK)]["generations"][
         int(str(fields.pop("index", 0)))].update(fields)
     path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
 
@@ -266,7 +266,7 @@ def test_the_lifecycle_refusals(catalog: TaskCatalog, tmp_path: Path) -> None:
         reveal(catalog, TASK, 7, key)
     with pytest.raises(InputError, match="unknown task"):
         seal(catalog, "no_such_task", fixture_items("ld"), key)
-    assert [g.generation for g in read_listing(catalog.root).of(TASK).generations] == [1]
+    assert [g.generation for g in read_listing(catalog.path).of(TASK).generations] == [1]
 
 
 def test_a_failed_listing_write_leaves_no_sealed_file(
@@ -281,7 +281,7 @@ def test_a_failed_listing_write_leaves_no_sealed_file(
     monkeypatch.setattr(sealed, "_write_listing", fail)
     with pytest.raises(OSError, match="disk full"):
         seal(catalog, TASK, fixture_items("fw"), key)
-    assert not (catalog.root / LISTING).exists()
+    assert LISTING not in catalog.path.read_text()
     assert list((catalog.root / "holdouts").rglob("*")) == [catalog.root / "holdouts" / TASK]
 
 
@@ -419,11 +419,11 @@ def test_no_plaintext_leaks_into_the_catalog_or_the_sealed_file(
     items = fixture_items("lk", n=12)
     items_file = write_items(tmp_path / "items.jsonl", items)
     assert cli(catalog, "seal", TASK, "--from", str(items_file), "--key", str(key_file)) == 0
-    gen = read_listing(catalog.root).of(TASK).generations[0]
+    gen = read_listing(catalog.path).of(TASK).generations[0]
     sealed = (catalog.root / gen.sealed_file).read_bytes()
     hidden = [*texts(items), *(i.id for i in items), "zorblat", "glimfed", key.hex()]
     files = [p for p in catalog.root.rglob("*") if p.is_file()]
-    assert catalog.root / gen.sealed_file in files and catalog.root / LISTING in files
+    assert catalog.root / gen.sealed_file in files and catalog.path in files
     for path in files:
         data = path.read_bytes()
         found = [s for s in hidden if s.encode() in data]
@@ -432,6 +432,41 @@ def test_no_plaintext_leaks_into_the_catalog_or_the_sealed_file(
     # what is public: the commitment, not the plaintext's plain hash
     from probebench.hashing import sha256_bytes
 
-    listing_text = (catalog.root / LISTING).read_text()
+    listing_text = catalog.path.read_text()
     assert gen.commitment in listing_text
     assert sha256_bytes(canonical_plaintext(items)) not in listing_text
+
+
+def test_the_listing_is_a_section_of_tasks_yaml_and_every_other_byte_is_kept(
+        catalog: TaskCatalog, tmp_path: Path) -> None:
+    _, key = new_key(tmp_path)
+    marker = "# a maintainer's comment, kept as it is\n"
+    text = catalog.path.read_text("utf-8")
+    catalog.path.write_text(marker + text, "utf-8")
+    before = catalog.path.read_text("utf-8")
+    seal(catalog, TASK, fixture_items("ls"), key)
+    after = catalog.path.read_text("utf-8")
+    _, _, rest = after.partition("sealed_holdouts:")
+    assert after.startswith(marker) and "tasks:" in rest
+    # the section sits before tasks:, and removing it gives back the file byte for byte
+    section_end = after.index("\ntasks:") + 1
+    section_start = after.index("# Sealed holdouts:")
+    assert after[:section_start] + after[section_end:] == before
+    listed = yaml.safe_load(after)["sealed_holdouts"][TASK]["generations"]
+    assert [g["status"] for g in listed] == ["current"] and listed[0]["commitment"]
+    # a second write replaces the section, never adds one
+    rotate(catalog, TASK, fixture_items("ls2"), key)
+    again = catalog.path.read_text("utf-8")
+    assert again.count("sealed_holdouts:") == 1 and again.count("# Sealed holdouts:") == 1
+    assert [g["status"] for g in yaml.safe_load(again)["sealed_holdouts"][TASK][
+        "generations"]] == ["retired", "current"]
+    # `tasks add` appends after the tasks list, which stays last
+    assert again.rstrip().splitlines()[-1].startswith(" ")
+
+
+def test_a_listing_of_an_unregistered_task_is_refused(catalog: TaskCatalog) -> None:
+    data = yaml.safe_load(catalog.path.read_text("utf-8"))
+    data["sealed_holdouts"] = {"no_such_task": {"generations": []}}
+    catalog.path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    with pytest.raises(InputError, match="sealed_holdouts lists no_such_task"):
+        TaskCatalog.from_file(catalog.path)

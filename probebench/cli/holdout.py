@@ -87,8 +87,8 @@ def cmd_seal(args: argparse.Namespace) -> int:
     print(f"sealed generation {gen.generation} of {args.task} ({gen.n_items} items, key id "
           f"{gen.key_id}) in {catalog.root_of(args.task) / gen.sealed_file}")
     print(f"  commitment {gen.commitment}")
-    print("commit the sealed file and holdouts.yaml; keep the items file out of the "
-          "repository")
+    print("commit the sealed file and tasks.yaml (its sealed_holdouts); keep any items "
+          "file out of the repository")
     return 0
 
 
@@ -129,8 +129,8 @@ def cmd_unseal(args: argparse.Namespace) -> int:
         print(f"warning: {out} is inside the git checkout {repo}: never commit the "
               "plaintext", file=sys.stderr)
     if args.all:
-        tasks = sorted({t for root in {catalog.root_of(t) for t in catalog.ids}
-                        for t, held in read_listing(root).tasks.items()
+        tasks = sorted({t for source in {catalog.source_of(t) for t in catalog.ids}
+                        for t, held in read_listing(source).tasks.items()
                         if held.current is not None and t in catalog.specs})
         if not tasks:
             raise InputError(f"{catalog.describe()}: no task has a current sealed generation")
@@ -186,7 +186,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description=textwrap.fill(
             "Holdouts a submitter cannot train on. A task's holdout is kept in generations; "
             "each is sealed (AES-256-GCM) with the maintainers' key and listed in "
-            "holdouts.yaml beside the tasks file with a public commitment, "
+            "the tasks file's sealed_holdouts section with a public commitment, "
             "sha256(nonce || plaintext), whose nonce stays sealed until the generation is "
             "revealed. " + KEY_RULE, 80),
         epilog="lifecycle:\n"
@@ -240,11 +240,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     seal = action("seal", cmd_seal, help="seal items as a task's first (or next) generation",
                   description="Seal ITEMS as the next generation of TASK's holdout, now "
-                              "current: the sealed file goes to holdouts/TASK/gen-N.sealed "
-                              "beside the tasks file, and holdouts.yaml lists it with its "
+                              "current: the sealed file goes to holdouts/TASK/gen-N.sealed beside "
+                              "the tasks file, and its sealed_holdouts section lists it with its "
                               "commitment. Refused when TASK has a current generation (use "
-                              "rotate), and when an item repeats an item id or prompt text "
-                              "of the task's splits or of an earlier generation. "
+                              "rotate), and when an item repeats an item id or prompt text of the "
+                              "task's splits or of an earlier generation. "
                               + ITEMS_FORMAT + " " + KEY_RULE)
     seal.add_argument("task", metavar="TASK", help="a registered task id")
     items_options(seal)
@@ -252,13 +252,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     verify = action("verify", cmd_verify,
                     help="check every listed generation; exit 1 on any failure",
-                    description="Check the sealed holdouts listed in holdouts.yaml. With the "
-                                "key: each generation is decrypted, authenticated and "
-                                "matched to its commitment. Without it: form only (files "
-                                "present, sizes and SHA-256 as listed, sealed files well "
-                                "formed), since an AES-GCM tag cannot be checked without "
-                                "the key; revealed generations are checked in full either "
-                                "way (the revealed file against its commitment).")
+                    description="Check the sealed holdouts listed in tasks.yaml "
+                                "(sealed_holdouts). With the key: each generation is decrypted, "
+                                "authenticated and matched to its commitment. Without it: form "
+                                "only (files present, sizes and SHA-256 as listed, sealed files "
+                                "well formed), since an AES-GCM tag cannot be checked without the "
+                                "key; revealed generations are checked in full either way (the "
+                                "revealed file against its commitment).")
     verify.add_argument("task", metavar="TASK", nargs="?", default=None,
                         help="one task (default: every listed one)")
     key_option(verify, optional=True)
@@ -291,11 +291,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     reveal = action("reveal", cmd_reveal, help="publish a retired generation's plaintext",
                     description="Write a retired generation's plaintext to "
-                                "holdouts/TASK/gen-N.revealed.jsonl (its exact bytes) and "
-                                "its commitment nonce into holdouts.yaml, so that anyone "
-                                "can check it against the commitment listed since its "
-                                "sealing (`holdout verify`, no key needed). The current "
-                                "generation is never revealed: rotate first. " + KEY_RULE)
+                                "holdouts/TASK/gen-N.revealed.jsonl (its exact bytes) and its "
+                                "commitment nonce into tasks.yaml (sealed_holdouts), so that "
+                                "anyone can check it against the commitment listed since its "
+                                "sealing (`holdout verify`, no key needed). The current generation"
+                                " is never revealed: rotate first. " + KEY_RULE)
     reveal.add_argument("task", metavar="TASK", help="a registered task id")
     reveal.add_argument("--generation", type=int, required=True, metavar="N",
                         help="the retired generation to reveal")

@@ -1,5 +1,6 @@
 """The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions, the
-marks and the precision policy's tolerances.
+marks, the precision policy's tolerances and every task's holdout generations with their
+minimum detectable drops.
 
 The tables are rendered from the code that computes the numbers (``AXES`` and the
 specs, the ``MetricDef`` of each metric), between marker comments, so the document cannot
@@ -78,8 +79,48 @@ def tolerance_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def holdouts_table() -> str:
+    """Per packaged task: its public generation 0 and its current sealed generation, each
+    with its size and minimum detectable drop (``evaluation.power``)."""
+    from probebench.evaluation.power import (
+        TARGET_DROP,
+        TYPICAL_AUROC,
+        label_counts,
+        minimum_detectable_drop,
+    )
+    from probebench.tasks.catalog import TaskCatalog
+    from probebench.tasks.sealed import current_generation
+
+    def drop(n1: int | None, n0: int | None) -> str:
+        if not n1 or not n0:
+            return "n/a"
+        value = minimum_detectable_drop(n1, n0, auroc=TYPICAL_AUROC)
+        return f"{value:.1f}" + ("" if value <= TARGET_DROP else " (over 10)")
+
+    catalog = TaskCatalog.default()
+    rows = ["| task | generation 0 (public): items, prompts 1/0 | its min. detectable drop | "
+            "current sealed generation: items, prompts 1/0 | its min. detectable drop |",
+            "| --- | --- | ---: | --- | ---: |"]
+    for task_id in catalog.ids:
+        spec = catalog.spec(task_id)
+        public, public_drop = "none", "n/a"
+        if spec.holdouts:
+            newest = max(spec.holdouts, key=lambda h: h.version)
+            items = catalog.load_holdout(task_id, newest).test
+            n1, n0 = label_counts(items)
+            public, public_drop = f"v{newest.version}: {len(items)}, {n1}/{n0}", drop(n1, n0)
+        gen = current_generation(catalog, task_id)
+        sealed, sealed_drop = "none yet", "n/a"
+        if gen is not None:
+            sealed = (f"{gen.generation} (sealed {gen.sealed_at.isoformat()}): {gen.n_items}, "
+                      f"{gen.n_label_1}/{gen.n_label_0}")
+            sealed_drop = drop(gen.n_label_1, gen.n_label_0)
+        rows.append(f"| `{task_id}` | {public} | {public_drop} | {sealed} | {sealed_drop} |")
+    return "\n".join(rows) + "\n"
+
+
 SECTIONS = {"axes": axes_table, "marks": marks_table, "definitions": definitions_list,
-            "tolerances": tolerance_table}
+            "tolerances": tolerance_table, "holdouts": holdouts_table}
 
 
 def render(text: str, source: str = "METHODOLOGY.md") -> str:

@@ -25,7 +25,9 @@ is ``canonical_json({"format", "task", "generation"})``, computed from where the
 The encrypted envelope is one header line of canonical JSON (format, task, generation,
 ``commitment_nonce`` in hex, ``n_items``), a newline, then the plaintext.
 
-**Listing** (``holdouts.yaml`` beside the tasks file): per task, every generation with its
+**Listing** (the ``sealed_holdouts`` section of the tasks file, ``tasks.yaml``, written
+before its ``tasks``; every other line of the file is kept byte for byte, and a task's
+generation 0 is its public holdout under ``holdouts``): per task, every generation with its
 number, status (``current``, ``retired``, ``revealed``), commitment, sealed file and its
 SHA-256 and size, the key id (a one-way fingerprint of the key, so a wrong key is named as
 such), n_items, the dates, and for a revealed one the revealed file
@@ -59,7 +61,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
 from probebench.hashing import atomic_write_bytes, canonical_json, sha256_bytes
@@ -69,8 +71,12 @@ from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.datapaths import data_file
 from probebench.tasks.hygiene import canonical_test_text
-from probebench.tasks.spec import DataPath, Sha256, TaskId
-from probebench.yamlsafe import load_yaml
+from probebench.tasks.spec import (
+    Generation,
+    TaskHoldouts,
+    parse_tasks_text,
+    read_tasks_file,
+)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -78,7 +84,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KEY_ENV = "PROBEBENCH_HOLDOUT_KEY"
-LISTING = "holdouts.yaml"
+#: the tasks file's section that lists every sealed generation
+LISTING = "sealed_holdouts"
 FOLDER = "holdouts"
 SEALED_FORMAT = "probebench-sealed-holdout/1"
 ENVELOPE_FORMAT = "probebench-holdout-envelope/1"
@@ -89,7 +96,6 @@ COMMITMENT_NONCE_BYTES = 32
 #: the largest sealed or revealed file read (a holdout of a few thousand items is ~1 MB)
 MAX_HOLDOUT_BYTES = 64 << 20
 
-Status = Literal["current", "retired", "revealed"]
 KEY_HELP = ("give --key FILE (a key file written by `probebench holdout keygen`) or set "
             f"{KEY_ENV} to the key's text; no default path is read")
 
@@ -286,77 +292,11 @@ def commitment_of(plaintext: bytes, nonce: bytes) -> str:
 
 # --- the listing --------------------------------------------------------------------
 
-class Generation(BaseModel):
-    """One sealed generation of a task's holdout, as ``holdouts.yaml`` lists it."""
+@dataclass(frozen=True)
+class HoldoutsFile:
+    """A tasks file's ``sealed_holdouts`` section: task id -> its sealed generations."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    generation: int = Field(ge=1, description="1, 2, ...: the order of sealing.")
-    status: Status = Field(description="current (the one audits use), retired, revealed.")
-    cipher: Literal["AES-256-GCM"] = CIPHER
-    commitment: Sha256 = Field(description="sha256(commitment_nonce || plaintext).")
-    sealed_file: DataPath = Field(description="Path relative to the listing's folder.")
-    sealed_sha256: Sha256
-    sealed_bytes: int = Field(ge=0)
-    key_id: str = Field(pattern=r"^[0-9a-f]{16}$",
-                        description="Fingerprint of the key that sealed it.")
-    n_items: int = Field(ge=1)
-    n_label_1: int | None = Field(default=None, ge=0, description="Prompts labelled 1 (for "
-                                  "the holdout's minimum detectable drop).")
-    n_label_0: int | None = Field(default=None, ge=0, description="Prompts labelled 0.")
-    sealed_at: dt.date
-    retired_at: dt.date | None = None
-    revealed_at: dt.date | None = None
-    revealed_file: DataPath | None = None
-    commitment_nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$",
-                                         description="Published at the reveal.")
-
-    @model_validator(mode="after")
-    def _fields_match_status(self) -> Generation:
-        revealed = [self.revealed_at, self.revealed_file, self.commitment_nonce]
-        if self.status == "revealed":
-            if any(v is None for v in revealed):
-                raise ValueError("a revealed generation lists revealed_at, revealed_file "
-                                 "and commitment_nonce")
-        elif any(v is not None for v in revealed):
-            raise ValueError(f"a {self.status} generation lists no revealed_at, "
-                             "revealed_file or commitment_nonce")
-        if (self.status == "current") != (self.retired_at is None):
-            raise ValueError("retired_at is set exactly when the generation is retired or "
-                             "revealed")
-        return self
-
-
-class TaskHoldouts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    generations: list[Generation] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _numbered_in_order(self) -> TaskHoldouts:
-        numbers = [g.generation for g in self.generations]
-        if numbers != list(range(1, len(numbers) + 1)):
-            raise ValueError(f"generations are numbered 1, 2, ... in order, found {numbers}")
-        current = [g.generation for g in self.generations if g.status == "current"]
-        if len(current) > 1 or (current and current[0] != numbers[-1]):
-            raise ValueError("only the newest generation may be current")
-        return self
-
-    @property
-    def current(self) -> Generation | None:
-        return next((g for g in self.generations if g.status == "current"), None)
-
-    def get(self, number: int) -> Generation | None:
-        return next((g for g in self.generations if g.generation == number), None)
-
-
-class HoldoutsFile(BaseModel):
-    """``holdouts.yaml``: task id -> its sealed generations."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    version: Literal[1] = 1
-    tasks: dict[TaskId, TaskHoldouts] = Field(default_factory=dict)
+    tasks: dict[str, TaskHoldouts]
 
     def of(self, task_id: str) -> TaskHoldouts:
         return self.tasks.get(task_id) or TaskHoldouts()
@@ -366,25 +306,68 @@ _HEADER = (
     "# Sealed holdouts: written by `probebench holdout` (seal, rotate, reveal), never by\n"
     "# hand. Each generation's items are sealed (AES-256-GCM) in its sealed_file; the\n"
     "# commitment is sha256(commitment_nonce || plaintext), the nonce published at the\n"
-    "# reveal. `probebench holdout verify` checks it all (docs/tasks.md, \"Sealed "
-    "holdouts\").\n")
+    "# reveal. `probebench holdout verify` checks it all (docs/tasks.md, \"Sealed\n"
+    "# holdouts\"). A task's generation 0 is its public holdout, under `holdouts` below.\n")
 
 
-def read_listing(root: Path) -> HoldoutsFile:
-    """The ``holdouts.yaml`` in the folder ``root`` (empty when there is none)."""
-    path = Path(root) / LISTING
-    if not path.is_file():
-        return HoldoutsFile()
+def read_listing(tasks_file: Path) -> HoldoutsFile:
+    """The ``sealed_holdouts`` section of the tasks file ``tasks_file`` (empty when it
+    has none)."""
+    return HoldoutsFile(dict(read_tasks_file(Path(tasks_file)).sealed_holdouts))
+
+
+def _top_level_keys(text: str, where: Path) -> list[tuple[str, int]]:
+    """(key, offset of its line) of each top-level key of a YAML mapping document."""
     try:
-        return HoldoutsFile.model_validate(load_yaml(path) or {})
-    except ValidationError as exc:
-        raise HoldoutFormError(f"{path}: {field_problem(exc, '')}") from None
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise HoldoutFormError(f"{where}: not YAML ({exc})") from None
+    if not isinstance(node, yaml.MappingNode):
+        raise HoldoutFormError(f"{where}: expected a mapping at the top")
+    out = []
+    for key, _ in node.value:
+        offset = key.start_mark.index
+        if key.start_mark.column != 0:
+            raise HoldoutFormError(f"{where}: top-level key {key.value!r} is not at the start "
+                                   "of its line; write the file in block style")
+        out.append((str(key.value), offset))
+    return out
 
 
-def _write_listing(root: Path, listing: HoldoutsFile) -> None:
-    data = listing.model_dump(mode="json", exclude_none=True)
-    text = _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
-    atomic_write_bytes(Path(root) / LISTING, text.encode("utf-8"))
+def listing_text(text: str, listing: HoldoutsFile, where: Path) -> str:
+    """``text`` (a tasks file) with its ``sealed_holdouts`` section replaced by
+    ``listing``'s, or inserted before ``tasks:``; every other line kept as it is."""
+    section = {k: v.model_dump(mode="json", exclude_none=True)
+               for k, v in sorted(listing.tasks.items()) if v.generations}
+    block = _HEADER + yaml.safe_dump({LISTING: section}, sort_keys=False,
+                                     allow_unicode=True, width=88)
+    keys = _top_level_keys(text, where)
+    names = [k for k, _ in keys]
+    if LISTING in names:
+        k = names.index(LISTING)
+        start = keys[k][1]
+        # the header comment written with it goes too
+        if text[:start].endswith(_HEADER):
+            start -= len(_HEADER)
+        end = keys[k + 1][1] if k + 1 < len(keys) else len(text)
+        return text[:start] + block + text[end:]
+    if "tasks" not in names:
+        raise HoldoutFormError(f"{where}: no 'tasks:' key to put the sealed_holdouts before")
+    at = dict(keys)["tasks"]
+    return text[:at] + block + text[at:]
+
+
+def _write_listing(tasks_file: Path, listing: HoldoutsFile) -> None:
+    """Rewrite the tasks file's ``sealed_holdouts`` section (atomically, the rest of the
+    file byte for byte), after checking that the new text parses to the same tasks."""
+    path = Path(tasks_file)
+    text = path.read_text("utf-8")
+    new = listing_text(text, listing, path)
+    before, after = parse_tasks_text(text, path), parse_tasks_text(new, path)
+    if after.tasks != before.tasks or after.format_defaults != before.format_defaults:
+        raise HoldoutFormError(f"{path}: rewriting sealed_holdouts would change its tasks; "
+                               "nothing was written")
+    atomic_write_bytes(path, new.encode("utf-8"))
 
 
 def sealed_path(task_id: str, generation: int) -> str:
@@ -567,10 +550,10 @@ def _today(today: dt.date | None) -> dt.date:
 
 
 def _task(catalog: TaskCatalog, task_id: str) -> tuple[Path, HoldoutsFile, TaskHoldouts]:
+    """(the task's data root, its tasks file's listing, the task's generations)."""
     catalog.spec(task_id)  # an unknown task is refused, with close ids
-    root = catalog.root_of(task_id)
-    listing = read_listing(root)
-    return root, listing, listing.of(task_id)
+    listing = read_listing(catalog.source_of(task_id))
+    return catalog.root_of(task_id), listing, listing.of(task_id)
 
 
 def _shared(items: Sequence[Item], others: Iterable[Item]) -> tuple[list[str], list[str]]:
@@ -644,7 +627,7 @@ def _seal_next(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: b
     path = data_file(root, rel)
     atomic_write_bytes(path, sealed)
     try:
-        _write_listing(root, HoldoutsFile(tasks=tasks))
+        _write_listing(catalog.source_of(task_id), HoldoutsFile(tasks))
     except BaseException:
         with contextlib.suppress(OSError):
             path.unlink()  # no sealed file that no listing names
@@ -684,12 +667,12 @@ def unseal(catalog: TaskCatalog, task_id: str, key: bytes, *,
 
 def current_generation(catalog: TaskCatalog, task_id: str) -> Generation | None:
     """The task's current sealed generation as listed (no key needed), or None."""
-    return read_listing(catalog.root_of(task_id)).of(task_id).current
+    return read_listing(catalog.source_of(task_id)).of(task_id).current
 
 
 def generations(catalog: TaskCatalog, task_id: str) -> list[Generation]:
     """Every listed sealed generation of the task, oldest first."""
-    return list(read_listing(catalog.root_of(task_id)).of(task_id).generations)
+    return list(read_listing(catalog.source_of(task_id)).of(task_id).generations)
 
 
 def write_unsealed(unsealed: Unsealed, out: Path) -> Path:
@@ -726,8 +709,8 @@ def reveal(catalog: TaskCatalog, task_id: str, generation: int, key: bytes, *,
     path = data_file(root, rel)
     atomic_write_bytes(path, opened.plaintext)
     try:
-        _write_listing(root, HoldoutsFile(tasks={**listing.tasks,
-                                                 task_id: TaskHoldouts(generations=gens)}))
+        _write_listing(catalog.source_of(task_id),
+                       HoldoutsFile({**listing.tasks, task_id: TaskHoldouts(generations=gens)}))
     except BaseException:
         with contextlib.suppress(OSError):
             path.unlink()
@@ -809,11 +792,12 @@ def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
     names, are reported too."""
     for task_id in task_ids or ():
         catalog.spec(task_id)
-    roots = sorted({catalog.root_of(t) for t in catalog.ids})
+    files = sorted({catalog.source_of(t) for t in catalog.ids})
     out: list[HoldoutCheck] = []
-    for root in roots:
+    for tasks_file in files:
+        root = tasks_file.parent
         try:
-            listing = read_listing(root)
+            listing = read_listing(tasks_file)
         except InputError as exc:
             out.append(HoldoutCheck("-", None, False, "listing", str(exc)))
             continue
@@ -823,11 +807,6 @@ def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
                 continue
             for gen in held.generations:
                 listed.update(f for f in (gen.sealed_file, gen.revealed_file) if f)
-            if task_id not in catalog.specs or catalog.root_of(task_id) != root:
-                out.append(HoldoutCheck(task_id, None, False, "listing",
-                                        f"{root / LISTING} lists a task that the tasks "
-                                        "file beside it does not register"))
-                continue
             out.extend(_check_generation(root, task_id, gen, key)
                        for gen in held.generations)
         folder = root / FOLDER
@@ -838,7 +817,8 @@ def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
                 if (path.is_file() or path.is_symlink()) and rel not in listed and (
                         not task_ids or task_id in task_ids):
                     out.append(HoldoutCheck(task_id, None, False, "listing",
-                                            f"{rel}: no generation in {LISTING} names it"))
+                                            f"{rel}: no generation in {tasks_file.name}'s "
+                                            f"{LISTING} names it"))
     return out
 
 
