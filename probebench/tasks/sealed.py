@@ -718,6 +718,40 @@ def reveal(catalog: TaskCatalog, task_id: str, generation: int, key: bytes, *,
     return shown
 
 
+# --- leaks --------------------------------------------------------------------------
+
+#: a line of a prompt shorter than this is not searched for on its own (too common)
+MIN_LEAK_LINE = 25
+
+
+def hidden_texts(items: Iterable[Item], public: Iterable[Item] = ()) -> set[str]:
+    """What must never appear outside the sealed file: every prompt text of ``items``,
+    and each line of one (a verb sentence inside its public template) of at least
+    ``MIN_LEAK_LINE`` characters that is not a line of a ``public`` prompt."""
+    public_lines = {line.strip() for item in public for p in item.prompts
+                    for line in p.text.splitlines()}
+    out: set[str] = set()
+    for item in items:
+        for prompt in item.prompts:
+            out.add(prompt.text)
+            out.update(line.strip() for line in prompt.text.splitlines()
+                       if len(line.strip()) >= MIN_LEAK_LINE
+                       and line.strip() not in public_lines)
+    return out
+
+
+def leaks(hidden: Iterable[str], files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str]]:
+    """(file name, text) for every hidden text found in one of ``files`` (name, bytes):
+    the check that a holdout's plaintext is in no tracked file and no wheel."""
+    needles = sorted({h.encode("utf-8") for h in hidden if h}, key=len)
+    found: list[tuple[str, str]] = []
+    for name, data in files:
+        for needle in needles:
+            if needle in data:
+                found.append((name, needle.decode("utf-8")))
+    return found
+
+
 # --- verification -------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -822,12 +856,43 @@ def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
     return out
 
 
-__all__ = ["CIPHER", "FORM_ONLY", "KEY_ENV", "LISTING", "Generation",
-           "HoldoutAuthenticationError", "HoldoutCheck", "HoldoutFormError",
-           "HoldoutKeyInvalidError", "HoldoutKeyMissingError", "HoldoutStateError",
-           "HoldoutWrongKeyError", "HoldoutsFile", "TaskHoldouts", "Unsealed",
-           "canonical_plaintext", "commitment_of", "current_generation", "generations",
-           "item_from_record", "items_from_text", "key_id", "open_generation", "parse_key",
-           "read_items", "read_key", "read_listing", "read_revealed", "reveal", "rotate",
-           "seal", "seal_bytes", "unseal", "verify_holdouts", "write_key_file",
-           "write_unsealed"]
+__all__ = [
+    "CIPHER",
+    "FORM_ONLY",
+    "KEY_ENV",
+    "LISTING",
+    "Generation",
+    "HoldoutAuthenticationError",
+    "HoldoutCheck",
+    "HoldoutFormError",
+    "HoldoutKeyInvalidError",
+    "HoldoutKeyMissingError",
+    "HoldoutStateError",
+    "HoldoutWrongKeyError",
+    "HoldoutsFile",
+    "TaskHoldouts",
+    "Unsealed",
+    "canonical_plaintext",
+    "commitment_of",
+    "current_generation",
+    "generations",
+    "hidden_texts",
+    "item_from_record",
+    "items_from_text",
+    "key_id",
+    "leaks",
+    "open_generation",
+    "parse_key",
+    "read_items",
+    "read_key",
+    "read_listing",
+    "read_revealed",
+    "reveal",
+    "rotate",
+    "seal",
+    "seal_bytes",
+    "unseal",
+    "verify_holdouts",
+    "write_key_file",
+    "write_unsealed",
+]
