@@ -248,7 +248,7 @@ def write_repo_notebooks() -> None:
                    folder / "eval.ipynb")
 
 
-def evaluate(refs: list[Reference], registry: Path) -> None:
+def evaluate(refs: list[Reference], registry: Path, key: bytes | None = None) -> None:
     from probebench.evaluation.session import Session, SubmitOptions
     from probebench.registry.guards import RegistryGuards
     from probebench.runs.evaluate import evaluate_entry
@@ -259,7 +259,8 @@ def evaluate(refs: list[Reference], registry: Path) -> None:
     for ref in refs:
         path = registry / "probes" / ORG / f"{ref.name}.yaml"
         entry = yaml.safe_load(path.read_text())
-        result = evaluate_entry(ref.entry_id, registry, ROOT, session).submission
+        done = evaluate_entry(ref.entry_id, registry, ROOT, session, holdout_key=key)
+        result = done.submission
         corrected = [t.evalaware_auroc for t in result.tasks]
         entry.pop("evalaware_auroc", None)
         entry.pop("evalaware_imputation_acknowledged", None)
@@ -270,9 +271,14 @@ def evaluate(refs: list[Reference], registry: Path) -> None:
             entry["evalaware_imputation_acknowledged"] = True
         path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
         task = result.tasks[0]
+        held = done.holdouts.get(task.id)
+        sealed = ("" if held is None else f", sealed generation {held.generation} AUROC "
+                  f"{held.auroc.value:.3f}, retention {held.retention}")
         print(f"{ref.entry_id}: submit AUROC {task.auroc.value:.3f} "
               f"[{task.auroc.ci_low:.3f}, {task.auroc.ci_high:.3f}], evalaware "
-              f"{task.evalaware_auroc.value}", flush=True)
+              f"{task.evalaware_auroc.value}{sealed}"
+              + (" (NOT STORED: the task's sealed holdout needs --key)"
+                 if done.sealed_unscored else ""), flush=True)
 
 
 SWEEP_POSITIONS = ("token_avg", "last_token")
@@ -387,6 +393,28 @@ def write_docs(registry: Path) -> None:
         sel = stored.result.selectivity
         rows.append(f"| `{ref.name}` | {ref.task} | {_iv(sel.accuracy)} | "
                     f"{_iv(sel.control_accuracy)} | {_iv(sel.selectivity)} |")
+    rows += ["", "## Sealed holdout and Goodhart resistance", "",
+             "Each entry scored on its task's current sealed holdout generation: items "
+             "written for probebench, in no public release, sealed with the maintainers' key "
+             "and decrypted only in memory (METHODOLOGY.md, \"Holdouts and re-evaluation\" "
+             "and \"Goodhart resistance\"). Retention = (holdout AUROC - 0.5) / (test AUROC "
+             "- 0.5); Goodhart resistance = retention x selectivity share (retention alone "
+             "where the control is degenerate).", "",
+             "| entry | task | generation | test AUROC | sealed-holdout AUROC [95% CI] | "
+             "retention | selectivity share | Goodhart resistance |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    from probebench.evaluation.holdout import goodhart_value, selectivity_share
+
+    for ref in REFERENCES:
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None or stored.holdout is None:
+            continue
+        held = stored.holdout
+        share = selectivity_share(stored.result.selectivity)
+        value, _ = goodhart_value(held.retention, share)
+        rows.append(f"| `{ref.name}` | {ref.task} | {held.generation} | "
+                    f"{stored.result.auroc.value:.3f} | {_iv(held.auroc)} | "
+                    f"{_num(held.retention)} | {_num(share)} | {_num(value)} |")
     rows += ["", "## Verb grammar against every baseline", ""]
     for ref in REFERENCES:
         if ref.task != "verb_grammar":
@@ -416,18 +444,25 @@ def main() -> int:
     parser.add_argument("--retired", action="store_true",
                         help="also re-evaluate the deprecated v1 entries (after the live ones), "
                              "so every latest record of a model carries one identity")
+    parser.add_argument("--key", type=Path, default=None, metavar="FILE",
+                        help="the maintainers' holdout key file (else $PROBEBENCH_HOLDOUT_KEY; "
+                             "no default path): scores every entry on its tasks' sealed "
+                             "holdouts. Without it, nothing is stored for a task that has one")
     parser.add_argument("--docs-only", action="store_true",
                         help="only rewrite docs/layer-sweep.md and docs/reference-probes.md")
     args = parser.parse_args()
     refs = [r for r in REFERENCES if args.only is None or r.name in args.only]
+    from probebench.tasks.sealed import read_key
+
+    key = read_key(args.key, required=False)
     if not args.docs_only:
         if args.sweeps:
             run_sweeps(args.registry)
         if not args.skip_train:
             build(refs, args.registry)
-        evaluate(refs, args.registry)
+        evaluate(refs, args.registry, key)
         if args.retired:
-            evaluate(retired_refs(args.registry), args.registry)
+            evaluate(retired_refs(args.registry), args.registry, key)
     write_docs(args.registry)
     return 0
 
