@@ -25,7 +25,6 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, ProbebenchError
 from probebench.models.activations import extract
 from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
-from probebench.paths import enclosing_repo
 from probebench.prompts import Prompt, as_prompts
 from probebench.registry.entry import MAX_ENTRY_ID, Entry, entry_path, read_entry
 from probebench.sites import Site
@@ -209,7 +208,8 @@ def registry_ids(registry: Path) -> list[str]:
     return sorted(f"{p.parent.name}/{p.stem}" for p in probes.glob("*/*.yaml"))
 
 
-def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | None = None,
+def load_probe(ref: str | Path, *, registry: str | Path | None = None,
+               registry_sha256: str | None = None, repo: Path | None = None,
                catalog: TaskCatalog | None = None) -> Probe:
     """Load a registered probe by id, or the probe of an artifact folder, ready to score.
 
@@ -221,10 +221,17 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
         ref: a registry id ``org/name`` (e.g.
             ``probebench/verb-grammar-mlp-smollm2-135m-l20-v1``), or the path of an
             artifact folder (a ``Path``, or a string naming an existing folder).
-        registry: the registry folder holding ``probes/`` (default: ``REPO/registry``).
-        repo: the repository root that entries' ``artifact_url`` paths are relative to
-            (default: the registry's parent folder when ``registry`` is given, else the
-            enclosing git checkout of the current folder, as the CLI resolves it).
+        registry: where the registry is (``probebench.registry.mirror.open_registry``):
+            a folder holding ``probes/``, a built leaderboard holding ``registry.json``,
+            or the URL of a published ``registry.json`` (its files are downloaded into
+            the cache and checked against the index before anything loads). Default: the
+            ``$PROBEBENCH_REGISTRY`` variable, else the enclosing checkout's
+            ``registry/``, else the project's published leaderboard.
+        registry_sha256: pins the ``registry.json`` of a site or URL (also
+            ``URL#sha256=HEX``): a changed index is refused. Recommended when citing.
+        repo: the repository root that a source folder's ``artifact_url`` paths are
+            relative to (default: the registry folder's parent; with ``repo`` alone, the
+            registry is ``REPO/registry``).
         catalog: the tasks that reported metrics are checked against (default:
             ``TaskCatalog.for_repo(repo)`` for an id, the packaged tasks for a folder).
 
@@ -236,7 +243,11 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
         probe = load_probe("probebench/blimp-det-noun-smollm2-135m-l15-v1")
         probe.score_texts(["My sister bought those books.", "My sister bought that books."])
         # array([0.95, 0.08]): P(grammatical) of each sentence
+        load_probe("probebench/blimp-det-noun-smollm2-135m-l15-v1",
+                   registry="https://example.org/leaderboard/registry.json#sha256=...")
     """
+    from probebench.registry.mirror import open_registry
+
     if isinstance(ref, str) and len(ref) > MAX_REF:
         raise InputError(f"{ref[:60]}...: {len(ref)} characters, neither a registry id "
                          f"(at most {MAX_ENTRY_ID}) nor a folder path (at most {MAX_REF})")
@@ -251,31 +262,42 @@ def load_probe(ref: str | Path, *, registry: Path | None = None, repo: Path | No
             raise InputError(f"{ref}: neither an artifact folder nor a registry id "
                              "(org/name, e.g. probebench/verb-grammar-smollm2-135m-l15-v2)")
         return _from_folder(folder, folder.resolve().name, None, catalog, None)
-    if repo is None:
-        repo = Path(registry).resolve().parent if registry is not None else enclosing_repo()
-    reg = Path(registry) if registry is not None else Path(repo) / "registry"
-    if not (reg / "probes").is_dir():
-        given = "registry" if registry is not None else f"the registry of {repo}"
-        raise InputError(f"{given} ({reg}) is not a registry (no probes/ folder): pass "
-                         "registry= the folder that holds probes/, or load an artifact folder "
-                         f"to find {ref!r}")
     if len(ref) > MAX_ENTRY_ID:
         raise InputError(f"{ref[:60]}...: an entry id has at most {MAX_ENTRY_ID} characters "
                          f"(this one has {len(ref)})")
+    if registry is None and repo is not None:
+        registry = Path(repo) / "registry"
+    try:
+        source = open_registry(registry, sha256=registry_sha256)
+    except InputError as exc:
+        raise InputError(f"{exc}; pass registry= a folder holding probes/, a built "
+                         f"leaderboard or the URL of its registry.json, or load an artifact "
+                         f"folder, to find {ref!r}") from None
+    source.ensure_entry(ref)
+    reg = source.registry
+    repo = Path(repo) if repo is not None and source.kind == "folder" else source.repo
     path = entry_path(reg, ref)
     if not path.is_file():
-        ids = registry_ids(reg)
+        ids = source.entry_ids()
         close = difflib.get_close_matches(ref, ids, n=3, cutoff=0.6)
         if close:
             hint = f"; did you mean {', '.join(close)}?"
         else:
             more = ", ..." if len(ids) > 20 else ""
             hint = f"; it holds {len(ids)} entries: {', '.join(ids[:20])}{more}"
-        raise InputError(f"unknown probe id {ref!r} in registry {reg}{hint}")
+        raise InputError(f"unknown probe id {ref!r} in {source.describe()}{hint}")
     entry = read_entry(path)
     if entry.id != ref:
         raise InputError(f"{path}: the entry's id is {entry.id!r}, its file says {ref!r}")
-    folder, _ = resolve_artifact(entry.artifact_url, Path(repo))
+    if source.index is not None:
+        listed = source.index.entry(ref)
+        assert listed is not None
+        folder = source.repo / listed.artifact_path
+        if listed.artifact_sha256 != entry.artifact_sha256:
+            raise InputError(f"{source.describe()}: the index and the entry of {ref} name "
+                             "different artifacts; refused")
+    else:
+        folder, _ = resolve_artifact(entry.artifact_url, Path(repo))
     return _from_folder(folder, entry.id, entry,
                         catalog if catalog is not None else TaskCatalog.for_repo(Path(repo)),
                         entry.artifact_sha256)

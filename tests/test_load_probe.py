@@ -138,8 +138,11 @@ def test_an_unknown_id_suggests_close_ones(tmp_path: Path,
         load_probe("probebench/verb-grammar-mlp-smollm2-135m-l21-v1", registry=REGISTRY)
     with pytest.raises(InputError, match=r"it holds \d+ entries: probebench/blimp"):
         load_probe("acme/nothing-like-it", registry=REGISTRY)
-    monkeypatch.chdir(tmp_path)  # no checkout, no registry
-    with pytest.raises(InputError, match=r"not a registry .*pass registry="):
+    monkeypatch.chdir(tmp_path)  # no checkout, no registry: the published one, offline here
+    monkeypatch.delenv("PROBEBENCH_REGISTRY", raising=False)
+    monkeypatch.setenv("PROBEBENCH_MIRROR_CACHE", str(tmp_path / "mirrors"))
+    with pytest.raises(InputError, match=r"the published registry .*no copy of that "
+                                         r"registry index is cached.*pass registry="):
         load_probe(MLP)
     with pytest.raises(InputError, match="neither an artifact folder nor a registry id"):
         load_probe("no/such/folder")

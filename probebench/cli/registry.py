@@ -269,10 +269,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from probebench.intake.reproduce import NOTEBOOK_TIMEOUT
 
-    reg = commands.add_parser("registry", help="registry entries: check, confine, evaluate, "
-                              "publish, reproduce; task proposals: check-task")
+    reg = commands.add_parser("registry", help="registry entries: list, show, check, confine, "
+                              "evaluate, publish, reproduce; task proposals: check-task")
     add_workspace_options(reg, registry=True)
     reg_sub = reg.add_subparsers(dest="registry_command", metavar="ACTION", required=True)
+    from probebench.cli import mirror
+
+    mirror.register(reg_sub)
 
     rcheck = reg_sub.add_parser(
         "check", help="schema, unique ids, file names, artifacts and their hashes",

@@ -83,6 +83,7 @@ from probebench.leaderboard.markdown import (
     plain_markdown,
     safe_url,
 )
+from probebench.leaderboard.mirror import write_mirror
 from probebench.leaderboard.probescore import (
     AXES,
     CLOSED_LICENSE_CEILING,
@@ -433,6 +434,9 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     (tmp / "leaderboard.json").write_text(leaderboard_json(board), encoding="utf-8")
     (tmp / "leaderboard.csv").write_text(leaderboard_csv(board.results), encoding="utf-8")
     (tmp / "leaderboard.schema.json").write_text(leaderboard_schema(), encoding="utf-8")
+    _, left_out = write_mirror(tmp, registry, every, catalog=catalog,
+                               spec_version=spec.version)
+    skipped += left_out
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)

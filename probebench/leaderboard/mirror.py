@@ -1,0 +1,131 @@
+"""The registry mirror a leaderboard build writes beside the site: ``registry.json`` and
+the files under ``registry/`` (``probebench.registry.mirror`` reads them).
+
+Every entry of the registry is mirrored (live, pending, deprecated: an id once cited
+must still load), with its YAML, every file of its artifact folder, its stored results;
+and the guards file, the baselines. Artifacts in the repository are copied as they are
+(``registry/artifacts/<folder>``); an artifact on the hub or GitHub is fetched at its
+pinned commit (``resolve_artifact``, within the artifact limits) and copied under
+``registry/artifacts/_remote/<entry>``. Each file is listed in the index with its SHA-256
+and size, so a reader checks it before anything loads it; the index names the task
+catalog's version and test hashes the results were made on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from probebench.errors import InputError
+from probebench.hashing import sha256_bytes
+from probebench.registry.entry import Entry, entry_path
+from probebench.registry.guards import GUARDS_FILE, guard_ids
+from probebench.registry.mirror import (
+    INDEX_FILE,
+    CatalogTask,
+    MirrorEntry,
+    MirrorFile,
+    RegistryIndex,
+)
+from probebench.registry.store import latest_results, result_path
+from probebench.sources.resolve import resolve_artifact
+from probebench.tasks.catalog import TaskCatalog
+from probebench.version import __version__
+
+#: folder levels below an artifact's root that are mirrored (the bundle's own limit)
+_MAX_DEPTH = 8
+
+
+def _slug(entry_id: str) -> str:
+    return entry_id.replace("/", "__")
+
+
+def _artifact_dest(entry: Entry) -> str:
+    url = entry.artifact_url.rstrip("/")
+    if "://" not in url and url.startswith("registry/artifacts/") and ".." not in url:
+        return url
+    return f"registry/artifacts/_remote/{_slug(entry.id)}"
+
+
+def _walk(folder: Path) -> list[Path]:
+    out = []
+    for here, dirs, names in os.walk(folder, followlinks=False):
+        depth = len(Path(here).relative_to(folder).parts)
+        dirs[:] = sorted(d for d in dirs if depth < _MAX_DEPTH and d != ".git"
+                         and not (Path(here) / d).is_symlink())
+        for name in sorted(names):
+            path = Path(here) / name
+            if path.is_file() and not path.is_symlink():
+                out.append(path)
+    return out
+
+
+class _Writer:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.files: dict[str, MirrorFile] = {}
+
+    def copy(self, src: Path, dest: str) -> str:
+        data = src.read_bytes()
+        target = self.out / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if dest in self.files:  # two entries sharing an artifact folder
+            if self.files[dest].sha256 != sha256_bytes(data):
+                raise InputError(f"mirror: {dest} would hold two different files")
+            return dest
+        shutil.copyfile(src, target)
+        self.files[dest] = MirrorFile(sha256=sha256_bytes(data), size=len(data))
+        return dest
+
+
+def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
+                 catalog: TaskCatalog, spec_version: str) -> tuple[RegistryIndex, list[str]]:
+    """Copy ``entries`` (with artifacts, results, guards and baselines) under
+    ``out/registry/`` and write ``out/registry.json``; returns the index and, for each
+    entry left out because its artifact cannot be resolved, why."""
+    registry, repo = Path(registry), Path(registry).parent
+    writer = _Writer(out)
+    mirrored: list[MirrorEntry] = []
+    left_out: list[str] = []
+    for entry in sorted(entries, key=lambda e: e.id):
+        try:
+            folder, _ = resolve_artifact(entry.artifact_url, repo)
+        except InputError as exc:
+            left_out.append(f"{entry.id}: not in the registry mirror: {exc}")
+            continue
+        entry_file = writer.copy(entry_path(registry, entry.id),
+                                 f"registry/probes/{entry.id}.yaml")
+        dest = _artifact_dest(entry)
+        files = [writer.copy(p, f"{dest}/{p.relative_to(folder).as_posix()}")
+                 for p in _walk(folder)]
+        stored = latest_results(registry, entry.id)
+        results = {}
+        for task in sorted(stored):
+            results[task] = writer.copy(result_path(registry, entry.id, task),
+                                        f"registry/results/{entry.id}/{task}.json")
+        mirrored.append(MirrorEntry(
+            id=entry.id, status=entry.status, name=entry.name, model=entry.model,
+            layer=entry.layer, position=entry.position, probe_type=entry.probe_type,
+            license=entry.license, tasks=list(entry.tasks),
+            artifact_sha256=entry.artifact_sha256, entry_file=entry_file,
+            artifact_path=dest, artifact_files=files, results=results,
+            auroc={t: r.result.auroc.value for t, r in sorted(stored.items())}))
+    guards_file = None
+    if (registry / GUARDS_FILE).is_file():
+        guards_file = writer.copy(registry / GUARDS_FILE, f"registry/{GUARDS_FILE}")
+    baselines = [writer.copy(p, f"registry/{p.relative_to(registry).as_posix()}")
+                 for p in sorted((registry / "baselines").rglob("*.json"))
+                 if p.is_file() and not p.is_symlink()]
+    index = RegistryIndex(
+        probebench_version=__version__, spec_version=spec_version,
+        catalog={t: CatalogTask(version=catalog.spec(t).version,
+                                test_sha256=catalog.spec(t).test_sha256)
+                 for t in catalog.ids},
+        guards=guard_ids(registry), guards_file=guards_file, entries=mirrored,
+        baselines=baselines, files=dict(sorted(writer.files.items())))
+    (out / INDEX_FILE).write_text(index.to_json(), encoding="utf-8")
+    return index, left_out
+
+
+__all__ = ["write_mirror"]

@@ -1,0 +1,220 @@
+"""The published leaderboard is also a registry: ``registry.json`` and the files beside
+it, read from a built site folder or over HTTP (a localhost server here), every file
+checked against the index before anything loads it, offline from the cache."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from probebench.errors import InputError
+from probebench.hashing import sha256_bytes
+from probebench.leaderboard.build import build_leaderboard
+from probebench.registry.mirror import (
+    MIRROR_CACHE_ENV,
+    REGISTRY_ENV,
+    RegistryIndex,
+    open_registry,
+    split_pin,
+)
+from probebench.sources.http import OFFLINE_ENV, OfflineError, check_url
+from probebench.tasks.catalog import TaskCatalog
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE = "probebench/blimp-det-noun-smollm2-135m-l15-v1"
+GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v2"
+SENTENCES = ["My sister bought those books.", "My sister bought that books."]
+
+
+def _small_registry(root: Path) -> Path:
+    """A registry with one task probe and the guard, copied from the repository's."""
+    registry = root / "registry"
+    for entry_id in (PROBE, GUARD):
+        org, name = entry_id.split("/")
+        (registry / "probes" / org).mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "registry/probes" / org / f"{name}.yaml",
+                    registry / "probes" / org / f"{name}.yaml")
+        shutil.copytree(REPO / "registry/artifacts" / name, registry / "artifacts" / name)
+        shutil.copytree(REPO / "registry/results" / org / name,
+                        registry / "results" / org / name)
+    shutil.copy(REPO / "registry/guards.yaml", registry / "guards.yaml")
+    for task in ("blimp_determiner_noun_agreement_1", "eval_awareness"):
+        shutil.copytree(REPO / "registry/baselines" / task, registry / "baselines" / task)
+    return registry
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mirror")
+    registry = _small_registry(root)
+    out = root / "leaderboard"
+    build_leaderboard(registry, out, catalog=TaskCatalog.default(), n_resamples=20)
+    return out
+
+
+@pytest.fixture
+def served(site: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(the URL of registry.json, the folder served: a copy of the site this test may
+    change)."""
+    folder = tmp_path / "served"
+    shutil.copytree(site, folder)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+
+    class Quiet(http.server.ThreadingHTTPServer):
+        pass
+
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    server = Quiet(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/registry.json", folder
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(autouse=True)
+def _own_mirror_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(MIRROR_CACHE_ENV, str(tmp_path / "mirrors"))
+    monkeypatch.delenv(REGISTRY_ENV, raising=False)
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
+    # the tests' own process runs offline for the hub; the mirror is not the hub
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    return tmp_path / "mirrors"
+
+
+def test_the_build_writes_an_index_of_every_file(site: Path) -> None:
+    index = RegistryIndex.model_validate_json((site / "registry.json").read_bytes())
+    assert {e.id for e in index.entries} == {PROBE, GUARD}
+    assert index.guards == {"smollm2-135m": GUARD}
+    probe = index.entry(PROBE)
+    assert probe is not None and probe.artifact_files and probe.results
+    assert "blimp_determiner_noun_agreement_1" in index.catalog
+    for path, listed in index.files.items():
+        data = (site / path).read_bytes()
+        assert (len(data), sha256_bytes(data)) == (listed.size, listed.sha256), path
+    # what is on disk under registry/ is exactly what the index lists
+    on_disk = {p.relative_to(site).as_posix() for p in (site / "registry").rglob("*")
+               if p.is_file()}
+    assert on_disk == set(index.files)
+
+
+def test_served_over_http_list_load_score_and_refuse_a_changed_byte(
+        served: tuple[str, Path], tmp_path: Path, smollm: object,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import probebench
+    from probebench.cli import main
+
+    url, folder = served
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)  # no checkout anywhere above
+    assert main(["registry", "list", "--registry", url]) == 0
+    out = capsys.readouterr().out
+    assert PROBE in out and GUARD in out and "2 entries" in out
+    probe = probebench.load_probe(PROBE, registry=url)
+    scores = probe.score_texts(SENTENCES)
+    assert scores[0] > 0.5 > scores[1]
+    # the same probe from the repository scores the same
+    local = probebench.load_probe(PROBE, registry=REPO / "registry")
+    assert local.bundle_sha256 == probe.bundle_sha256
+    # one changed byte in a served artifact file, with a cold cache: refused
+    monkeypatch.setenv(MIRROR_CACHE_ENV, str(tmp_path / "cold"))
+    weights = next(p for p in sorted((folder / "registry/artifacts" / PROBE.split("/")[1]
+                                      ).rglob("*"))
+                   if p.is_file() and p.suffix in (".joblib", ".npz", ".safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    weights.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="do not match the registry index"):
+        probebench.load_probe(PROBE, registry=url)
+    assert not any((tmp_path / "cold").rglob(weights.name))  # nothing half-written
+
+
+def test_a_second_run_works_offline_from_the_cache(served: tuple[str, Path],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import probebench
+
+    url, _ = served
+    first = probebench.load_probe(PROBE, registry=url)
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    again = probebench.load_probe(PROBE, registry=url)
+    assert again.bundle_sha256 == first.bundle_sha256
+    source = open_registry(url)
+    assert "offline: the cached copy" in source.describe()
+    # offline with nothing cached for another URL: a named error
+    with pytest.raises(OfflineError, match="no copy of that registry index is cached"):
+        open_registry(url.replace("registry.json", "other/registry.json"))
+
+
+def test_the_index_can_be_pinned(served: tuple[str, Path], site: Path) -> None:
+    url, folder = served
+    digest = sha256_bytes((site / "registry.json").read_bytes())
+    assert open_registry(f"{url}#sha256={digest}").index_sha256 == digest
+    assert open_registry(url, sha256=digest).index_sha256 == digest
+    with pytest.raises(InputError, match="pinned"):
+        open_registry(url, sha256="0" * 64)
+    with pytest.raises(InputError, match="disagree"):
+        split_pin(f"{url}#sha256={digest}", "1" * 64)
+    # a built site folder is read in place, checked against its own index
+    local = open_registry(folder)
+    assert local.kind == "site" and local.index_sha256 == digest
+    entry = local.index.entry(PROBE) if local.index else None
+    assert entry is not None
+    (folder / entry.entry_file).write_text("tampered: true\n")
+    with pytest.raises(InputError, match="changed since the mirror was built"):
+        local.ensure_entry(PROBE)
+
+
+def test_only_https_or_localhost_and_budgets(tmp_path: Path) -> None:
+    check_url("https://example.org/registry.json")
+    check_url("http://localhost:8000/registry.json")
+    for bad in ("http://example.org/registry.json", "ftp://x/registry.json",
+                "https://user:pw@example.org/r.json", "https://exa mple.org/r.json"):
+        with pytest.raises(InputError):
+            check_url(bad)
+    with pytest.raises(InputError, match="only https://"):
+        open_registry("http://example.org/registry.json")
+    with pytest.raises(InputError, match="not a registry"):
+        open_registry(tmp_path)
+
+
+def test_the_order_argument_environment_checkout_published(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(REGISTRY_ENV, str(site))
+    assert open_registry().kind == "site"
+    assert open_registry(REPO / "registry").kind == "folder"
+    monkeypatch.delenv(REGISTRY_ENV)
+    assert open_registry(start=REPO).registry == REPO / "registry"
+    monkeypatch.setenv(OFFLINE_ENV, "1")  # the published site is never reached in tests
+    with pytest.raises(OfflineError, match=r"the published registry"):
+        open_registry()
+
+
+def test_a_fresh_python_without_a_checkout_lists_and_loads(
+        served: tuple[str, Path], tmp_path: Path) -> None:
+    """The CLI in a subprocess whose folder is no checkout, the mirror from the server."""
+    url, _ = served
+    env = {**os.environ, MIRROR_CACHE_ENV: str(tmp_path / "sub-mirrors")}
+    env.pop("HF_HUB_OFFLINE", None)
+    done = subprocess.run([sys.executable, "-m", "probebench", "registry", "show", PROBE,
+                           "--registry", url], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"id: {PROBE}" in done.stdout and "result blimp_determiner_noun_agreement_1" in \
+        done.stdout
+    assert json.loads((Path(tmp_path / "sub-mirrors").glob("*/registry.json").__next__()
+                       ).read_text())["entries"]
