@@ -1,5 +1,5 @@
 """The published leaderboard is also a registry: ``registry.json`` and the files beside
-it, read from a built site folder or over HTTP (a localhost server here), every file
+it, read from a built leaderboard folder or over HTTP (a localhost server here), every file
 checked against the index before anything loads it, offline from the cache."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _small_registry(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def board(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mirror")
     registry = _small_registry(root)
     out = root / "leaderboard"
@@ -63,11 +63,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def served(site: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """(the URL of registry.json, the folder served: a copy of the site this test may
+def served(board: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(the URL of registry.json, the folder served: a copy of the leaderboard this test may
     change)."""
     folder = tmp_path / "served"
-    shutil.copytree(site, folder)
+    shutil.copytree(board, folder)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
 
     class Quiet(http.server.ThreadingHTTPServer):
@@ -95,18 +95,18 @@ def _own_mirror_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "mirrors"
 
 
-def test_the_build_writes_an_index_of_every_file(site: Path) -> None:
-    index = RegistryIndex.model_validate_json((site / "registry.json").read_bytes())
+def test_the_build_writes_an_index_of_every_file(board: Path) -> None:
+    index = RegistryIndex.model_validate_json((board / "registry.json").read_bytes())
     assert {e.id for e in index.entries} == {PROBE, GUARD}
     assert index.guards == {"smollm2-135m": GUARD}
     probe = index.entry(PROBE)
     assert probe is not None and probe.artifact_files and probe.results
     assert "blimp_determiner_noun_agreement_1" in index.catalog
     for path, listed in index.files.items():
-        data = (site / path).read_bytes()
+        data = (board / path).read_bytes()
         assert (len(data), sha256_bytes(data)) == (listed.size, listed.sha256), path
     # what is on disk under registry/ is exactly what the index lists
-    on_disk = {p.relative_to(site).as_posix() for p in (site / "registry").rglob("*")
+    on_disk = {p.relative_to(board).as_posix() for p in (board / "registry").rglob("*")
                if p.is_file()}
     assert on_disk == set(index.files)
 
@@ -159,18 +159,18 @@ def test_a_second_run_works_offline_from_the_cache(served: tuple[str, Path],
         open_registry(url.replace("registry.json", "other/registry.json"))
 
 
-def test_the_index_can_be_pinned(served: tuple[str, Path], site: Path) -> None:
+def test_the_index_can_be_pinned(served: tuple[str, Path], board: Path) -> None:
     url, folder = served
-    digest = sha256_bytes((site / "registry.json").read_bytes())
+    digest = sha256_bytes((board / "registry.json").read_bytes())
     assert open_registry(f"{url}#sha256={digest}").index_sha256 == digest
     assert open_registry(url, sha256=digest).index_sha256 == digest
     with pytest.raises(InputError, match="pinned"):
         open_registry(url, sha256="0" * 64)
     with pytest.raises(InputError, match="disagree"):
         split_pin(f"{url}#sha256={digest}", "1" * 64)
-    # a built site folder is read in place, checked against its own index
+    # a built leaderboard folder is read in place, checked against its own index
     local = open_registry(folder)
-    assert local.kind == "site" and local.index_sha256 == digest
+    assert local.kind == "leaderboard" and local.index_sha256 == digest
     entry = local.index.entry(PROBE) if local.index else None
     assert entry is not None
     (folder / entry.entry_file).write_text("tampered: true\n")
@@ -192,14 +192,14 @@ def test_only_https_or_localhost_and_budgets(tmp_path: Path) -> None:
 
 
 def test_the_order_argument_environment_checkout_published(
-        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        board: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(REGISTRY_ENV, str(site))
-    assert open_registry().kind == "site"
+    monkeypatch.setenv(REGISTRY_ENV, str(board))
+    assert open_registry().kind == "leaderboard"
     assert open_registry(REPO / "registry").kind == "folder"
     monkeypatch.delenv(REGISTRY_ENV)
     assert open_registry(start=REPO).registry == REPO / "registry"
-    monkeypatch.setenv(OFFLINE_ENV, "1")  # the published site is never reached in tests
+    monkeypatch.setenv(OFFLINE_ENV, "1")  # the published leaderboard is never reached in tests
     with pytest.raises(OfflineError, match=r"the published registry"):
         open_registry()
 

@@ -205,7 +205,7 @@ def test_the_hub_token_reaches_only_the_trusted_workflows() -> None:
 
 def test_the_holdout_key_reaches_only_the_steps_that_evaluate_on_main() -> None:
     """The maintainers' holdout key opens the sealed holdouts: only publish's evaluating
-    step and reeval's run step get it; no pull-request workflow, CI or site build."""
+    step and reeval's run step get it; no pull-request workflow, CI or leaderboard build."""
     holders = {p.name for p in FILES if "secrets.PROBEBENCH_HOLDOUT_KEY" in p.read_text()}
     assert holders == {"reeval.yml", "publish.yml"}
     seen = []

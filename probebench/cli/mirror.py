@@ -12,7 +12,7 @@ SOURCE_HELP = ("where the registry is: a folder holding probes/, a built leaderb
                "downloaded into $PROBEBENCH_HOME/mirrors and checked against the index). "
                "Default: $PROBEBENCH_REGISTRY, else the enclosing checkout's registry/, else "
                "the project's published leaderboard")
-PIN_HELP = ("pin the registry.json of a site or URL by its SHA-256 (also URL#sha256=HEX): "
+PIN_HELP = ("pin the registry.json of a leaderboard or URL by its SHA-256 (also URL#sha256=HEX): "
             "a changed index is refused; recommended when citing a result")
 
 

@@ -26,6 +26,7 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 def cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.guards import Guard, GuardLookup, fixed_guard, no_guards
     from probebench.evaluation.report import render_report
+    from probebench.evaluation.samples import sample_records, samples_path_problem, write_samples
     from probebench.evaluation.session import SubmitOptions
     from probebench.evaluation.submit import submit_many
     from probebench.hashing import atomic_write_bytes
@@ -36,6 +37,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise InputError("several artifacts need --out-dir (one folder per probe)")
     if args.no_guard and args.guard is not None:
         raise InputError("--guard and --no-guard contradict each other")
+    samples_name = args.log_samples
+    if samples_name is not None and args.out_dir is not None \
+            and Path(samples_name).name != str(samples_name):
+        raise InputError(f"with --out-dir, --log-samples takes a file name (each artifact's "
+                         f"records go to <dir>/<artifact>/NAME), found {samples_name}")
+    if samples_name is not None and args.out_dir is None:
+        problem = samples_path_problem(Path(samples_name))
+        if problem is not None:  # refused before any model work
+            raise InputError(f"--log-samples: {problem}")
     folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
     ws = workspace(args, uses_registry=args.guard is None and not args.no_guard,
                    private=True)
@@ -55,11 +65,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if args.out_dir is not None:
             folder = Path(args.out_dir) / artifact.resolve().name
             out, report = folder / "submission.json", folder / "REPORT.md"
+            samples = None if samples_name is None else folder / samples_name
         else:
             out, report = Path(args.out), Path(args.report)
+            samples = None if samples_name is None else Path(samples_name)
+        # the prompts' texts, for REPORT.md's errors and the samples file
+        records = sample_records(result, ws.catalog)
+        text = render_report(result, samples=records).encode("utf-8")
+        if samples is not None:  # first: a path that cannot be written stops the rest
+            write_samples(samples, records)
         atomic_write_bytes(out, result.to_json().encode("utf-8"))
-        atomic_write_bytes(report, render_report(result).encode("utf-8"))
-        print(f"{result.probe.id}: wrote {out} and {report}")
+        atomic_write_bytes(report, text)
+        wrote = f"{out} and {report}" if samples is None else f"{out}, {report} and {samples}"
+        print(f"{result.probe.id}: wrote {wrote}")
         if result.limit is not None:
             print(f"  NOTE: {result.limit.note}")
         for task in result.tasks:
@@ -83,9 +101,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
               "extract activations through the cache, apply the probe and write "
               "submission.json and REPORT.md: AUROC with a 95% item-bootstrap CI, ECE, "
               "Brier, FPR at 99% TPR, latency, distribution-shift AUROC, "
-              "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines and "
-              "marks.",
-              "example:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1"))
+              "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines, the gap "
+              "to the best baseline, control-task selectivity, the most confident errors "
+              "with their texts and marks. --log-samples also writes one JSON line per "
+              "labelled test prompt.",
+              "examples:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1\n"
+              "  probebench submit ./my-probe --tasks blimp_passive_1 --limit 20 "
+              "--log-samples samples.jsonl"))
     sub.add_argument("artifacts", nargs="+", metavar="ARTIFACT",
                      help="artifact folder(s), or URL(s) of one at a revision (the forms "
                           "`probebench validate --help` lists); several share one model "
@@ -98,6 +120,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="Markdown report for one artifact (default: %(default)s)")
     sub.add_argument("--out-dir", type=Path, default=None,
                      help="with several artifacts: write <dir>/<artifact>/submission.json")
+    sub.add_argument("--log-samples", default=None, metavar="PATH",
+                     help="also write one JSON line per labelled test prompt of every task "
+                          "(task, item_id, prompt_id, text, label, probability, correct, "
+                          "slices), in the order of submission.json's predictions; with "
+                          "--out-dir a file name, written in each artifact's folder")
     add_device(sub)
     add_seed(sub)
     add_bootstrap(sub)

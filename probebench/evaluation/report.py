@@ -1,16 +1,57 @@
-"""REPORT.md: the submission as human-readable tables (Jinja2 template in ``templates/``)."""
+"""REPORT.md: the submission as human-readable tables (Jinja2 template in ``templates/``).
+
+Per task: the headline, robustness, baselines and the gap to the best of them,
+control-task selectivity, slices and the most confident errors. The errors' texts are
+the task's, not the result's: ``render_report`` shows them when given the submission's
+sample records (``probebench.evaluation.samples.sample_records``); without them (the
+leaderboard renders stored results) it lists the errors' prompt ids and says so.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
-from probebench.evaluation.results import Submission
+from probebench.evaluation.results import Submission, TaskResult
+from probebench.evaluation.samples import N_ERRORS, confident_errors
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+
+#: the definitions that differ for a multi-class task (``probebench.evaluation.multiclass``)
+MULTICLASS_DEFINITIONS = {
+    "auroc": "one-vs-rest macro AUROC: the mean over classes k of the AUROC of P(k) for "
+             "class k against every other class (sklearn.metrics.roc_auc_score with "
+             "multi_class='ovr', average='macro').",
+    "accuracy": "the most probable class is the prompt's class (ties: the first class in "
+                "order); an item's correctness is the share of its prompts that are right.",
+    "ece": "top-label ECE: 15 equal-width bins on the predicted class's probability; sum "
+           "of bin share x |share right - mean P|.",
+    "brier": "multi-class Brier: mean over prompts of sum over classes k of (P(k) - "
+             "[class = k])^2 (0 to 2).",
+    "fpr_at_99tpr": "binary only (no single multi-class meaning).",
+}
+#: a table cell's text is cut to this many characters
+CELL_CHARS = 300
+_MARKDOWN = set("\\`*_[]<>|~")
+
+
+def markdown_cell(text: str, limit: int = CELL_CHARS) -> str:
+    """``text`` safe inside one Markdown table cell: Markdown-significant characters
+    (``|`` among them) escaped with a backslash, each line break shown as ``↵``, and
+    cut to ``limit`` characters (``…`` marks a cut).
+
+    >>> markdown_cell("a | b\\nc_d")
+    'a \\\\| b↵c\\\\_d'
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return "".join("↵" if c == "\n" else f"\\{c}" if c in _MARKDOWN else c for c in text)
 
 
 @cache
@@ -19,12 +60,72 @@ def _environment() -> Environment:
     leaderboard renders a report per stored result)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-    return Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
-                       undefined=StrictUndefined, trim_blocks=False,
-                       keep_trailing_newline=True, autoescape=False)  # Markdown, not HTML
+    env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
+                      undefined=StrictUndefined, trim_blocks=False,
+                      keep_trailing_newline=True, autoescape=False)  # Markdown, not HTML
+    env.filters["cell"] = markdown_cell
+    return env
 
 
-def render_report(submission: Submission) -> str:
+def _texts(submission: Submission, samples: Sequence[Mapping[str, Any]] | None
+           ) -> list[list[str] | None]:
+    """Per task of ``submission``, the text of each prediction (None: not given)."""
+    if samples is None:
+        return [None] * len(submission.tasks)
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for record in samples:
+        by_task.setdefault(str(record["task"]), []).append(record)
+    out: list[list[str] | None] = []
+    for task in submission.tasks:
+        records = by_task.get(task.id, [])
+        ids = [str(r["prompt_id"]) for r in records]
+        if ids != task.predictions.prompt_ids:
+            raise InputError(f"task {task.id}: the sample records ({len(ids)}) do not join "
+                             f"the result's predictions ({len(task.predictions.prompt_ids)}) "
+                             "one for one; make them with sample_records(submission, ...)")
+        out.append([str(r["text"]) for r in records])
+    return out
+
+
+def _errors(task: TaskResult, texts: list[str] | None) -> list[dict[str, Any]]:
+    return [{"prompt_id": e.prompt_id, "label": e.label, "probability": e.probability,
+             "predicted": e.predicted, "confidence": e.confidence,
+             "text": None if texts is None else texts[e.position]}
+            for e in confident_errors(task, N_ERRORS)]
+
+
+def _definitions(submission: Submission) -> dict[str, str]:
+    """The submission's definitions; where a multi-class task reads a metric otherwise,
+    its definition (alone when every task is multi-class)."""
+    out = dict(submission.definitions)
+    kinds = {t.classes is None for t in submission.tasks}
+    if False not in kinds:  # no multi-class task
+        return out
+    for name, text in MULTICLASS_DEFINITIONS.items():
+        if True in kinds and name in out:
+            out[name] = f"{out[name]} Multi-class tasks: {text}"
+        else:
+            out[name] = text
+    return out
+
+
+def render_report(submission: Submission, *,
+                  samples: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """REPORT.md of ``submission``.
+
+    Args:
+        submission: what ``submit`` returned, or a stored result wrapped as one.
+        samples: the submission's sample records (``sample_records``), whose texts the
+            most-confident-errors lists show; None lists the errors' prompt ids only.
+    """
     template = _environment().get_template("report.md.j2")
     present = [b for b in BASELINES if any(b in t.baselines for t in submission.tasks)]
-    return template.render(s=submission, baseline_names=present)
+    present += sorted({b for t in submission.tasks for b in t.baselines} - set(present))
+    texts = _texts(submission, samples)
+    errors = [_errors(t, tx) for t, tx in zip(submission.tasks, texts, strict=True)]
+    return template.render(s=submission, baseline_names=present, errors=errors,
+                           texts_given=samples is not None, n_errors=N_ERRORS,
+                           definitions=_definitions(submission))
+
+
+__all__ = ["CELL_CHARS", "MULTICLASS_DEFINITIONS", "markdown_cell", "render_report"]

@@ -1,4 +1,4 @@
-"""The registry mirror a leaderboard build writes beside the site: ``registry.json`` and
+"""The registry mirror a leaderboard build writes beside the leaderboard: ``registry.json`` and
 the files under ``registry/`` (``probebench.registry.mirror`` reads them).
 
 Every entry of the registry is mirrored (live, pending, deprecated: an id once cited

@@ -1,15 +1,15 @@
 """Reading a registry from wherever it is: a source folder, a built leaderboard, a URL.
 
-``leaderboard build`` writes a **registry mirror** beside the site: ``registry.json``
+``leaderboard build`` writes a **registry mirror** beside the leaderboard: ``registry.json``
 (``RegistryIndex``: every entry with its bundle hash and file list, the guards, the
 baselines, the task catalog's version and hashes, and the SHA-256 and size of every file
 of the mirror) and the files themselves under ``registry/`` (entries, artifacts, results,
-baselines, ``guards.yaml``), laid out as in a repository. So the site is a registry too:
+baselines, ``guards.yaml``), laid out as in a repository. So the leaderboard is a registry too:
 
 * a **source folder** holding ``probes/`` (a checkout's ``registry/``), read in place;
-* a **built site folder** holding ``registry.json``: every file is checked against the
+* a **built leaderboard folder** holding ``registry.json``: every file is checked against the
   index before it is read;
-* a **URL** of a site's ``registry.json`` (``https://``; ``http://`` only to this
+* a **URL** of a leaderboard's ``registry.json`` (``https://``; ``http://`` only to this
   machine): the index is fetched, and each file a command needs (an entry, its artifact,
   the guards) is downloaded into the cache (``$PROBEBENCH_HOME/mirrors/``) and checked
   against the index before anything reads it. Files already in the cache are reused,
@@ -17,7 +17,7 @@ baselines, ``guards.yaml``), laid out as in a repository. So the site is a regis
   the last index fetched from that URL is used.
 
 ``open_registry`` takes them in this order: the argument, ``$PROBEBENCH_REGISTRY``, the
-enclosing checkout's ``registry/``, the project's published site (``PUBLISHED_REGISTRY``).
+enclosing checkout's ``registry/``, the project's published leaderboard (``PUBLISHED_REGISTRY``).
 
 The index can be **pinned** by its SHA-256 (``sha256=``, ``--registry-sha256``, or
 ``#sha256=HEX`` at the end of the URL): then a changed index is refused outright. Without
@@ -93,7 +93,7 @@ class MirrorEntry(BaseModel):
     tasks: list[str]
     artifact_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The bundle hash "
                                  "the entry registers (probebench hash).")
-    entry_file: str = Field(description="The entry's YAML, relative to the site root.")
+    entry_file: str = Field(description="The entry's YAML, relative to the leaderboard's root.")
     artifact_path: str = Field(description="The artifact folder in the mirror.")
     artifact_files: list[str] = Field(description="Every file of the artifact folder.")
     results: dict[str, str] = Field(default_factory=dict,
@@ -116,7 +116,7 @@ class RegistryIndex(BaseModel):
 
     format: Literal["probebench-registry/1"] = INDEX_FORMAT
     probebench_version: str
-    spec_version: str = Field(description="The ProbeScore spec the site ranks with.")
+    spec_version: str = Field(description="The ProbeScore spec the leaderboard ranks with.")
     catalog: dict[str, CatalogTask] = Field(description="Task id -> the version and test "
                                             "hash the results were made on.")
     guards: dict[str, str] = Field(default_factory=dict, description="Model -> its guard.")
@@ -124,7 +124,7 @@ class RegistryIndex(BaseModel):
     entries: list[MirrorEntry]
     baselines: list[str] = Field(default_factory=list)
     files: dict[str, MirrorFile] = Field(description="Every file of the mirror, by path "
-                                         "relative to the site root.")
+                                         "relative to the leaderboard's root.")
 
     @model_validator(mode="after")
     def _paths_listed(self) -> RegistryIndex:
@@ -163,7 +163,7 @@ def parse_index(data: bytes, where: str) -> RegistryIndex:
 
 # --- sources ------------------------------------------------------------------------
 
-Kind = Literal["folder", "site", "url"]
+Kind = Literal["folder", "leaderboard", "url"]
 
 
 @dataclass
@@ -178,7 +178,7 @@ class RegistrySource:
     registry: Path
     repo: Path
     index: RegistryIndex | None = None
-    #: the index's SHA-256 (for a site or URL)
+    #: the index's SHA-256 (for a leaderboard or URL)
     index_sha256: str | None = None
     base_url: str | None = None
     _bytes: int = field(default=0, repr=False)
@@ -237,13 +237,13 @@ class RegistrySource:
                 data = local.read_bytes()
                 if len(data) == listed.size and sha256_bytes(data) == listed.sha256:
                     continue
-                if self.kind == "site":
+                if self.kind == "leaderboard":
                     raise InputError(f"{local}: changed since the mirror was built (its sha256 "
                                      f"is {sha256_bytes(data)[:16]}..., the index says "
                                      f"{listed.sha256[:16]}...); refused")
-            elif self.kind == "site":
-                raise InputError(f"{local}: missing from the built site (registry.json lists "
-                                 "it)")
+            elif self.kind == "leaderboard":
+                raise InputError(f"{local}: missing from the built leaderboard "
+                                 "(registry.json lists it)")
             self._download(path, listed)
 
     def _download(self, path: str, listed: MirrorFile) -> None:
@@ -327,22 +327,23 @@ def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
     return RegistrySource("url", url, why, root / "registry", root, index, digest, url)
 
 
-def _open_site(folder: Path, sha256: str | None, why: str) -> RegistrySource:
+def _open_leaderboard(folder: Path, sha256: str | None, why: str) -> RegistrySource:
     path = folder / INDEX_FILE
     data = path.read_bytes()
     digest = sha256_bytes(data)
     if sha256 is not None and digest != sha256:
         raise InputError(f"{path}: its sha256 is {digest}, pinned {sha256}; refused")
     index = parse_index(data, str(path))
-    return RegistrySource("site", str(folder), why, folder / "registry", folder, index, digest)
+    return RegistrySource("leaderboard", str(folder), why, folder / "registry", folder,
+                          index, digest)
 
 
 def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
                   start: Path | None = None) -> RegistrySource:
     """The registry to read, in this order: ``given``, ``$PROBEBENCH_REGISTRY``, the
     enclosing checkout's ``registry/`` (from ``start``, default the current folder), the
-    project's published site. ``given`` is a source folder (with ``probes/``), a built
-    site (with ``registry.json``) or a URL of a ``registry.json``."""
+    project's published leaderboard. ``given`` is a source folder (with ``probes/``), a built
+    leaderboard (with ``registry.json``) or a URL of a ``registry.json``."""
     if given is not None and str(given).strip():
         return _open(given, sha256, "given")
     env = os.environ.get(REGISTRY_ENV, "").strip()
@@ -368,10 +369,11 @@ def _open(given: str | Path, sha256: str | None, why: str) -> RegistrySource:
     if (folder / "probes").is_dir():
         if sha256 is not None:
             raise InputError(f"{folder}: a source folder has no index to pin; "
-                             "--registry-sha256 pins a built site's or a URL's registry.json")
+                             "--registry-sha256 pins a built leaderboard's or a URL's "
+                             "registry.json")
         return RegistrySource("folder", str(folder), why, folder, folder.resolve().parent)
     if (folder / INDEX_FILE).is_file():
-        return _open_site(folder, sha256, why)
+        return _open_leaderboard(folder, sha256, why)
     raise InputError(f"{text}: not a registry: expected a folder holding probes/ (a "
                      f"checkout's registry/), a built leaderboard holding {INDEX_FILE}, or "
                      f"the https:// URL of a {INDEX_FILE}")
