@@ -22,7 +22,7 @@ def test_the_api_page_is_current() -> None:
     for name in probebench.__all__:
         assert f"### `{name}`" in committed, name
     # what a reader comes for: the new entry point, its Args, and a dict of a submission
-    assert "probebench.load_probe(ref: str | Path, *, registry: Path | None = None" in \
+    assert "probebench.load_probe(ref: str | Path, *, registry: str | Path | None = None" in \
         committed
     assert "- `ref`: a registry id `org/name`" in committed
     assert "#### `Submission.to_dict`" in committed
