@@ -364,3 +364,101 @@ def test_registry_param_count_and_size(tmp_path: Path,
         path.write_text(honest.replace("size_mb: 0.0417\n", f"size_mb: {size}\n"))
         assert main(args) == 0, capsys.readouterr().out
         capsys.readouterr()
+
+
+# --- a forgotten --include ------------------------------------------------------------
+
+OWN_TASK = "my_tense"
+
+
+def _own_task_beside(folder: Path) -> Path:
+    """``folder``/tasks.yaml registering OWN_TASK, made as a researcher makes it
+    (``probebench tasks add``); returns the tasks file."""
+    from tests.test_own_task import _pairs_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    data = _pairs_file(folder / "tense.tsv")
+    assert main(["tasks", "add", str(data), "--to", str(folder), "--id", OWN_TASK,
+                 "--format", "senteval", "--option", "positive_class=past",
+                 "--option", "item_column=3", "--license", "CC-BY-4.0",
+                 "--source", "written for this test"]) == 0
+    return folder / "tasks.yaml"
+
+
+def _reports_own_task(probe: Path, tasks_file: Path) -> None:
+    """The artifact's meta.yaml reports metrics on OWN_TASK (as `train --include` writes)."""
+    from probebench.tasks.spec import read_tasks_file
+
+    (spec,) = read_tasks_file(tasks_file).tasks
+    meta = yaml.safe_load((probe / "meta.yaml").read_text())
+    (reported,) = meta["reported_metrics"].values()
+    _set_meta(probe, reported_metrics={OWN_TASK: {**reported, "test_sha256": spec.test_sha256}})
+
+
+def test_a_forgotten_include_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """validate, submit, load_probe and train without --include, when a tasks.yaml beside
+    the artifact (or in the current folder) registers the task: the error says which
+    file and the option that adds it."""
+    from probebench.errors import InputError
+    from probebench.probe import load_probe
+
+    work = tmp_path / "work"
+    tasks_file = _own_task_beside(work)
+    probe = _copy_artifact(work / "my-probe")
+    elsewhere = tmp_path / "elsewhere"  # no checkout, no tasks.yaml: the packaged tasks
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    # submit: the task given on the command line
+    assert main(["submit", str(probe), "--tasks", OWN_TASK, "--no-guard", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown task '{OWN_TASK}'" in err
+    assert f"{tasks_file} registers '{OWN_TASK}': add --include {tasks_file}" in err
+    # validate: the task meta.yaml reports metrics on (a file inside the artifact too)
+    _reports_own_task(probe, tasks_file)
+    assert main(["validate", str(probe)]) != 0
+    printed = "".join(capsys.readouterr())
+    assert f"reported_metrics.{OWN_TASK}: test_sha256" in printed
+    assert f"add --include {tasks_file}" in printed
+    with pytest.raises(InputError, match=rf"add --include {tasks_file}"):
+        load_probe(probe)
+    # and with it, both pass the tasks
+    assert main(["validate", str(probe), "--include", str(tasks_file)]) == 0, \
+        "".join(capsys.readouterr())
+    capsys.readouterr()
+    # train, from the folder holding the tasks file: the path is given as typed there
+    monkeypatch.chdir(work)
+    assert main(["train", "--task", OWN_TASK, "--site", "3:last_token",
+                 "--out", str(tmp_path / "trained")]) == 2
+    err = capsys.readouterr().err
+    assert f"tasks.yaml registers '{OWN_TASK}': add --include tasks.yaml" in err
+    assert not (tmp_path / "trained").exists()
+
+
+def test_no_include_is_suggested_without_a_tasks_file_that_registers_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No hint when no nearby tasks.yaml registers the id: none at all, one that
+    registers other tasks, one that does not parse."""
+    work = tmp_path / "work"
+    tasks_file = _own_task_beside(tmp_path / "made")
+    probe = _copy_artifact(work / "my-probe")
+    plain = _copy_artifact(work / "plain")
+    _reports_own_task(probe, tasks_file)  # meta.yaml names the task; nothing registers it
+    monkeypatch.chdir(tmp_path)  # tasks_file is one level further down: not looked at
+    capsys.readouterr()
+    for content in (None, "version: 1\ntasks: []\n", "tasks: [unclosed\n"):
+        if content is not None:
+            (work / "tasks.yaml").write_text(content)
+        assert main(["submit", str(plain), "--tasks", OWN_TASK, "--no-guard"]) == 2
+        err = capsys.readouterr().err
+        assert f"unknown task '{OWN_TASK}'" in err and "--include" not in err, (content, err)
+        assert main(["submit", str(probe), "--tasks", OWN_TASK, "--no-guard"]) != 0
+        err = capsys.readouterr().err
+        assert "is not registered in tasks.yaml" in err, err
+        assert "--include" not in err, (content, err)
+        assert main(["validate", str(probe)]) != 0
+        printed = "".join(capsys.readouterr())
+        assert "is not registered in tasks.yaml" in printed
+        assert "--include" not in printed, (content, printed)

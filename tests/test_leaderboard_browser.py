@@ -12,7 +12,10 @@ for byte, ``--source-url`` links repository files there. In Debian's Chromium (s
 when chromium/chromedriver are missing, unless PROBEBENCH_REQUIRE_BROWSER=1): no
 horizontal overflow at 1400 x 1000 and 390 x 844, sorting, filters and the axis
 toggle work, an entry page shows its baselines, provenance and working file links, and
-no page logs a console error or runs a hostile payload.
+no page logs a console error or runs a hostile payload. On a phone (390 x 844): a ranked
+table's rank, entry and ProbeScore stay in view while it scrolls sideways, a task id
+breaks only after an underscore, a column's definition opens on a tap and closes on the
+next; the BibTeX names where the entry is (its page's address, served over http).
 """
 
 from __future__ import annotations
@@ -276,6 +279,9 @@ def test_source_url_links_repository_files_there(built: tuple[Path, Path, BuildS
                           "verb_grammar.json") for u in linked)
     assert not list((board / "files").rglob("*.json"))  # nothing copied but the reports
     assert list((board / "files").rglob("REPORT.md"))
+    # the citation's url: the artifact's folder in the repository at that commit
+    assert _bibtex_url((board / page_name(VERB)).read_text()) == (
+        f"{base}/registry/artifacts/verb-grammar-smollm2-135m-l15-v2")
     with pytest.raises(InputError, match="source URL"):
         build_leaderboard(registry, tmp_path / "bad", catalog=TaskCatalog.for_repo(REPO),
                           n_resamples=10, source_url="javascript:alert(1)")
@@ -300,6 +306,48 @@ def test_hostile_fields_are_escaped_in_the_html(built: tuple[Path, Path, BuildSu
     assert 'href="javascript' not in hostile.lower()
     links = _parse(board / page_name(HOSTILE)).urls
     assert not [u for u in links if urlsplit(u).scheme not in ("", "http", "https")]
+
+
+def _bibtex_url(html: str) -> str | None:
+    """The url field of the entry page's BibTeX (as the HTML holds it, unescaped)."""
+    import html as html_lib
+
+    block = re.search(r'<pre id="bibtex">(.*?)</pre>', html, re.DOTALL)
+    assert block, "no BibTeX block"
+    field = re.search(r"^\s*url\s*=\s*\{([^{}\s]+)\},?$", html_lib.unescape(block.group(1)),
+                      re.MULTILINE)
+    return field.group(1) if field else None
+
+
+def test_task_ids_may_break_after_underscores_only(
+        built: tuple[Path, Path, BuildSummary]) -> None:
+    """A task id offers a line break after each underscore (<wbr>) wherever it is a
+    title or sits in a narrow cell; no stylesheet rule lets a task id break anywhere."""
+    _, board, _ = built
+    long_id = "blimp_irregular_plural_subject_verb_agreement_1"
+    breakable = long_id.replace("_", "_<wbr>")
+    task = (board / "tasks" / f"{long_id}.html").read_text()
+    assert f"<h1>Task {breakable}</h1>" in task
+    index = (board / "index.html").read_text()
+    assert f">{breakable}</a>}}:" in index  # a task set's heading
+    assert re.search(rf'<td class="taskset">[^<]*<a [^>]*>{re.escape(breakable)}</a>', index)
+    assert f">{breakable}</a>" in (board / "tasks.html").read_text()
+    css = re.sub(r"/\*.*?\*/", "", (board / "static" / "style.css").read_text(), flags=re.DOTALL)
+    rules = dict(re.findall(r"([^{}]+)\{([^{}]*)\}", css))
+    for selector, body in rules.items():
+        if "taskset" in selector or selector.strip().startswith("h1"):
+            assert "anywhere" not in body and "break-all" not in body, selector
+
+
+def test_the_bibtex_has_a_url(built: tuple[Path, Path, BuildSummary]) -> None:
+    """Without a site address, the citation's url is the artifact's (here its folder in
+    the repository); a field the submitter wrote cannot end the url field."""
+    _, board, _ = built
+    assert _bibtex_url((board / page_name(VERB)).read_text()) == (
+        "registry/artifacts/verb-grammar-smollm2-135m-l15-v2")
+    hostile = (board / page_name(HOSTILE)).read_text()
+    assert _bibtex_url(hostile) == f"registry/artifacts/{HOSTILE_FOLDER}"
+    assert "javascript" not in (_bibtex_url(hostile) or "")
 
 
 # --- in Debian's Chromium -------------------------------------------------------------
@@ -527,10 +575,219 @@ def test_no_page_logs_an_error_or_runs_a_hostile_payload(
     assert entry["paper"] == HOSTILE_FIELDS["paper"]  # the payload did reach the page
 
 
+#: where a text wraps: (the text before each line break, the text after), from the
+#: boxes of its characters (a break is where a character starts below the one before)
+LINE_BREAKS = """
+var el = arguments[0], walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+var text = "", boxes = [], node;
+while ((node = walker.nextNode())) {
+  for (var i = 0; i < node.data.length; i++) {
+    var range = document.createRange();
+    range.setStart(node, i); range.setEnd(node, i + 1);
+    var rects = range.getClientRects();
+    if (rects.length && rects[0].width > 0) {
+      boxes.push([text.length + i, rects[0].top, rects[0].bottom]);
+    }
+  }
+  text += node.data;
+}
+var breaks = [];
+for (var k = 1; k < boxes.length; k++) {
+  if (boxes[k][1] >= boxes[k - 1][2] - 2) {
+    breaks.push([text.slice(0, boxes[k - 1][0] + 1), text.slice(boxes[k - 1][0] + 1)]);
+  }
+}
+return breaks;
+"""
+
+
+def _mid_word(breaks: list[list[str]]) -> list[list[str]]:
+    """The line breaks that split a word: not at a space, nor after an underscore."""
+    return [b for b in breaks if not (b[0].endswith("_") or b[0][-1:].isspace()
+                                      or b[1][:1].isspace())]
+
+
+def _in_view(driver: WebDriver, cell: Any) -> bool:
+    """Whether all of ``cell`` is inside the window and inside its table's scroll box,
+    and nothing covers it (the element at its middle is the cell or inside it)."""
+    return bool(driver.execute_script("""
+        var cell = arguments[0], r = cell.getBoundingClientRect();
+        var wrap = cell.closest('.table-wrap').getBoundingClientRect();
+        var width = Math.min(window.innerWidth, document.documentElement.clientWidth);
+        if (r.width === 0 || r.left < 0 || r.right > width + 0.5 || r.top < 0
+            || r.bottom > window.innerHeight) return false;
+        if (r.left < wrap.left - 0.5 || r.right > wrap.right + 0.5) return false;
+        var hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+        return cell.contains(hit);""", cell))
+
+
+@browser
+def test_a_phone_keeps_rank_entry_and_probescore_in_view(
+        built: tuple[Path, Path, BuildSummary], driver: WebDriver) -> None:
+    """At 390 x 844 the rank, entry and ProbeScore of every ranked table's first row are
+    on screen, and stay there while the table scrolls sideways to its last column."""
+    from selenium.webdriver.common.by import By
+
+    _, board, _ = built
+    for page in (board / "index.html", board / "families/blimp.html",
+                 board / "tasks/verb_grammar.html"):
+        _open(driver, page, "phone")
+        tables = driver.find_elements(By.CSS_SELECTOR, "table.ranked")
+        assert tables, page.name
+        for table in tables:
+            row = table.find_element(By.CSS_SELECTOR, "tbody tr")
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", row)
+            cells = row.find_elements(By.CSS_SELECTOR, "td")[:3]
+            assert "score" in (cells[2].get_attribute("class") or "")
+            assert cells[2].is_displayed() and cells[2].text.split("\n")[0] == (
+                f"{float(cells[2].get_attribute('data-value') or 'nan'):.3f}")
+            for cell in cells:
+                assert _in_view(driver, cell), (page.name, cell.text)
+            wrap = table.find_element(By.XPATH, "..")
+            scrolled = driver.execute_script(
+                "var w = arguments[0]; w.scrollLeft = w.scrollWidth; return w.scrollLeft;", wrap)
+            assert scrolled > 100, page.name  # the table does scroll on a phone
+            for cell in cells:
+                assert _in_view(driver, cell), (page.name, "scrolled", cell.text)
+            last = row.find_elements(By.CSS_SELECTOR, "td")[-1]
+            assert driver.execute_script(  # the last column came into view beside them
+                "return arguments[0].getBoundingClientRect().right"
+                " <= arguments[1].getBoundingClientRect().right + 1;", last, wrap)
+            driver.execute_script("arguments[0].scrollLeft = 0;", wrap)
+    assert not _errors(driver)
+
+
+@browser
+def test_a_long_task_id_wraps_only_after_underscores(
+        built: tuple[Path, Path, BuildSummary], driver: WebDriver) -> None:
+    from selenium.webdriver.common.by import By
+
+    _, board, _ = built
+    long_id = "blimp_irregular_plural_subject_verb_agreement_1"
+    _open(driver, board / "tasks" / f"{long_id}.html", "phone")
+    h1 = driver.find_element(By.TAG_NAME, "h1")
+    assert h1.text == f"Task {long_id}"
+    breaks = driver.execute_script(LINE_BREAKS, h1)
+    assert breaks, "the title fits one line: nothing was checked"
+    assert not _mid_word(breaks), breaks
+    _open(driver, board / "index.html", "phone")
+    checked = 0
+    for element in driver.find_elements(By.CSS_SELECTOR, "td.taskset, .group h3"):
+        if long_id in element.text:
+            assert not _mid_word(driver.execute_script(LINE_BREAKS, element)), element.text
+            checked += 1
+    assert checked >= 2
+
+
+@browser
+def test_a_tap_opens_a_column_definition_and_the_next_closes_it(
+        built: tuple[Path, Path, BuildSummary], driver: WebDriver) -> None:
+    """Every column header with a definition has a button beside its name: a tap shows the
+    definition (the header's title) on screen without sorting the column, a second tap or
+    a tap elsewhere hides it; from the keyboard, Enter opens it and Escape closes it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions import interaction
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    _, board, _ = built
+
+    def tap(element: Any) -> None:  # a finger, not a mouse
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+        finger = PointerInput(interaction.POINTER_TOUCH, "finger")  # type: ignore[no-untyped-call]
+        actions = ActionBuilder(driver, mouse=finger)
+        actions.pointer_action.move_to(element).pointer_down().pointer_up()  # type: ignore[no-untyped-call]
+        actions.perform()
+
+    def shown() -> str | None:
+        pops = driver.find_elements(By.ID, "definition-pop")
+        return pops[0].text if pops and pops[0].is_displayed() else None
+
+    _open(driver, board / "index.html", "phone")
+    table = driver.find_element(By.CSS_SELECTOR, "table.leaderboard")
+    heads = [th for th in table.find_elements(By.CSS_SELECTOR, "th") if th.is_displayed()]
+    assert all(th.find_elements(By.CSS_SELECTOR, "button.defn") for th in heads)
+    score = next(th for th in heads if th.text == "ProbeScore")
+    button = score.find_element(By.CSS_SELECTOR, "button.defn")
+    definition = score.get_attribute("title") or ""
+    assert len(definition) > 20 and shown() is None
+    assert button.get_attribute("aria-expanded") == "false"
+    tap(button)
+    assert shown() == definition
+    assert button.get_attribute("aria-expanded") == "true"
+    assert "asc" not in (score.get_attribute("class") or "")  # the tap did not sort
+    pop = driver.find_element(By.ID, "definition-pop")
+    assert driver.execute_script(  # all of it is on screen, at a phone's width
+        "var r = arguments[0].getBoundingClientRect(); return r.left >= 0 && "
+        "r.right <= document.documentElement.clientWidth;", pop)
+    tap(button)
+    assert shown() is None and button.get_attribute("aria-expanded") == "false"
+    # another header's button moves the popover there; a tap elsewhere closes it
+    auroc = next(th for th in heads if th.text == "AUROC")
+    tap(auroc.find_element(By.CSS_SELECTOR, "button.defn"))
+    assert shown() == auroc.get_attribute("title")
+    tap(driver.find_element(By.TAG_NAME, "h1"))
+    assert shown() is None
+    # the keyboard: Enter on the focused button, Escape to close (focus stays there)
+    driver.execute_script("arguments[0].focus();", button)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    assert shown() == definition
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+    assert shown() is None
+    assert driver.execute_script("return document.activeElement === arguments[0];", button)
+    # the entry page's metric names open theirs too
+    _open(driver, board / page_name(VERB), "phone")
+    th = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar table.metrics th")
+    tap(th.find_element(By.CSS_SELECTOR, "button.defn"))
+    assert shown() == th.get_attribute("title") and len(shown() or "") > 20
+    assert not _errors(driver)
+
+
+@browser
+def test_the_bibtex_cites_the_page_it_is_on(built: tuple[Path, Path, BuildSummary],
+                                           driver: WebDriver) -> None:
+    """From file:// the BibTeX's url is the artifact's; served over http, the entry
+    page's own address."""
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from selenium.webdriver.common.by import By
+
+    _, board, _ = built
+    _open(driver, board / page_name(VERB), "phone")
+    text = driver.find_element(By.ID, "bibtex").text
+    assert re.search(r"^\s*url\s*=\s*\{registry/artifacts/verb-grammar-smollm2-135m-l15-v2\}$",
+                     text, re.MULTILINE), text
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(board)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{page_name(VERB)}"
+        driver.get(url)
+        text = driver.find_element(By.ID, "bibtex").text
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    fields = re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?$", text, re.MULTILINE)
+    assert ("url", url) in fields, text
+    assert [k for k, _ in fields].count("url") == 1
+    # the site has no favicon; a browser asks for one over http
+    assert not [e for e in _errors(driver) if "favicon.ico" not in e.get("message", "")]
+
+
 def test_the_documented_examples_hold() -> None:
     import doctest
 
-    from probebench.leaderboard import charts, files, markdown
+    from probebench.leaderboard import charts, entry_page, files, markdown
 
-    for module in (charts, files, markdown):
+    for module in (charts, entry_page, files, markdown):
         assert doctest.testmod(module).failed == 0

@@ -24,6 +24,7 @@ from probebench.registry.mirror import (
     MIRROR_CACHE_ENV,
     REGISTRY_ENV,
     RegistryIndex,
+    blob_path,
     open_registry,
     split_pin,
 )
@@ -103,12 +104,16 @@ def test_the_build_writes_an_index_of_every_file(board: Path) -> None:
     assert probe is not None and probe.artifact_files and probe.results
     assert "blimp_determiner_noun_agreement_1" in index.catalog
     for path, listed in index.files.items():
-        data = (board / path).read_bytes()
+        data = (board / blob_path(listed.sha256)).read_bytes()
         assert (len(data), sha256_bytes(data)) == (listed.size, listed.sha256), path
-    # what is on disk under registry/ is exactly what the index lists
+        # the repository's own file, byte for byte
+        assert data == (REPO / path).read_bytes(), path
+    # what is on disk under registry/ is exactly the blobs of what the index lists, named
+    # by content with no extension (a server never sends an artifact's file as a page)
     on_disk = {p.relative_to(board).as_posix() for p in (board / "registry").rglob("*")
                if p.is_file()}
-    assert on_disk == set(index.files)
+    assert on_disk == {blob_path(f.sha256) for f in index.files.values()}
+    assert all("." not in Path(p).name for p in on_disk)
 
 
 def test_served_over_http_list_load_score_and_refuse_a_changed_byte(
@@ -132,15 +137,17 @@ def test_served_over_http_list_load_score_and_refuse_a_changed_byte(
     assert local.bundle_sha256 == probe.bundle_sha256
     # one changed byte in a served artifact file, with a cold cache: refused
     monkeypatch.setenv(MIRROR_CACHE_ENV, str(tmp_path / "cold"))
-    weights = next(p for p in sorted((folder / "registry/artifacts" / PROBE.split("/")[1]
-                                      ).rglob("*"))
-                   if p.is_file() and p.suffix in (".joblib", ".npz", ".safetensors"))
+    index = RegistryIndex.model_validate_json((folder / "registry.json").read_bytes())
+    entry = index.entry(PROBE)
+    assert entry is not None
+    name = next(p for p in entry.artifact_files if p.endswith(".safetensors"))
+    weights = folder / blob_path(index.files[name].sha256)
     data = bytearray(weights.read_bytes())
     data[len(data) // 2] ^= 0x01
     weights.write_bytes(bytes(data))
     with pytest.raises(InputError, match="do not match the registry index"):
         probebench.load_probe(PROBE, registry=url)
-    assert not any((tmp_path / "cold").rglob(weights.name))  # nothing half-written
+    assert not any((tmp_path / "cold").rglob(Path(name).name))  # nothing half-written
 
 
 def test_a_second_run_works_offline_from_the_cache(served: tuple[str, Path],
@@ -168,14 +175,20 @@ def test_the_index_can_be_pinned(served: tuple[str, Path], board: Path) -> None:
         open_registry(url, sha256="0" * 64)
     with pytest.raises(InputError, match="disagree"):
         split_pin(f"{url}#sha256={digest}", "1" * 64)
-    # a built leaderboard folder is read in place, checked against its own index
+    # a built leaderboard folder is read from disk, each file checked against its index
     local = open_registry(folder)
     assert local.kind == "leaderboard" and local.index_sha256 == digest
-    entry = local.index.entry(PROBE) if local.index else None
+    assert local.index is not None
+    entry = local.index.entry(PROBE)
     assert entry is not None
-    (folder / entry.entry_file).write_text("tampered: true\n")
-    with pytest.raises(InputError, match="changed since the mirror was built"):
-        local.ensure_entry(PROBE)
+    local.ensure_entry(PROBE)
+    assert (local.registry / "probes" / f"{PROBE}.yaml").is_file()
+    blob = folder / blob_path(local.index.files[entry.entry_file].sha256)
+    blob.write_text("tampered: true\n")
+    fresh = open_registry(folder)
+    (fresh.repo / entry.entry_file).unlink()  # not from the cache this time
+    with pytest.raises(InputError, match="do not match the registry index"):
+        fresh.ensure_entry(PROBE)
 
 
 def test_only_https_or_localhost_and_budgets(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from probebench.errors import InputError, ProbebenchError
 from probebench.jsonsafe import load_json
 from probebench.licenses import check_license
 from probebench.sites import POSITIONS
-from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.catalog import TaskCatalog, include_hint
 from probebench.tasks.formats import get_format
 
 REQUIRED_FILES = ("meta.yaml", *COMPANION_FILES)
@@ -302,8 +302,12 @@ def _metrics(ctx: _Context) -> str:
     for task, metrics in reported.items():
         owner = registered.get(metrics.test_sha256)
         if owner is None:
+            # meta.yaml names the task: say which nearby tasks.yaml registers it
+            hint = ("" if task in catalog.specs else
+                    include_hint(task, (ctx.original, ctx.original.parent),
+                                 known=catalog.tasks_files()))
             problems.append(f"reported_metrics.{task}: test_sha256 {metrics.test_sha256[:12]}... "
-                            "is not registered in tasks.yaml")
+                            f"is not registered in tasks.yaml{hint}")
         elif owner != task:
             problems.append(f"reported_metrics.{task}: test_sha256 belongs to task {owner!r}")
         elif ctx.report.weights is not None:

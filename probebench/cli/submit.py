@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from probebench.cli.common import (
     add_bootstrap,
@@ -19,6 +20,7 @@ from probebench.cli.common import (
     workspace,
 )
 from probebench.cli.locate import artifact_folder
+from probebench.cli.mirror import add_source_options
 from probebench.errors import InputError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 
@@ -30,7 +32,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.session import SubmitOptions
     from probebench.evaluation.submit import submit_many
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.guards import RegistryGuards
 
     tasks = csv_list(args.tasks)
     if len(args.artifacts) > 1 and args.out_dir is None:
@@ -47,15 +48,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if problem is not None:  # refused before any model work
             raise InputError(f"--log-samples: {problem}")
     folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
-    ws = workspace(args, uses_registry=args.guard is None and not args.no_guard,
-                   private=True)
+    ws = workspace(args, private=True)
     guards: GuardLookup
     if args.no_guard:
         guards = no_guards
     elif args.guard is not None:
         guards = fixed_guard(Guard(args.guard, args.guard.name))
     else:
-        guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
+        guards = _registry_guards(args, ws)
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (), guards=guards,
                             cache=not args.no_cache, progress=not args.quiet,
@@ -90,6 +90,33 @@ def cmd_submit(args: argparse.Namespace) -> int:
                   f"{'n/a' if acc is None else f'{acc:.3f}'}  "
                   f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
     return 0
+
+
+def _registry_guards(args: argparse.Namespace, ws: Any) -> Any:
+    """Each model's guard as the registry names it: the registry given (--registry, a
+    folder, a built leaderboard or a URL), else $PROBEBENCH_REGISTRY, the checkout's,
+    the published one (``open_registry``), so a pip user's corrected AUROC is the
+    leaderboard's. None found when none was asked for: imputed, said on stderr."""
+    import sys
+
+    from probebench.evaluation.guards import no_guards
+    from probebench.registry.guards import RegistryGuards
+    from probebench.registry.mirror import open_registry
+
+    try:
+        source = open_registry(args.registry_source, sha256=args.registry_sha256,
+                               start=ws.repo)
+        source.ensure_guards()
+    except InputError as exc:
+        if args.registry_source is not None:
+            raise
+        print(f"probebench: no registry to take the eval-awareness guard from ({exc}); the "
+              f"corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged (give "
+              "--registry, or --guard)", file=sys.stderr)
+        return no_guards
+    if not args.quiet:
+        print(f"probebench: guards from the {source.describe()}", file=sys.stderr)
+    return RegistryGuards(source.registry, source.repo, catalog=ws.catalog)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -134,8 +161,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "on a fixed neutral corpus; repeat for several")
     guard = sub.add_argument_group(
         "eval-awareness guard",
-        "By default each model's guard is the one REGISTRY/guards.yaml names (none: the "
-        f"corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged).")
+        "By default each model's guard is the one the registry's guards.yaml names: the "
+        "registry given with --registry (a folder, a built leaderboard or the URL of its "
+        "registry.json), else $PROBEBENCH_REGISTRY, the checkout's registry/, the published "
+        "leaderboard (none: the corrected AUROC is imputed as "
+        f"{EVALAWARE_IMPUTE} x AUROC and flagged).")
     guard.add_argument("--guard", type=Path, default=None,
                        help="use this guard artifact for the probe's model instead")
     guard.add_argument("--no-guard", action="store_true",
@@ -146,5 +176,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "registry refuses)")
     add_no_cache(sub)
     add_quiet(sub)
-    add_workspace_options(sub, registry=True, include=True)
+    add_workspace_options(sub, include=True)
+    add_source_options(sub)
     sub.set_defaults(func=cmd_submit)

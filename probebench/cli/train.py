@@ -31,6 +31,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_out(out, force=args.force)
     catalog = workspace(args).catalog
+    catalog.spec(args.task, near=(out, out.parent))  # unknown: names a forgotten --include
     config = TrainConfig(task=args.task, site=Site.parse(args.site), model=args.model,
                          probe_type=args.probe_type, seed=args.seed, hidden=args.hidden,
                          bootstrap=args.bootstrap, **runtime(args))

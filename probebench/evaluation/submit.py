@@ -81,6 +81,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     site = Site(meta.layer, meta.position)
     check_transfer_targets(session)  # a bad target is refused before model work
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
+        session.catalog.spec(task_id, near=(artifact, artifact.parent))  # a forgotten --include
         data = session.task(task_id)
         try:
             check_sites([site], session.model(meta.model).identity.num_layers,

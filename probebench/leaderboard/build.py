@@ -68,7 +68,6 @@ from probebench.leaderboard.downloads import (
 from probebench.leaderboard.entry_page import (
     baseline_key,
     baselines_beside,
-    citation,
     history_by_task,
     linked_files,
     reproduce_commands,
@@ -402,7 +401,6 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
             guard=guards.get(e.id), score=breakdowns[e.id], tasks=tasks,
             files=linked_files(files, registry, e, results[e.id], spec.version),
             history=history_by_task(registry, e.id, sorted(results[e.id])),
-            cite=citation(e, results[e.id], spec.version),
             reproduce=reproduce_commands(e, results[e.id]))
         (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 

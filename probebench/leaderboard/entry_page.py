@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import METRICS, metric_definitions
@@ -139,11 +140,40 @@ def _bib(text: str) -> str:
     return re.sub(r"[{}\\%\x00-\x1f]", "", text).strip()
 
 
-def citation(entry: Entry, records: Mapping[str, ResultRecord], spec_version: str) -> str:
-    """A BibTeX entry citing the entry at its artifact hash and evaluation."""
+def artifact_link(entry: Entry, source_url: str | None = None) -> str:
+    """Where the artifact is, for a citation: its page on the hub or GitHub, its http(s)
+    URL, or its repository path (under ``source_url``, the repository's files at the
+    commit built, when given; else as the entry writes it).
+
+    >>> from probebench.registry.entry import Entry
+    >>> e = Entry.model_construct(artifact_url="registry/artifacts/verb-v1")
+    >>> artifact_link(e)
+    'registry/artifacts/verb-v1'
+    >>> artifact_link(e, "https://github.com/o/r/blob/c0ffee/")
+    'https://github.com/o/r/blob/c0ffee/registry/artifacts/verb-v1'
+    """
+    where = entry.artifact_url.strip()
+    remote = hub_url(where) or safe_url(where)
+    if remote is not None:
+        return remote
+    if source_url and "://" not in where and not where.startswith("/"):
+        linked = safe_url(f"{source_url.rstrip('/')}/{quote(where.strip('/'))}")
+        if linked is not None:
+            return linked
+    return _bib(where)
+
+
+def citation(entry: Entry, records: Mapping[str, ResultRecord], spec_version: str, *,
+             url: str | None = None) -> str:
+    """A BibTeX entry citing the entry at its artifact hash and evaluation. Its ``url``
+    field is ``url`` when that is an http(s) URL (the entry page's address where the
+    build knows it, or the artifact's under ``--source-url``), else ``artifact_link``;
+    a paper is named in the note. On a leaderboard served over http(s), app.js puts
+    the page's own address there."""
     runs = sorted(r.run.evaluated_at for r in records.values() if r.run)
     year = (re.match(r"\d{4}", entry.release) or re.match(r"\d{4}", runs[-1] if runs else ""))
     versions = sorted({r.versions.get("probebench", "?") for r in records.values()})
+    paper = safe_url(entry.paper)
     fields = [
         ("title", f"{{{_bib(entry.name)}}}: a {entry.probe_type} probe on {_bib(entry.model)}, "
                   f"layer {entry.layer}, {entry.position}"),
@@ -152,11 +182,11 @@ def citation(entry: Entry, records: Mapping[str, ResultRecord], spec_version: st
         ("howpublished", f"probebench registry entry {entry.id}"),
         ("note", f"Artifact sha256 {entry.artifact_sha256}; evaluated on "
                  f"{', '.join(sorted(records))} with probebench {', '.join(versions)}"
-                 + (f" ({runs[-1]})" if runs else "") + f"; ProbeScore v{spec_version}"),
+                 + (f" ({runs[-1]})" if runs else "") + f"; ProbeScore v{spec_version}"
+                 + (f"; paper {_bib(paper)}" if paper else "")),
+        # safe_url admits no brace, backslash or space: the value cannot end the field
+        ("url", safe_url(url) or artifact_link(entry)),
     ]
-    paper = safe_url(entry.paper)
-    if paper:
-        fields.append(("url", _bib(paper)))
     key = "probebench:" + re.sub(r"[^A-Za-z0-9]+", "-", entry.id).strip("-")
     width = max(len(k) for k, _ in fields)
     body = ",\n".join(f"  {k.ljust(width)} = {{{v}}}" for k, v in fields)
@@ -239,6 +269,9 @@ def linked_files(files: LeaderboardFiles, registry: Path, entry: Entry,
         "paper": safe_url(entry.paper),
         "results": results,
         "readme": readme,
+        # here, where the repository's address (--source-url) is known
+        "citation": citation(entry, records, spec_version,
+                             url=artifact_link(entry, files.source_url)),
     }
 
 
@@ -247,6 +280,6 @@ def history_by_task(registry: Path, entry_id: str,
     return {t: history(registry, entry_id, t) for t in tasks}
 
 
-__all__ = ["baseline_key", "baselines_beside", "citation", "history",
+__all__ = ["artifact_link", "baseline_key", "baselines_beside", "citation", "history",
            "history_by_task", "linked_files", "report_markdown", "reproduce_commands",
            "transfer_view"]

@@ -27,6 +27,7 @@ from probebench.registry.mirror import (
     MirrorEntry,
     MirrorFile,
     RegistryIndex,
+    blob_path,
 )
 from probebench.registry.store import latest_results, result_path
 from probebench.sources.resolve import resolve_artifact
@@ -62,20 +63,24 @@ def _walk(folder: Path) -> list[Path]:
 
 
 class _Writer:
+    """Lists each file under its repository path and stores its bytes once, by content."""
+
     def __init__(self, out: Path) -> None:
         self.out = out
         self.files: dict[str, MirrorFile] = {}
 
     def copy(self, src: Path, dest: str) -> str:
         data = src.read_bytes()
-        target = self.out / dest
-        target.parent.mkdir(parents=True, exist_ok=True)
+        digest = sha256_bytes(data)
         if dest in self.files:  # two entries sharing an artifact folder
-            if self.files[dest].sha256 != sha256_bytes(data):
+            if self.files[dest].sha256 != digest:
                 raise InputError(f"mirror: {dest} would hold two different files")
             return dest
-        shutil.copyfile(src, target)
-        self.files[dest] = MirrorFile(sha256=sha256_bytes(data), size=len(data))
+        blob = self.out / blob_path(digest)
+        if not blob.exists():
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, blob)
+        self.files[dest] = MirrorFile(sha256=digest, size=len(data))
         return dest
 
 

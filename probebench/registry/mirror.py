@@ -1,14 +1,19 @@
 """Reading a registry from wherever it is: a source folder, a built leaderboard, a URL.
 
-``leaderboard build`` writes a **registry mirror** beside the leaderboard: ``registry.json``
-(``RegistryIndex``: every entry with its bundle hash and file list, the guards, the
-baselines, the task catalog's version and hashes, and the SHA-256 and size of every file
-of the mirror) and the files themselves under ``registry/`` (entries, artifacts, results,
-baselines, ``guards.yaml``), laid out as in a repository. So the leaderboard is a registry too:
+``leaderboard build`` writes a **registry mirror** beside the leaderboard:
+``registry.json`` (``RegistryIndex``: every entry with its bundle hash and file list, the
+guards, the baselines, the task catalog's version and hashes, and the SHA-256 and size of
+every file of the mirror, by its path in a repository: ``registry/probes/...``,
+``registry/artifacts/...``) and the files' bytes under ``registry/blobs/<sha256>``, named by
+content with no extension, so that a web server sends an artifact's HTML or SVG as bytes
+to save, never as a page of the leaderboard. A reader puts each file it needs at its path
+in the cache (``$PROBEBENCH_HOME/mirrors/<index sha256>/``), laid out as a repository, so
+the rest of probebench reads it as a checkout's registry. So the leaderboard is a
+registry too:
 
 * a **source folder** holding ``probes/`` (a checkout's ``registry/``), read in place;
-* a **built leaderboard folder** holding ``registry.json``: every file is checked against the
-  index before it is read;
+* a **built leaderboard folder** holding ``registry.json``: each file a command needs is
+  checked against the index and copied into the cache before it is read;
 * a **URL** of a leaderboard's ``registry.json`` (``https://``; ``http://`` only to this
   machine): the index is fetched, and each file a command needs (an entry, its artifact,
   the guards) is downloaded into the cache (``$PROBEBENCH_HOME/mirrors/``) and checked
@@ -17,7 +22,8 @@ baselines, ``guards.yaml``), laid out as in a repository. So the leaderboard is 
   the last index fetched from that URL is used.
 
 ``open_registry`` takes them in this order: the argument, ``$PROBEBENCH_REGISTRY``, the
-enclosing checkout's ``registry/``, the project's published leaderboard (``PUBLISHED_REGISTRY``).
+enclosing checkout's ``registry/``, the project's published leaderboard
+(``PUBLISHED_REGISTRY``).
 
 The index can be **pinned** by its SHA-256 (``sha256=``, ``--registry-sha256``, or
 ``#sha256=HEX`` at the end of the URL): then a changed index is refused outright. Without
@@ -40,11 +46,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from probebench.errors import InputError, field_problem
 from probebench.hashing import atomic_write_bytes, sha256_bytes
+from probebench.jsonsafe import read_capped
 from probebench.paths import enclosing_repo, home
 from probebench.sources.budget import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
 from probebench.sources.http import OfflineError, fetch
 
 INDEX_FILE = "registry.json"
+#: the mirror's files, by content, under the leaderboard's root
+BLOBS = "registry/blobs"
 INDEX_FORMAT: Literal["probebench-registry/1"] = "probebench-registry/1"
 REGISTRY_ENV = "PROBEBENCH_REGISTRY"
 #: the project's published leaderboard, whose registry.json a pip user reads by default
@@ -181,6 +190,8 @@ class RegistrySource:
     #: the index's SHA-256 (for a leaderboard or URL)
     index_sha256: str | None = None
     base_url: str | None = None
+    #: a built leaderboard read from disk (its blobs are copied into the cache)
+    folder: Path | None = None
     _bytes: int = field(default=0, repr=False)
     _count: int = field(default=0, repr=False)
 
@@ -237,17 +248,12 @@ class RegistrySource:
                 data = local.read_bytes()
                 if len(data) == listed.size and sha256_bytes(data) == listed.sha256:
                     continue
-                if self.kind == "leaderboard":
-                    raise InputError(f"{local}: changed since the mirror was built (its sha256 "
-                                     f"is {sha256_bytes(data)[:16]}..., the index says "
-                                     f"{listed.sha256[:16]}...); refused")
-            elif self.kind == "leaderboard":
-                raise InputError(f"{local}: missing from the built leaderboard "
-                                 "(registry.json lists it)")
-            self._download(path, listed)
+            self._fetch(path, listed)
 
-    def _download(self, path: str, listed: MirrorFile) -> None:
-        assert self.base_url is not None
+    def _fetch(self, path: str, listed: MirrorFile) -> None:
+        """Bring the blob of ``path`` from the leaderboard folder or the server, check it
+        against the index, and write it under its path in the cache."""
+        assert self.base_url is not None or self.folder is not None
         if listed.size > MAX_FILE_BYTES:
             raise InputError(f"{self.given}: {path} is {listed.size} bytes; a mirror file may "
                              f"hold at most {MAX_FILE_BYTES} (refused before the download)")
@@ -256,15 +262,35 @@ class RegistrySource:
             raise InputError(f"{self.given}: more than {MAX_DOWNLOAD_FILES} files or "
                              f"{MAX_DOWNLOAD_BYTES} bytes to download for one command; "
                              "refused")
-        url = urljoin(self.base_url, path)
-        got = fetch(url, max_bytes=listed.size, what="mirror file").data
+        blob = blob_path(listed.sha256)
+        if self.folder is not None:
+            where = str(self.folder / blob)
+            source = self.folder / blob
+            if not source.is_file() or source.is_symlink():
+                raise InputError(f"{where}: missing from the built leaderboard ({path}; "
+                                 "registry.json lists it)")
+            got = source.read_bytes()[: listed.size + 1]
+        else:
+            assert self.base_url is not None
+            where = urljoin(self.base_url, blob)
+            got = fetch(where, max_bytes=listed.size, what="mirror file").data
         if len(got) != listed.size or sha256_bytes(got) != listed.sha256:
-            raise InputError(f"{url}: its bytes do not match the registry index (sha256 "
-                             f"{sha256_bytes(got)[:16]}..., the index says "
+            raise InputError(f"{where} ({path}): its bytes do not match the registry index "
+                             f"(sha256 {sha256_bytes(got)[:16]}..., the index says "
                              f"{listed.sha256[:16]}...); refused, nothing was written")
         self._count += 1
         self._bytes += len(got)
         atomic_write_bytes(self.repo / path, got)
+
+
+def blob_path(sha256: str) -> str:
+    """Where a mirror file's bytes are, relative to the leaderboard's root: named by
+    their SHA-256 alone, with no extension, so that a web server sends any of them as
+    bytes to save (an artifact's HTML or SVG never renders on the leaderboard's
+    origin)."""
+    if not _SHA.match(sha256):
+        raise InputError(f"{sha256[:80]!r}: not a sha256")
+    return f"{BLOBS}/{sha256}"
 
 
 MIRROR_CACHE_ENV = "PROBEBENCH_MIRROR_CACHE"
@@ -329,13 +355,15 @@ def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
 
 def _open_leaderboard(folder: Path, sha256: str | None, why: str) -> RegistrySource:
     path = folder / INDEX_FILE
-    data = path.read_bytes()
+    data = read_capped(path, MAX_INDEX_BYTES, "registry index")
     digest = sha256_bytes(data)
     if sha256 is not None and digest != sha256:
         raise InputError(f"{path}: its sha256 is {digest}, pinned {sha256}; refused")
     index = parse_index(data, str(path))
-    return RegistrySource("leaderboard", str(folder), why, folder / "registry", folder,
-                          index, digest)
+    root = mirrors_dir() / digest
+    atomic_write_bytes(root / INDEX_FILE, data)
+    return RegistrySource("leaderboard", str(folder), why, root / "registry", root, index,
+                          digest, folder=folder)
 
 
 def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
@@ -379,7 +407,7 @@ def _open(given: str | Path, sha256: str | None, why: str) -> RegistrySource:
                      f"the https:// URL of a {INDEX_FILE}")
 
 
-__all__ = ["INDEX_FILE", "INDEX_FORMAT", "MAX_INDEX_BYTES", "MIRROR_CACHE_ENV",
-           "PUBLISHED_REGISTRY",
-           "REGISTRY_ENV", "CatalogTask", "MirrorEntry", "MirrorFile", "RegistryIndex",
-           "RegistrySource", "mirrors_dir", "open_registry", "parse_index", "split_pin"]
+__all__ = ["BLOBS", "INDEX_FILE", "INDEX_FORMAT", "MAX_INDEX_BYTES", "MIRROR_CACHE_ENV",
+           "PUBLISHED_REGISTRY", "REGISTRY_ENV", "CatalogTask", "MirrorEntry", "MirrorFile",
+           "RegistryIndex", "RegistrySource", "blob_path", "mirrors_dir", "open_registry",
+           "parse_index", "split_pin"]

@@ -17,11 +17,12 @@ set) and refuses a task that drifted.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from probebench.errors import InputError
+from probebench.errors import InputError, ProbebenchError
 from probebench.hashing import sha256_file
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
@@ -59,6 +60,41 @@ def packaged_tasks_file() -> Path:
     # working directory makes that a namespace package whose MultiplexedPath spans both
     # folders (and, on Python 3.11, whose joinpath takes one child at a time)
     return Path(__file__).resolve().parents[1] / "catalog" / TASKS_FILE
+
+
+def include_hint(task_id: str, near: Iterable[Path] = (), *,
+                 known: Iterable[Path] = ()) -> str:
+    """The ``--include`` that was forgotten: "; PATH registers 'ID': add --include PATH"
+    when the ``tasks.yaml`` of a folder in ``near`` or of the current folder (in that
+    order) registers ``task_id``, else "". A file in ``known`` (already read) and any
+    file that cannot be read or parsed are passed over; PATH is relative to the current
+    folder when under it."""
+    try:
+        cwd: Path | None = Path.cwd()
+    except OSError:  # the current folder was removed: look beside the artifact only
+        cwd = None
+    seen = set()
+    for given in known:
+        try:
+            seen.add(Path(given).resolve())
+        except (OSError, RuntimeError):
+            continue
+    for folder in [*near, *([cwd] if cwd is not None else [])]:
+        path = Path(folder) / TASKS_FILE
+        try:
+            resolved = path.resolve()
+            if resolved in seen or not path.is_file():
+                continue
+            seen.add(resolved)
+            registered = {t.id for t in read_tasks_file(path).tasks}
+        except (ProbebenchError, OSError, ValueError, RuntimeError):
+            continue  # not a tasks file we can read: no hint from it
+        if task_id in registered:
+            shown = (os.path.relpath(resolved, cwd)
+                     if cwd is not None and resolved.is_relative_to(cwd) else str(resolved))
+            return (f"; {shown} registers {task_id!r}: add --include {shown} (in Python, "
+                    f"catalog.including([{shown!r}]))")
+    return ""
 
 
 @dataclass
@@ -134,15 +170,23 @@ class TaskCatalog:
         """Every registered task id, in the tasks file's order."""
         return list(self.specs)
 
-    def spec(self, task_id: str) -> TaskSpec:
-        """The registered task ``task_id``; the error suggests close ids."""
+    def spec(self, task_id: str, *, near: Sequence[Path] = ()) -> TaskSpec:
+        """The registered task ``task_id``. The error suggests close ids, and the
+        ``--include`` that was forgotten when a ``tasks.yaml`` in one of the folders
+        ``near`` (e.g. an artifact's folder and its parent) or in the current folder
+        registers ``task_id`` (``include_hint``)."""
         if task_id not in self.specs:
             close = difflib.get_close_matches(task_id, list(self.specs), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             shown = task_id if len(task_id) <= 80 else f"{task_id[:60]}..."
             raise InputError(f"unknown task {shown!r}{hint} (see `probebench tasks list`; "
-                             f"tasks from {self.describe()})")
+                             f"tasks from {self.describe()})"
+                             + include_hint(task_id, near, known=self.tasks_files()))
         return self.specs[task_id]
+
+    def tasks_files(self) -> list[Path]:
+        """The tasks files this catalog was read from: its own and the included ones."""
+        return [self.path, *sorted(set(self._included.values()))]
 
     def with_format(self, fmt: str) -> list[TaskSpec]:
         """The tasks of one format (``verbs``, ``blimp``, ``syntaxgym``, ...)."""
@@ -300,5 +344,5 @@ def holdout_overlap(data: TaskData, holdout: list[Item], version: int) -> list[s
     return problems
 
 
-__all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification",
+__all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification", "include_hint",
            "packaged_tasks_file", "spec_hashes", "split_overlap"]

@@ -1,6 +1,23 @@
 // Sorting of every sortable table, filtering of the tables of entries, the axis-column
-// toggle and the copy buttons; no dependencies, works from file://.
+// toggle, the pinned columns of ranked tables, column definitions on tap, the copy
+// buttons and the BibTeX's address; no dependencies, works from file://, no inline
+// handlers (nothing a Content-Security-Policy of script-src 'self' would refuse).
 (function () {
+  // A ranked table's rank, entry and ProbeScore stay in view when it scrolls sideways:
+  // the CSS makes them sticky; here each gets the offset where its column starts.
+  function pin(table) {
+    var head = table.tHead && table.tHead.rows[0];
+    if (!head || head.cells.length < 4) return;
+    table.classList.remove("pinned");  // measured where the columns are, unstuck
+    var first = head.cells[0].getBoundingClientRect().left;
+    table.style.setProperty("--pin-2", (head.cells[1].getBoundingClientRect().left - first) + "px");
+    table.style.setProperty("--pin-3", (head.cells[2].getBoundingClientRect().left - first) + "px");
+    table.classList.add("pinned");
+  }
+  function pinAll() { document.querySelectorAll("table.ranked").forEach(pin); }
+  pinAll();
+  window.addEventListener("resize", pinAll);
+
   function cellValue(row, index) {
     var cell = row.children[index];
     var v = cell.getAttribute("data-value");
@@ -71,6 +88,7 @@
     });
     var empty = document.getElementById("filter-empty");
     if (empty) empty.hidden = shown !== 0;
+    pinAll();
   }
   if (text) text.addEventListener("input", applyFilters);
   selects.forEach(function (s) { s.addEventListener("change", applyFilters); });
@@ -79,8 +97,72 @@
   if (axes) {
     axes.addEventListener("change", function () {
       document.body.classList.toggle("show-axes", axes.checked);
+      pinAll();
     });
     document.body.classList.toggle("show-axes", axes.checked);
+    pinAll();
+  }
+
+  // Column definitions without hovering: the ? beside a column's name shows its
+  // definition (the title of the header it is in) in one popover; the same button, a
+  // tap elsewhere or Escape closes it. The button does not sort the column.
+  var pop = null, opened = null;
+  function closeDefinition(refocus) {
+    if (!opened) return;
+    opened.setAttribute("aria-expanded", "false");
+    if (refocus) opened.focus();
+    opened = null;
+    pop.hidden = true;
+  }
+  function openDefinition(button) {
+    closeDefinition(false);
+    var holder = button.closest("[title]");
+    if (!holder) return;
+    if (!pop) {
+      pop = document.createElement("div");
+      pop.id = "definition-pop";
+      pop.className = "definition-pop";
+      pop.setAttribute("role", "note");
+      pop.setAttribute("aria-live", "polite");
+      document.body.appendChild(pop);
+    }
+    pop.textContent = holder.getAttribute("title");
+    pop.style.left = "0px";
+    pop.hidden = false;
+    var at = button.getBoundingClientRect();
+    var room = document.documentElement.clientWidth;
+    var left = Math.max(8, Math.min(at.left, room - pop.offsetWidth - 8));
+    pop.style.left = (left + window.scrollX) + "px";
+    pop.style.top = (at.bottom + window.scrollY + 6) + "px";
+    button.setAttribute("aria-expanded", "true");
+    button.setAttribute("aria-controls", pop.id);
+    opened = button;
+  }
+  document.querySelectorAll("button.defn").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      event.stopPropagation();  // a tap on the ? is not a tap on the header (no sorting)
+      if (opened === button) closeDefinition(false); else openDefinition(button);
+    });
+  });
+  document.addEventListener("click", function (event) {
+    if (opened && !pop.contains(event.target)) closeDefinition(false);
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") closeDefinition(true);
+  });
+  window.addEventListener("resize", function () { closeDefinition(false); });
+  document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+    wrap.addEventListener("scroll", function () { closeDefinition(false); });
+  });
+
+  // The BibTeX of an entry page served over http(s) cites the page's own address.
+  var bibtex = document.getElementById("bibtex");
+  if (bibtex && /^https?:$/.test(window.location.protocol)) {
+    var here = window.location.origin + window.location.pathname;
+    bibtex.textContent = bibtex.textContent.replace(
+      /^(\s*url\s*=\s*\{)[^}\n]*(\})/m, function (_, open, close) {
+        return open + here + close;
+      });
   }
 
   // Copy buttons: the clipboard when the page may use it, else the text is selected.
