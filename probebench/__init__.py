@@ -13,6 +13,13 @@ The public API::
     weights = load_weights("my-probe")                  # ProbeWeights, no pickle executed
     acts = extract("smollm2-135m", ["The cat sat."], [Site(15, "last_token")])
 
+**One function per command.** Every ``probebench`` command calls a public function of
+this package (``probebench.cli.API`` names it; ``docs/api.md`` lists the table), so
+anything the CLI does a script can do: ``build_leaderboard``, ``evaluate_entry``,
+``reeval``, ``seal_holdout``, ``layer_sweep``, ``score_lm``, ``add_task``, ... The ones
+beyond the core above load on first use (``probebench.build_leaderboard`` imports the
+leaderboard then).
+
 Importing the package is cheap: torch, transformers and scikit-learn load only when a
 function needs them. ``probebench.train`` is the training function here; the module of
 the same name (``from probebench.train import TrainConfig``) keeps working, because
@@ -34,6 +41,55 @@ from probebench.train import TrainConfig, Trained
 from probebench.train import train as train
 from probebench.version import __version__
 
+#: public name -> (module, attribute): loaded on first use, so ``import probebench`` stays
+#: cheap; each is the function a ``probebench`` command calls (``probebench.cli.API``)
+_LAZY: dict[str, tuple[str, str]] = {
+    "add_task": ("probebench.tasks.scaffold", "add_task"),
+    "build_leaderboard": ("probebench.leaderboard.build", "build_leaderboard"),
+    "bundle_manifest": ("probebench.artifact.bundle", "manifest"),
+    "check_proposal": ("probebench.intake.proposal", "check_proposal"),
+    "check_registry": ("probebench.intake.check", "check_registry"),
+    "check_verbs": ("probebench.tasks.verbs.checks", "check_verbs"),
+    "confinement_problems": ("probebench.intake.confine", "confinement_problems"),
+    "evaluate_entry": ("probebench.runs.evaluate", "evaluate_entry"),
+    "export_native": ("probebench.artifact.export", "export_native"),
+    "layer_sweep": ("probebench.train.sweep", "layer_sweep"),
+    "list_models": ("probebench.models.embedded", "list_models"),
+    "make_reeval_plan": ("probebench.runs.reeval", "make_plan"),
+    "merge_reeval": ("probebench.runs.reeval", "merge"),
+    "publish_pending": ("probebench.runs.publish", "publish_pending"),
+    "reeval": ("probebench.runs.reeval", "reeval"),
+    "registry_entries": ("probebench.registry.mirror", "registry_entries"),
+    "remove_task": ("probebench.tasks.scaffold", "remove_task"),
+    "reproduce_entry": ("probebench.intake.reproduce", "reproduce_entry"),
+    "resolve_model": ("probebench.models.loading", "resolve_model"),
+    "reveal_holdout": ("probebench.tasks.sealed", "reveal"),
+    "review_entry": ("probebench.intake.review", "review_entry"),
+    "rotate_holdout": ("probebench.tasks.sealed", "rotate"),
+    "run_reeval_group": ("probebench.runs.reeval", "run_group"),
+    "score_lm": ("probebench.evaluation.lm_scores", "score_lm"),
+    "seal_holdout": ("probebench.tasks.sealed", "seal"),
+    "show_entry": ("probebench.registry.mirror", "show_entry"),
+    "submit_many": ("probebench.evaluation.submit", "submit_many"),
+    "unseal_holdout": ("probebench.tasks.sealed", "unseal"),
+    "verify_holdouts": ("probebench.tasks.sealed", "verify_holdouts"),
+    "write_holdout_key": ("probebench.tasks.sealed", "write_key_file"),
+    "write_verb_splits": ("probebench.tasks.verbs.generator", "write_train_val"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """The functions of ``_LAZY``, imported on first use."""
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'probebench' has no attribute {name!r}")
+
+
 __all__ = [
     "NoDirectionError",
     "Probe",
@@ -53,4 +109,5 @@ __all__ = [
     "submit",
     "train",
     "validate",
+    *sorted(_LAZY),
 ]

@@ -322,7 +322,15 @@ def render() -> str:
            "Everything below is importable from the top-level package "
            "(`from probebench import load_probe`). Importing it is cheap: torch, "
            "transformers and scikit-learn load only when a function needs them.", "",
-           "## Contents", ""]
+           "## Commands and their functions", "",
+           "Every `probebench` command calls one of these (`probebench.cli.API`):", "",
+           "| command | function |", "| --- | --- |"]
+    from probebench.cli import API
+
+    for command, target in API.items():
+        head = target.split(".")[0]
+        out.append(f"| `probebench {command}` | [`{target}`](#{_anchor(head)}) |")
+    out += ["", "## Contents", ""]
     groups: dict[str, list[str]] = {"Functions": [], "Classes": [], "Constants": []}
     for name in names:
         obj = getattr(probebench, name)

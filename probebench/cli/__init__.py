@@ -31,6 +31,50 @@ from probebench.version import __version__
 GROUPS = (models, artifacts, tasks, holdout, train, submit, lm, registry, review, reeval,
           leaderboard)
 
+#: every command -> the public function (in ``probebench.__all__``, or a method of a
+#: public class) that it calls: a script can do anything the CLI does. docs/api.md lists
+#: this table, and tests/test_api_coverage.py fails for a command without one.
+API: dict[str, str] = {
+    "models list": "list_models",
+    "models prepare": "resolve_model",
+    "extract": "extract",
+    "validate": "validate",
+    "hash": "bundle_manifest",
+    "export": "export_native",
+    "tasks list": "TaskCatalog.ids",
+    "tasks show": "TaskCatalog.load",
+    "tasks verify": "TaskCatalog.verify",
+    "tasks hash": "TaskCatalog.current_hashes",
+    "tasks add": "add_task",
+    "tasks remove": "remove_task",
+    "tasks check-verbs": "check_verbs",
+    "tasks generate-verbs": "write_verb_splits",
+    "holdout keygen": "write_holdout_key",
+    "holdout seal": "seal_holdout",
+    "holdout verify": "verify_holdouts",
+    "holdout unseal": "unseal_holdout",
+    "holdout rotate": "rotate_holdout",
+    "holdout reveal": "reveal_holdout",
+    "train": "train",
+    "sweep": "layer_sweep",
+    "submit": "submit_many",
+    "score-lm": "score_lm",
+    "registry list": "registry_entries",
+    "registry show": "show_entry",
+    "registry check": "check_registry",
+    "registry confine": "confinement_problems",
+    "registry check-task": "check_proposal",
+    "registry evaluate": "evaluate_entry",
+    "registry publish": "publish_pending",
+    "registry reproduce": "reproduce_entry",
+    "review": "review_entry",
+    "reeval": "reeval",
+    "reeval plan": "make_reeval_plan",
+    "reeval run": "run_reeval_group",
+    "reeval merge": "merge_reeval",
+    "leaderboard build": "build_leaderboard",
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

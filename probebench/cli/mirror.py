@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 SOURCE_HELP = ("where the registry is: a folder holding probes/, a built leaderboard "
                "holding registry.json, or the https:// URL of its registry.json (files are "
@@ -24,71 +23,41 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--registry-sha256", default=None, metavar="HEX", help=PIN_HELP)
 
 
-def source_of(args: argparse.Namespace) -> Any:
-    from probebench.registry.mirror import open_registry
-
-    source = open_registry(args.registry_source, sha256=args.registry_sha256)
-    if not getattr(args, "quiet", False):
-        print(f"probebench: {source.describe()}", file=sys.stderr)
-    return source
-
-
 def _auroc(values: dict[str, float | None]) -> str:
     shown = [f"{t} {v:.3f}" for t, v in sorted(values.items()) if v is not None]
     return "; ".join(shown) or "no stored result"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from probebench.registry.entry import read_entry
-    from probebench.registry.store import latest_results
+    from probebench.registry.mirror import registry_entries
 
-    source = source_of(args)
-    rows = []
-    if source.index is not None:
-        for e in sorted(source.index.entries, key=lambda e: e.id):
-            if args.status and e.status != args.status:
-                continue
-            rows.append((e.id, e.status, e.model, f"{e.layer}:{e.position}", e.probe_type,
-                         _auroc(e.auroc)))
-    else:
-        for entry_id in source.entry_ids():
-            entry = read_entry(source.registry / "probes" / f"{entry_id}.yaml")
-            if args.status and entry.status != args.status:
-                continue
-            stored = latest_results(source.registry, entry_id)
-            rows.append((entry.id, entry.status, entry.model,
-                         f"{entry.layer}:{entry.position}", entry.probe_type,
-                         _auroc({t: r.result.auroc.value for t, r in stored.items()})))
-    if not rows:
+    source, entries = registry_entries(args.registry_source, sha256=args.registry_sha256,
+                                       status=args.status)
+    if not args.quiet:
+        print(f"probebench: {source.describe()}", file=sys.stderr)
+    if not entries:
         print("no entries" + (f" with status {args.status}" if args.status else ""))
         return 0
-    width = max(len(r[0]) for r in rows)
-    for r in rows:
-        print(f"{r[0]:<{width}}  {r[1]:<14}  {r[2]:<14} {r[3]:<16} {r[4]:<7} AUROC {r[5]}")
-    print(f"{len(rows)} entries")
+    width = max(len(e.id) for e in entries)
+    for e in entries:
+        print(f"{e.id:<{width}}  {e.status:<14}  {e.model:<14} {e.layer}:{e.position:<13} "
+              f"{e.probe_type:<7} AUROC {_auroc(e.auroc)}")
+    print(f"{len(entries)} entries")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    import difflib
-
     import yaml
 
-    from probebench.errors import InputError
-    from probebench.registry.entry import entry_path, read_entry
-    from probebench.registry.store import latest_results
+    from probebench.registry.mirror import show_entry
 
-    source = source_of(args)
-    source.ensure_entry(args.entry, artifact=False, results=True)
-    path = entry_path(source.registry, args.entry)
-    if not path.is_file():
-        close = difflib.get_close_matches(args.entry, source.entry_ids(), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise InputError(f"unknown probe id {args.entry!r} in {source.describe()}{hint}")
-    entry = read_entry(path)
+    source, entry, stored = show_entry(args.entry, args.registry_source,
+                                       sha256=args.registry_sha256)
+    if not args.quiet:
+        print(f"probebench: {source.describe()}", file=sys.stderr)
     print(yaml.safe_dump(entry.model_dump(mode="json", exclude_none=True), sort_keys=False,
                          allow_unicode=True).rstrip())
-    for task, record in sorted(latest_results(source.registry, entry.id).items()):
+    for task, record in sorted(stored.items()):
         t = record.result
         print(f"result {task}: AUROC {t.auroc.value:.3f} [{t.auroc.ci_low:.3f}, "
               f"{t.auroc.ci_high:.3f}], {t.accuracy_name} {t.accuracy.value}, evaluated "
@@ -127,4 +96,4 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     rshow.set_defaults(func=cmd_show)
 
 
-__all__ = ["add_source_options", "register", "source_of"]
+__all__ = ["add_source_options", "register"]

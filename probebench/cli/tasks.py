@@ -15,9 +15,10 @@ from probebench.tasks.catalog import TaskCatalog
 def cmd_list(args: argparse.Namespace) -> int:
     catalog = workspace(args).catalog
     print(f"{'id':<38} {'format':<10} {'version':>7}  title")
-    for task in catalog.specs.values():
+    for task_id in catalog.ids:
+        task = catalog.spec(task_id)
         print(f"{task.id:<38} {task.format:<10} {task.version:>7}  {task.title}")
-    print(f"{len(catalog.specs)} tasks")
+    print(f"{len(catalog.ids)} tasks")
     return 0
 
 

