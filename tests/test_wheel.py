@@ -16,6 +16,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -25,7 +27,10 @@ def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None
                           text=True, timeout=600)
 
 
-def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh venv holding the built wheel (its dependencies borrowed)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     dist = tmp_path / "dist"
     build = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                  "-q", "-w", dist, REPO, cwd=tmp_path)
@@ -41,7 +46,12 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(tmp_path: P
                    "--target", site, wheel, cwd=tmp_path)
     assert install.returncode == 0, install.stderr
     (site / "zz-borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
 
+
+def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(
+        fresh: Path, tmp_path: Path) -> None:
+    python = fresh
     empty = tmp_path / "empty"
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROBEBENCH_")}
@@ -49,7 +59,7 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(tmp_path: P
     where = _run(python, "-c", "import probebench; print(probebench.__file__)", cwd=empty,
                  env=env)
     assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()).is_relative_to(site), where.stdout  # not the source tree
+    assert not Path(where.stdout.strip()).is_relative_to(REPO), where.stdout  # the wheel's
 
     listed = _run(python, "-m", "probebench", "tasks", "list", cwd=empty, env=env)
     assert listed.returncode == 0, listed.stderr
@@ -60,3 +70,59 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(tmp_path: P
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "33 of 33 tasks match their registered hashes" in verified.stdout
     assert list(empty.iterdir()) == []  # nothing written where it ran
+
+
+@pytest.mark.slow
+def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
+        fresh: Path, tmp_path: Path) -> None:
+    """From an empty folder, the wheel's probebench reads the registry from a leaderboard
+    served on localhost: ``registry list``, ``load_probe(id, registry=URL)`` scoring
+    texts, and ``submit`` of the downloaded artifact with the mirror's guard."""
+    import functools
+    import http.server
+    import json
+    import threading
+
+    from probebench.leaderboard.build import build_leaderboard
+    from probebench.tasks.catalog import TaskCatalog
+    from tests.test_registry_mirror import PROBE, _small_registry
+
+    board = tmp_path / "leaderboard"
+    build_leaderboard(_small_registry(tmp_path / "src"), board, catalog=TaskCatalog.default(),
+                      n_resamples=20)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(board))
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/registry.json"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PROBEBENCH_") and k != "HF_HUB_OFFLINE"}
+    env.update(PROBEBENCH_MIRROR_CACHE=str(tmp_path / "mirrors"),
+               PROBEBENCH_ACTIVATION_CACHE=str(tmp_path / "acts"))
+    try:
+        listed = _run(fresh, "-m", "probebench", "registry", "list", "--registry", url,
+                      cwd=empty, env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert PROBE in listed.stdout and "2 entries" in listed.stdout
+        code = (f"import json, probebench; p = probebench.load_probe({PROBE!r}, "
+                f"registry={url!r}); print(json.dumps({{'file': probebench.__file__, "
+                "'folder': str(p.folder), 'scores': p.score_texts(['My sister bought those "
+                "books.', 'My sister bought that books.']).tolist()}))")
+        loaded = _run(fresh, "-c", code, cwd=empty, env=env)
+        assert loaded.returncode == 0, loaded.stderr
+        out = json.loads(loaded.stdout.strip().splitlines()[-1])
+        assert not Path(out["file"]).is_relative_to(REPO)  # the wheel's, not the tree's
+        assert out["scores"][0] > 0.5 > out["scores"][1]
+        result = empty / "s.json"
+        submitted = _run(fresh, "-m", "probebench", "submit", out["folder"], "--tasks",
+                         "blimp_determiner_noun_agreement_1", "--limit", "10",
+                         "--bootstrap", "50", "--registry", url, "--out", str(result),
+                         "--report", str(empty / "r.md"), "--quiet", cwd=empty, env=env)
+        assert submitted.returncode == 0, submitted.stderr
+        corrected = json.loads(result.read_text())["tasks"][0]["evalaware_auroc"]
+        assert not corrected["imputed"] and "eval-awareness-guard" in corrected["note"]
+    finally:
+        server.shutdown()
+        server.server_close()
