@@ -231,3 +231,31 @@ def test_a_fresh_python_without_a_checkout_lists_and_loads(
         done.stdout
     assert json.loads((Path(tmp_path / "sub-mirrors").glob("*/registry.json").__next__()
                        ).read_text())["entries"]
+
+
+@pytest.mark.slow
+def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
+        served: tuple[str, Path], board: Path, tmp_path: Path) -> None:
+    """A pip user's ``submit`` of the downloaded artifact, with the guard from the served
+    mirror, measures the eval-awareness-corrected AUROC the leaderboard shows."""
+    import probebench
+    from probebench.evaluation.reproducibility import VALUE_TOLERANCE
+
+    url, _ = served
+    folder = probebench.load_probe(PROBE, registry=url).folder
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {**os.environ, MIRROR_CACHE_ENV: str(tmp_path / "sub-mirrors")}
+    env.pop("HF_HUB_OFFLINE", None)
+    out = empty / "submission.json"
+    done = subprocess.run([sys.executable, "-m", "probebench", "submit", str(folder),
+                           "--tasks", "blimp_determiner_noun_agreement_1", "--registry", url,
+                           "--out", str(out), "--report", str(empty / "REPORT.md"),
+                           "--quiet"], cwd=empty, env=env, capture_output=True, text=True,
+                          timeout=3000)
+    assert done.returncode == 0, done.stderr
+    mine = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
+    rows = json.loads((board / "leaderboard.json").read_text())["results"]
+    (row,) = [r for r in rows if r["entry_id"] == PROBE]
+    assert not mine["imputed"] and not row["evalaware_imputed"]
+    assert abs(mine["value"] - row["evalaware_auroc"]) <= VALUE_TOLERANCE
