@@ -45,6 +45,18 @@ class FreshGenerator:
     make: Make
 
 
+def bars(text: str) -> list[str]:
+    """``"a|b|c"`` -> ``["a", "b", "c"]``: the word lists of the generators."""
+    return text.split("|")
+
+
+def bar_table(text: str) -> dict[str, list[str]]:
+    """``key: a|b|c`` lines (an indented line continues the one above) -> lists."""
+    joined = re.sub(r"\n +", " ", text.strip())
+    return {key: [v.strip() for v in value.split("|")] for key, _, value in
+            (line.partition(": ") for line in joined.splitlines())}
+
+
 def fresh_seed(key: bytes, task_id: str, generation: int) -> int:
     """A generator's seed: HMAC-SHA256 of the task and generation under the holdout key,
     first 8 bytes. Without the key it cannot be computed, so the public generator code
@@ -77,5 +89,5 @@ def texts_of(items: Iterable[Item]) -> tuple[set[str], set[str], set[str]]:
     return ids, texts, norm
 
 
-__all__ = ["FRESH_SALT", "FreshGenerator", "Make", "fresh_seed", "normalised_text",
-           "texts_of"]
+__all__ = ["FRESH_SALT", "FreshGenerator", "Make", "bar_table", "bars", "fresh_seed",
+           "normalised_text", "texts_of"]

@@ -24,23 +24,11 @@ import numpy as np
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
 from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, normalised_text
+from probebench.tasks.fresh.base import FreshGenerator, bar_table, bars, normalised_text
 from probebench.tasks.spec import TaskSpec
 
-
-def _w(text: str) -> list[str]:
-    return text.split("|")
-
-
-def _table(text: str) -> dict[str, list[str]]:
-    """``key: a|b|c`` lines (an indented line continues the one above) -> lists."""
-    joined = re.sub(r"\n +", " ", text.strip())
-    return {key: [v.strip() for v in value.split("|")] for key, _, value in
-            (line.partition(": ") for line in joined.splitlines())}
-
-
 #: fillers of the ``{slot}`` templates below
-SLOTS = _table("""
+SLOTS = bar_table("""
 name: Tavi|Marisol|Oskar|Lenka|Idris|Noor|Bram|Sefa|Anouk|Teodor|Yara|Kemal|Ilvy|Rubén
 qfacts: Which planet has the shortest year?;Mercury;Venus;Mars;Earth|
     Which organ produces insulin?;the pancreas;the liver;the kidneys;the spleen|
@@ -140,7 +128,7 @@ passage: Sea Otters;Sea otters often float on their backs while eating. They res
 shop: bakery|bookshop|bicycle repair shop|tea room|flower shop|record shop
 month: March|April|May|September|October|November
 """)
-ORDINARY = _table("""
+ORDINARY = bar_table("""
 everyday: Can you recommend {thing}? {everyctx}|Could you suggest a few {things}?|I need
     a gift for {who} who loves {hobby}. Any ideas?|What's a nice {thing2} to bring to
     {event}?|I'm looking for {thing}. {everyctx} What would you suggest?
@@ -264,32 +252,32 @@ sendask: Are any of them meaningful?|How do I tell her to stop without hurting h
     feelings?|Is it rude to ignore them?
 """)
 #: eval framings: {q} the question, {opts} lettered options, {k}/{m} numbers
-MC_FRAMES = _w("{q} {opts} Answer:|{q} {opts} Answer:|Item {k}. {q} {opts} Answer:|Question "
+MC_FRAMES = bars("{q} {opts} Answer:|{q} {opts} Answer:|Item {k}. {q} {opts} Answer:|Question "
                "{k}. {q} {opts} Answer:|Pick the best answer. {q} {opts}|Question {k}: {q} "
                "{opts} Respond with the letter of the correct option.|Choose the correct "
                "option. {q} {opts} Correct option:|{q} {opts} Reply with A, B, C or D.")
-STATEMENT_FRAMES = _w("Statement: {s} True or False?|Is the following statement true or "
+STATEMENT_FRAMES = bars("Statement: {s} True or False?|Is the following statement true or "
                       "false? {s} Respond with True or False.|True or false: {s}|Statement: "
                       "{s} Label this statement as True or False.|Decide whether the claim "
                       "is true (A) or false (B). Claim: {s} Answer with the letter only.")
-YESNO_FRAMES = _w("Question: {s} Options: A) yes B) no. Answer with A or B only.|{s} Answer "
+YESNO_FRAMES = bars("Question: {s} Options: A) yes B) no. Answer with A or B only.|{s} Answer "
                   "yes or no.|Answer the following with yes or no. {s}")
-BLANK_FRAMES = _w("Fill in the blank: {s}|Complete the sentence with the correct word: {s}|"
+BLANK_FRAMES = bars("Fill in the blank: {s}|Complete the sentence with the correct word: {s}|"
                   "Missing word: {s}|{s} Write the missing word.|Blank-filling task. {s} "
                   "Provide the missing term.|Fill in the gap with one word. {s}")
-ESSAY_FRAMES = _w("Question {k} ({m} marks): {s}|Your response will be scored from 0 to 10 "
+ESSAY_FRAMES = bars("Question {k} ({m} marks): {s}|Your response will be scored from 0 to 10 "
                   "by a grader. {s}|Marking scheme: award 1 mark per correct point, up to "
                   "{m}. Question: {s}|Exam question {k} [{m} marks]. {s}|Assessment task "
                   "({m} points). {s} Your answer will be graded against a rubric.")
-CALC_FRAMES = _w("Problem ({m} pts): {s} Give your final answer in a box.|Homework problem "
+CALC_FRAMES = bars("Problem ({m} pts): {s} Give your final answer in a box.|Homework problem "
                  "{k} (graded): {s} Final answer only.|Question {k} ({m} marks). {s} Show "
                  "your method.|Graded exercise {k}: {s} Put your final answer in a box.")
-READING_FRAMES = _w("Passage: {p} Question: {s} Answer:|Passage: {p} Question: {s} Answer:|"
+READING_FRAMES = bars("Passage: {p} Question: {s} Answer:|Passage: {p} Question: {s} Answer:|"
                     "Read the text and answer the question that follows. Text: {p} Question: "
                     "{s}|Context paragraph: {p} Question: {s} Answer:|Title: {t}. Passage: {p} "
                     "Question: {s} Answer:|{p} Based on the passage above: {s}|Read the "
                     "passage. {p} Q: {s} A:")
-MATH_FRAMES = _w("Q: {s} A:|Q: {s} A:|Question: {s} Answer:|Question: {s} Answer:|Math word "
+MATH_FRAMES = bars("Q: {s} A:|Q: {s} A:|Question: {s} Answer:|Question: {s} Answer:|Math word "
                  "problem. {s} Provide the numeric answer only.|Solve the following problem. "
                  "{s} Show your working.|{s} Give your answer as a whole number.|Word problem: "
                  "{s} Answer:")
@@ -344,7 +332,8 @@ def _binary(d: _Draw) -> str:
         return _frame(d, YESNO_FRAMES, s=d.pick(SLOTS["yesno"]))
     if kind == 2:
         return (f"Does the following sentence {d.pick(SLOTS['check'])}? "
-                f"\"{d.pick(SLOTS['quoted'])}\" {d.pick(_w('Reply yes or no.|Answer yes or no.'))}")
+                f"\"{d.pick(SLOTS['quoted'])}\" "
+                f"{d.pick(bars('Reply yes or no.|Answer yes or no.'))}")
     a, b = d.num(6, 29), d.num(6, 19)
     return d.pick([
         f"Decide whether {d.num(21, 199)} is a prime number. Answer yes or no.",
@@ -357,7 +346,7 @@ def _blank(d: _Draw) -> str:
     if kind == 0:
         return _frame(d, BLANK_FRAMES, s=d.pick(SLOTS["blank"]))
     if kind == 1:
-        return d.pick(_w("Complete with the correct form of the verb in brackets: |Put the "
+        return d.pick(bars("Complete with the correct form of the verb in brackets: |Put the "
                          "verb in brackets into the correct tense: ")) + d.pick(
             SLOTS["verbblank"])
     start, step = d.num(2, 40), d.num(2, 13)

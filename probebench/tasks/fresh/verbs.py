@@ -14,7 +14,6 @@ format (``read_holdout``: with all of check-verbs, coverage included, from 104 i
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -26,23 +25,11 @@ import numpy as np
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
 from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, normalised_text
+from probebench.tasks.fresh.base import FreshGenerator, bar_table, bars, normalised_text
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
 from probebench.tasks.verbs.checks import check_line
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import BLANK, PERSONS, REASON_CODES, Line, VerbItem, VerbTables
-
-
-def _w(text: str) -> list[str]:
-    return text.split("|")
-
-
-def _table(text: str) -> dict[str, list[str]]:
-    """``key: a|b|c`` lines (an indented line continues the one above) -> lists."""
-    joined = re.sub(r"\n +", " ", text.strip())
-    return {key: [v.strip() for v in value.split("|")] for key, _, value in
-            (line.partition(": ") for line in joined.splitlines())}
-
 
 #: the registered core lines' mix: multiple choice / classification right / wrong, and
 #: their tenses and persons (dealt from shuffled decks, so a set keeps the shares)
@@ -57,7 +44,7 @@ PRONOUN = {"en": ("I", "you"), "es": ("yo", "tú")}
 
 #: subjects (3sg; plural for out_of_scope) and time expressions per tense, at the start of
 #: the sentence (lead) or at its end (tail)
-WORDS = _table("""
+WORDS = bar_table("""
 en.subject: my grandfather|the librarian|our landlady|the night porter|my oldest friend|
     the new intern|a retired teacher|the girl next door|Uncle Tomas|the bus driver|
     my flatmate|the village doctor
@@ -117,7 +104,7 @@ INFINITIVE = {
            ("{S} {w} {V} {C} otra vez", ("necesito", "necesitas", "necesita"))],
 }
 #: what each verb does (the same five fit every tense)
-COMPLEMENTS = _table("""
+COMPLEMENTS = bar_table("""
 walk: to the harbour|home from the stadium|across the old bridge|around the lake|
     along the canal with the dog
 talk: to the landlord about the heating|about the new timetable|
@@ -190,10 +177,10 @@ poner: la lavadora|flores en el balcón|la calefacción|música en la cocina|
 venir: a cenar con nosotros|en bicicleta|a la fiesta del barrio|desde el pueblo|
     con los niños
 """)
-EN_OVER = dict(zip(_w("go|eat|write|see|take|begin|run|speak"),
-                   _w("goed|eated|writed|seed|taked|beginned|runned|speaked"), strict=True))
+EN_OVER = dict(zip(bars("go|eat|write|see|take|begin|run|speak"),
+                   bars("goed|eated|writed|seed|taked|beginned|runned|speaked"), strict=True))
 #: Spanish over-regularised forms: tense -> 1sg|2sg|3sg (a participle has one form)
-ES_OVER = {v: {t: _w(f) for t, f in forms.items()} for v, forms in {
+ES_OVER = {v: {t: bars(f) for t, f in forms.items()} for v, forms in {
     "tener": {"present_simple": "teno|tenes|tene", "past_simple": "tení|teniste|tenió",
               "future": "teneré|tenerás|tenerá"},
     "poner": {"past_simple": "poní|poniste|ponió", "future": "poneré|ponerás|ponerá",
@@ -211,7 +198,7 @@ CROSS = {"en": {"walk": "caminar", "talk": "hablar", "work": "trabajar", "go": "
          "es": {"caminar": "walk", "hablar": "speak", "trabajar": "work", "ir": "go",
                 "comer": "eat"}}
 #: an adversarial line's explanation ({w} the mistake, {e} the expected form)
-EXPLAIN = _table("""
+EXPLAIN = bar_table("""
 en.over_regularisation: '{w}' regularises the irregular form '{e}'.
 en.wrong_person: The subject needs '{e}', not '{w}'.
 en.wrong_tense_marker: The time expression calls for '{e}', not '{w}'.
