@@ -61,6 +61,7 @@ def catalog(tmp_path: Path) -> TaskCatalog:
     packaged = packaged_tasks_file()
     data = yaml.safe_load(packaged.read_text("utf-8"))
     data["tasks"] = [t for t in data["tasks"] if t["id"] in (TASK, OTHER)]
+    data.pop("sealed_holdouts", None)  # the maintainers' generations, of other tasks
     for task in data["tasks"]:
         for rel in task["files_sha256"]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -470,3 +471,44 @@ def test_a_listing_of_an_unregistered_task_is_refused(catalog: TaskCatalog) -> N
     catalog.path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     with pytest.raises(InputError, match="sealed_holdouts lists no_such_task"):
         TaskCatalog.from_file(catalog.path)
+
+
+def test_the_task_page_lists_every_generation_and_a_revealed_ones_scores(
+        catalog: TaskCatalog, tmp_path: Path) -> None:
+    """Generation 0 (public), a revealed generation with the scores stored on it and its
+    verify command, and the current one, with commitments, dates and detectable drops."""
+    import numpy as np
+
+    from probebench.evaluation.results import HoldoutOut, IntervalOut
+    from probebench.leaderboard.holdouts import task_holdouts
+    from probebench.registry.store import ResultHistory, result_path
+    from tests.registry_fixture import synthetic_record, synthetic_result
+
+    _, key = new_key(tmp_path)
+    first = seal(catalog, TASK, fixture_items("p1", n=60), key)
+    rotate(catalog, TASK, fixture_items("p2", n=60), key)
+    reveal(catalog, TASK, 1, key)
+    registry = tmp_path / "registry"
+    auroc = IntervalOut(value=0.81, ci_low=0.74, ci_high=0.88, resamples=100, dropped=0)
+    held = HoldoutOut(generation=1, commitment=first.commitment, n_items=60,
+                      n_labelled_prompts=120, auroc=auroc, test_auroc=0.85, retention=0.886,
+                      minimum_detectable_drop=12.4)
+    record = synthetic_record(synthetic_result(TASK, 0.3, np.random.default_rng(0)))
+    path = result_path(registry, "org/p-m-l1-v1", TASK)
+    path.parent.mkdir(parents=True)
+    path.write_text(ResultHistory(entry="org/p-m-l1-v1", task=TASK, history=[
+        record.model_copy(update={"holdout": held})]).to_json())
+    view = task_holdouts(catalog, TASK, registry, ["org/p-m-l1-v1"])
+    rows = {g.number: g for g in view.generations}
+    assert sorted(rows) == [0, 1, 2]
+    assert rows[0].status == "revealed (public)" and rows[0].commitment is None
+    assert rows[1].status == "revealed" and rows[1].commitment == first.commitment
+    assert rows[1].verify == f"probebench holdout verify {TASK}"
+    assert rows[1].scores == [("org/p-m-l1-v1", 0.81, 0.74, 0.88)]
+    assert rows[2].status == "current" and rows[2].verify is None and rows[2].scores == []
+    assert rows[2].drop is not None and rows[2].drop > 10  # 60 pairs: over the target
+    assert "sealed generation 2" in view.note
+    # a task with no sealed generation says it keeps the public one
+    other = task_holdouts(catalog, OTHER, registry, [])
+    assert [g.number for g in other.generations] == [0]
+    assert "No sealed generation yet" in other.note

@@ -259,3 +259,14 @@ def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
     (row,) = [r for r in rows if r["entry_id"] == PROBE]
     assert not mine["imputed"] and not row["evalaware_imputed"]
     assert abs(mine["value"] - row["evalaware_auroc"]) <= VALUE_TOLERANCE
+
+
+def test_downloads_keep_to_their_budget(served: tuple[str, Path],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One command downloads at most MAX_DOWNLOAD_FILES files: past it, refused."""
+    import probebench.registry.mirror as mirror
+
+    url, _ = served
+    monkeypatch.setattr(mirror, "MAX_DOWNLOAD_FILES", 2)
+    with pytest.raises(InputError, match="more than 2 files"):
+        open_registry(url).ensure_entry(PROBE)
