@@ -255,7 +255,8 @@ def test_entries_with_different_task_sets_are_never_ranked_together(
         assert [r.rank is None for r in group.entries] == sorted(
             r.rank is None for r in group.entries)
     # an entry's page names its group and rank within it only
-    text = (site / page_name(TWO_TASKS)).read_text()
+    # (task ids may break after an underscore: <wbr> marks where)
+    text = (site / page_name(TWO_TASKS)).read_text().replace("<wbr>", "")
     assert (f"1 [1, 1] of 1, among the entries evaluated on exactly "
             f"{{{ANAPHOR_TASK}, {DET_TASK}}}") in text
     # the ranking code refuses to compare different task sets
