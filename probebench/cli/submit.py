@@ -171,8 +171,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     guard.add_argument("--no-guard", action="store_true",
                        help="use no guard: impute the eval-awareness-corrected AUROC")
     sub.add_argument("--limit", type=positive_int, default=None, metavar="N",
-                     help="a quick look: evaluate only the first N items of each task's test "
-                          "set (marked 'not for the registry' in the output, which the "
+                     help="a quick look: evaluate only the first N items of each split of each "
+                          "task (test, train and validation, so every stage is bounded; "
+                          "marked 'not for the registry' in the output, which the "
                           "registry refuses)")
     add_no_cache(sub)
     add_quiet(sub)

@@ -20,7 +20,7 @@ from probebench.evaluation.definitions import LATENCY_WARMUP
 from probebench.evaluation.headline import Flat, sub_seed
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import CostOut, FlaggedOut, TransferOut
-from probebench.evaluation.session import Session, SubmitError
+from probebench.evaluation.session import LATENCY, Session, SubmitError
 from probebench.evaluation.transfer import (
     CORPUS_KEY,
     CORPUS_SHA256,
@@ -137,6 +137,12 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
                     prompts: Sequence[Prompt], site: Site) -> float:
     """Median milliseconds of one prompt's forward pass and probe, after a warm-up
     (this machine's number, unlike the cost)."""
+    with session.stage(LATENCY):
+        return _latency(session, meta, weights, prompts, site)
+
+
+def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
+             prompts: Sequence[Prompt], site: Site) -> float:
     lm = session.lm(meta.model)
     sample = list(prompts[: session.options.latency_prompts])
     for prompt in sample[:LATENCY_WARMUP]:

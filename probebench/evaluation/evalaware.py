@@ -19,6 +19,18 @@ from probebench.evaluation.session import Session, SubmitError
 from probebench.sites import Site
 
 
+def guard_site(session: Session, meta: ProbeMeta, bundle: str) -> Site | None:
+    """The site the model's guard reads, when ``evalaware_auroc`` will read it (the
+    model has a guard and the probe is not it): the test pass extracts it too."""
+    guard = session.guard(meta.model)
+    if guard is None or guard.bundle_sha256 == bundle:
+        return None
+    guard_meta = read_meta(guard.folder / "meta.yaml")
+    if guard_meta.model != meta.model:  # refused by evalaware_auroc, with its reason
+        return None
+    return Site(guard_meta.layer, guard_meta.position)
+
+
 def evalaware_auroc(session: Session, meta: ProbeMeta, bundle: str, task_id: str,
                     flat: Flat, probs: np.ndarray, idx: np.ndarray, y: np.ndarray,
                     auroc: IntervalOut) -> FlaggedOut:
@@ -88,4 +100,4 @@ def stratified_least(items: np.ndarray, rating: np.ndarray,
     return chosen
 
 
-__all__ = ["evalaware_auroc", "stratified_least"]
+__all__ = ["evalaware_auroc", "guard_site", "stratified_least"]

@@ -44,8 +44,9 @@ same rule. The logistic regression is multinomial.
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,13 @@ class GridPoint:
 
 def grid_of(probe_type: str) -> tuple[float, ...]:
     return C_GRID if probe_type == "linear" else ALPHA_GRID
+
+
+def protocol_record() -> dict[str, object]:
+    """The protocol's constants, as a cache key of a fit records them."""
+    return {"c_grid": list(C_GRID), "alpha_grid": list(ALPHA_GRID),
+            "max_iter": dict(MAX_ITER), "log_loss_tie": LOG_LOSS_TIE,
+            "hidden_grid": list(HIDDEN_GRID), "val_fraction": VAL_FRACTION}
 
 
 def train_val_items(data: TaskData) -> tuple[list[Item], list[Item], str]:
@@ -189,23 +197,71 @@ def search(probe_type: str, x_train: np.ndarray, y_train: np.ndarray, x_val: np.
     return points, best.value
 
 
+def _grid_point(probe_type: str, value: float, size: int, x_train: np.ndarray,
+                y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, seed: int,
+                record_size: bool) -> GridPoint:
+    """One grid point fitted on train and scored on validation (a worker's job)."""
+    probe, scaler = fit(probe_type, value, x_train, y_train, seed=seed, hidden=size)
+    xs = scaler.transform(np.asarray(x_val, dtype=np.float64))
+    pred = probe.predict(xs)
+    return GridPoint(value, float(np.mean(pred == y_val)), size if record_size else None,
+                     log_loss(probe, xs, y_val))
+
+
+def fit_workers(probe_type: str, jobs: int) -> int:
+    """Processes that run ``jobs`` independent fits: one per usable core (at most one a
+    fit) for the MLP, whose Adam epochs are the protocol's cost; a linear fit takes
+    milliseconds and runs in this process. Each fit runs on ``FIT_THREADS`` threads
+    wherever it runs, so the numbers are those of a sequential run."""
+    if probe_type != "mlp" or jobs < 2:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, jobs))
+
+
+def run_fits(probe_type: str, calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
+             ) -> list[Any]:
+    """``[f(*args) for f, args in calls]``, in worker processes when ``fit_workers``
+    says so (loky's reusable pool: spawned, not forked, so no OpenMP state is copied)."""
+    workers = fit_workers(probe_type, len(calls))
+    if workers == 1:
+        return [f(*args) for f, args in calls]
+    from joblib import Parallel, delayed
+
+    out: list[Any] = Parallel(n_jobs=workers, backend="loky")(
+        delayed(f)(*args) for f, args in calls)
+    return out
+
+
+def search_grids(probe_type: str, x_train: np.ndarray, x_val: np.ndarray,
+                 labels: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int,
+                 hiddens: Sequence[int]) -> list[tuple[list[GridPoint], GridPoint]]:
+    """``search_grid`` for each (train labels, validation labels) of ``labels`` over the
+    same activations, every fit of every grid in one pool of workers."""
+    sizes = list(hiddens) if probe_type == "mlp" else [hiddens[0]]
+    grid = [(value, size) for value in grid_of(probe_type) for size in sizes]
+    calls = [(_grid_point, (probe_type, value, size, x_train, y_train, x_val, y_val, seed,
+                            len(sizes) > 1))
+             for y_train, y_val in labels for value, size in grid]
+    done = run_fits(probe_type, calls)
+    out = []
+    for k in range(len(labels)):
+        points = list(done[k * len(grid):(k + 1) * len(grid)])
+        out.append((points, choose(points)))
+    return out
+
+
 def search_grid(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
                 x_val: np.ndarray, y_val: np.ndarray, *, seed: int,
                 hiddens: Sequence[int]) -> tuple[list[GridPoint], GridPoint]:
     """Every (penalty, hidden size) fitted on train and scored on validation, penalties
     strongest first and sizes smallest first within each; (points, ``choose``'s pick).
     A linear probe ignores ``hiddens``; one size is recorded as None."""
-    sizes = list(hiddens) if probe_type == "mlp" else [hiddens[0]]
-    points = []
-    for value in grid_of(probe_type):
-        for size in sizes:
-            probe, scaler = fit(probe_type, value, x_train, y_train, seed=seed, hidden=size)
-            xs = scaler.transform(np.asarray(x_val, dtype=np.float64))
-            pred = probe.predict(xs)
-            points.append(GridPoint(value, float(np.mean(pred == y_val)),
-                                    size if len(sizes) > 1 else None,
-                                    log_loss(probe, xs, y_val)))
-    return points, choose(points)
+    return search_grids(probe_type, x_train, x_val, [(y_train, y_val)], seed=seed,
+                        hiddens=hiddens)[0]
 
 
 def fit_protocol(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
@@ -213,13 +269,56 @@ def fit_protocol(probe_type: str, x_train: np.ndarray, y_train: np.ndarray,
                  ) -> tuple[Any, Any, float]:
     """The whole protocol: grid on validation, refit on train + validation;
     (probe, scaler, chosen value)."""
-    _, chosen = search(probe_type, x_train, y_train, x_val, y_val, seed=seed, hidden=hidden)
-    probe, scaler = fit(probe_type, chosen, np.concatenate([x_train, x_val]),
-                        np.concatenate([y_train, y_val]), seed=seed, hidden=hidden)
-    return probe, scaler, chosen
+    return fit_protocols(probe_type, x_train, x_val, [(y_train, y_val)], seed=seed,
+                         hidden=hidden)[0]
 
 
-__all__ = ["ALPHA_GRID", "C_GRID", "DEFAULT_HIDDEN", "FIT_THREADS", "HIDDEN_GRID", "LOG_LOSS_TIE",
-           "MAX_ITER", "VAL_FRACTION", "GridPoint", "choose", "class_labels", "fit", "fit_protocol",
-           "grid_of", "labelled_prompts", "labels_of", "log_loss", "make_estimator", "search",
-           "search_grid", "train_val_items"]
+def _refit(probe_type: str, value: float, x: np.ndarray, y: np.ndarray, seed: int,
+           hidden: int) -> tuple[Any, Any]:
+    return fit(probe_type, value, x, y, seed=seed, hidden=hidden)
+
+
+def fit_protocols(probe_type: str, x_train: np.ndarray, x_val: np.ndarray,
+                  labels: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int,
+                  hidden: int) -> list[tuple[Any, Any, float]]:
+    """``fit_protocol`` for each (train labels, validation labels) of ``labels`` over
+    the same activations (selectivity: the task's and the control's), the grids' fits
+    and then the refits each in one pool of workers (``run_fits``)."""
+    searched = search_grids(probe_type, x_train, x_val, labels, seed=seed, hiddens=(hidden,))
+    x_all = np.concatenate([x_train, x_val])
+    refits = run_fits(probe_type, [
+        (_refit, (probe_type, best.value, x_all, np.concatenate([y_train, y_val]), seed,
+                  hidden))
+        for (_, best), (y_train, y_val) in zip(searched, labels, strict=True)])
+    return [(probe, scaler, best.value) for (probe, scaler), (_, best)
+            in zip(refits, searched, strict=True)]
+
+
+__all__ = [
+    "ALPHA_GRID",
+    "C_GRID",
+    "DEFAULT_HIDDEN",
+    "FIT_THREADS",
+    "HIDDEN_GRID",
+    "LOG_LOSS_TIE",
+    "MAX_ITER",
+    "VAL_FRACTION",
+    "GridPoint",
+    "choose",
+    "class_labels",
+    "fit",
+    "fit_protocol",
+    "fit_protocols",
+    "fit_workers",
+    "grid_of",
+    "labelled_prompts",
+    "labels_of",
+    "log_loss",
+    "make_estimator",
+    "protocol_record",
+    "run_fits",
+    "search",
+    "search_grid",
+    "search_grids",
+    "train_val_items",
+]

@@ -240,11 +240,26 @@ class ProbeInfo(_Model):
     license: str
 
 
+class StageTiming(_Model):
+    """One stage of a submit run: its wall time and the model's work in it."""
+
+    seconds: float = Field(description="Wall seconds, cache reads and model loading "
+                                       "included, stages timed inside it excluded.")
+    passes: int = Field(default=0, description="Forward passes over a prompt list that ran "
+                                               "the model (cache hits are not passes).")
+    tokens: int = Field(default=0, description="Tokens the model read in those passes.")
+
+
 class Timing(_Model):
     latency_ms: dict[str, float] = Field(description="Median ms per prompt, batch size 1, "
                                          "text to probability, after warm-up, per task.")
     latency_prompts: int
     wall_seconds: float
+    stages: dict[str, StageTiming] = Field(
+        default_factory=dict,
+        description="Each stage of the run (activations, distribution-shift pass, "
+                    "random-init control, surprisal baseline, task baselines, "
+                    "selectivity, latency): its wall seconds, forward passes and tokens.")
 
 
 class RunInfo(_Model):

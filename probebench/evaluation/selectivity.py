@@ -65,18 +65,23 @@ from probebench.evaluation.definitions import MIN_CONTROL_TYPES
 from probebench.evaluation.headline import Flat, mean_interval
 from probebench.evaluation.protocol import (
     DEFAULT_HIDDEN,
-    fit_protocol,
+    fit_protocols,
     labelled_prompts,
+    protocol_record,
     train_val_items,
 )
 from probebench.evaluation.results import IntervalOut, SelectivityOut
-from probebench.evaluation.session import Session
+from probebench.evaluation.session import SELECTIVITY, Session
+from probebench.hashing import sha256_bytes, sha256_json
 from probebench.sites import Site
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats import TaskFormat, get_format
 
 CONTROL_SALT = "probebench-control-v1"
+#: the selectivity code's version, part of its disk-cache key: raise it whenever what
+#: ``selectivity`` returns for the same inputs changes
+SELECTIVITY_VERSION = 1
 SENTENCE_VOTE = "sentence-vote"
 DIFFERING_TYPES = "differing-types"
 #: the span that marks where a prompt's answer lies (verb grammar: the verb form)
@@ -260,19 +265,28 @@ def _labels(items: Sequence[Item]) -> np.ndarray:
     return np.array([p.label for p in labelled_prompts(items)], dtype=np.int64)
 
 
-def _correct(probe_type: str, data: ControlData, a: np.ndarray, b: np.ndarray,
-             t: np.ndarray, *, seed: int, hidden: int) -> np.ndarray:
-    """Per test prompt, whether the protocol fitted on train labels ``a`` and validation
-    labels ``b`` predicts ``t``."""
-    if len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2:
-        # one class only (a tiny task): predict it
-        pred = np.full(len(t), round(float(np.mean(a))))
-    else:
-        probe, scaler, _ = fit_protocol(probe_type, data.x_train, a, data.x_val, b,
-                                        seed=seed, hidden=hidden)
-        pred = probe.predict(scaler.transform(np.asarray(data.x_test, dtype=np.float64)))
-    correct: np.ndarray = (np.asarray(pred) == t).astype(np.float64)
-    return correct
+def _correct(probe_type: str, data: ControlData,
+             labels: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], *, seed: int,
+             hidden: int) -> list[np.ndarray]:
+    """For each (train labels, validation labels, test labels) of ``labels``, per test
+    prompt, whether the protocol fitted on the first two predicts the third; the fits
+    of every labelling share one pool of workers (``protocol.fit_protocols``)."""
+    def one_class(a: np.ndarray, b: np.ndarray) -> bool:
+        return len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2
+
+    fitted = iter(fit_protocols(probe_type, data.x_train, data.x_val,
+                                [(a, b) for a, b, _ in labels if not one_class(a, b)],
+                                seed=seed, hidden=hidden))
+    x_test = np.asarray(data.x_test, dtype=np.float64)
+    out = []
+    for a, b, t in labels:
+        if one_class(a, b):  # one class only (a tiny task): predict it
+            pred = np.full(len(t), round(float(np.mean(a))))
+        else:
+            probe, scaler, _ = next(fitted)
+            pred = probe.predict(scaler.transform(x_test))
+        out.append((np.asarray(pred) == t).astype(np.float64))
+    return out
 
 
 def selectivity(data: ControlData, *, probe_type: str, hidden: int, seed: int,
@@ -293,8 +307,11 @@ def selectivity(data: ControlData, *, probe_type: str, hidden: int, seed: int,
         return mean_interval(values, seed=seed, n_resamples=n_resamples,
                              parts=(*parts, "selectivity"))
 
-    task = per_item(_correct(probe_type, data, y_train, y_val, y_test, seed=seed,
-                             hidden=hidden))
+    labellings = [(y_train, y_val, y_test)]
+    if not control.degenerate:
+        labellings.append((control.train, control.val, control.test))
+    correct = _correct(probe_type, data, labellings, seed=seed, hidden=hidden)
+    task = per_item(correct[0])
     how = (f"{probe_type} re-trained with train's protocol on {len(y_train)} train and "
            f"{len(y_val)} validation prompts; control labels ({control.kind}) from the "
            f"votes of {control.n_types} word types")
@@ -304,8 +321,7 @@ def selectivity(data: ControlData, *, probe_type: str, hidden: int, seed: int,
         note = (f"{how}; no control accuracy or selectivity: the control is degenerate ("
                 + "; ".join(control.degenerate) + ")")
     else:
-        ctrl = per_item(_correct(probe_type, data, control.train, control.val,
-                                 control.test, seed=seed, hidden=hidden))
+        ctrl = per_item(correct[1])
         control_iv = interval(ctrl)
         diff_iv = interval([a - b for a, b in zip(task, ctrl, strict=True)])
         note = how
@@ -339,9 +355,32 @@ def task_selectivity(session: Session, meta: ProbeMeta, weights: ProbeWeights, t
         x_val=session.activations(meta.model, f"{task_id}/val-labelled", val, site),
         test=data.test, x_test=x_test, kind=control_kind(data.format))
     hidden = weights.hidden_sizes[0] if weights.hidden_sizes else DEFAULT_HIDDEN
-    return selectivity(control, probe_type=meta.probe_type, hidden=hidden,
-                       seed=session.options.seed, n_resamples=session.options.bootstrap,
-                       parts=(task_id,))
+    opts = session.options
+
+    def compute() -> dict[str, object]:
+        return selectivity(control, probe_type=meta.probe_type, hidden=hidden,
+                           seed=opts.seed, n_resamples=opts.bootstrap,
+                           parts=(task_id,)).model_dump(mode="json")
+
+    with session.stage(SELECTIVITY):
+        if not opts.cache:
+            return SelectivityOut.model_validate(compute())
+        # a deterministic function of these inputs: the activations' bytes, the items
+        # (their labels and the control's words), the architecture, the protocol and
+        # the seed (a re-trained MLP on other float kernels is within the contract's
+        # tolerance, not identical: the cache is this machine's)
+        record = {"kind": "selectivity", "version": SELECTIVITY_VERSION,
+                  "activations_sha256": [sha256_bytes(np.ascontiguousarray(x).tobytes())
+                                         for x in (control.x_train, control.x_val, x_test)],
+                  "items_sha256": sha256_json([[item.record() for item in items] for items
+                                               in (train_items, val_items, data.test)]),
+                  "control": control.kind, "salt": CONTROL_SALT,
+                  "probe_type": meta.probe_type, "hidden": hidden,
+                  "protocol": protocol_record(), "seed": opts.seed,
+                  "bootstrap": opts.bootstrap, "task": task_id}
+        stored = session.cached_result(record, compute,
+                                       what=f"{SELECTIVITY} of {task_id} at {site}")
+        return SelectivityOut.model_validate(stored)
 
 
 @dataclass(frozen=True)

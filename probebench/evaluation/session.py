@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,13 +28,14 @@ from probebench.evaluation.headline import auroc_interval, mean_interval, sub_se
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.results import BaselineOut, IntervalOut
 from probebench.hashing import sha256_json
-from probebench.models.activations import BATCH_TOKENS, extract, run_extraction
-from probebench.models.cache import ActivationCache, cached_scores
+from probebench.models.activations import BATCH_TOKENS, extract
+from probebench.models.cache import ActivationCache, cached_json, cached_scores
 from probebench.models.loading import (
     LoadedModel,
     ResolvedModel,
     load_model,
     random_init_model,
+    random_init_resolved,
     resolve_model,
 )
 from probebench.models.surprisal import SCORING_VERSION, sentence_log_probs
@@ -51,6 +54,11 @@ ACTIVATIONS = "activations"
 SHIFT = "distribution-shift pass"
 SURPRISAL = "surprisal baseline"
 RANDOM_INIT = "random-init control"
+#: the stages that fit or resample without a model, as ``Session.stage_seconds`` names them
+BASELINES = "task baselines"
+SELECTIVITY = "selectivity"
+#: the latency measurement (loading the model when nothing before needed it)
+LATENCY = "latency"
 
 
 class SubmitError(ProbebenchError):
@@ -80,8 +88,9 @@ class SubmitOptions:
     #: float32 another budget changes results only within the reproducibility contract
     batch_tokens: int | None = None
     max_batch_size: int | None = None
-    #: evaluate only the first N items of each task's test set: a quick look, recorded
-    #: in the result and refused by the registry (None: every item)
+    #: evaluate only the first N items of each split of each task (test, train and
+    #: validation): a quick look, recorded in the result and refused by the registry
+    #: (None: every item)
     limit: int | None = None
 
 
@@ -122,31 +131,71 @@ class Session:
     passes: int = 0
     #: forward passes by stage (``ACTIVATIONS``, ``SHIFT``, ``SURPRISAL``, ``RANDOM_INIT``;
     #: one per prompt list that ran the model, disk-cache hits not counted). The random-
-    #: init control is never disk-cached, where it could pass for the model, and the
-    #: latency measurement, which times the model itself, is not counted.
+    #: init control is disk-cached under its own identity (``random_init_resolved``), so
+    #: it never passes for the model; the latency measurement, which times the model
+    #: itself, is not counted.
     stage_passes: dict[str, int] = field(default_factory=dict)
-    #: wall seconds of those passes by stage (a pass that loads the model counts the load)
+    #: wall seconds by stage, cache reads included (a pass that loads the model counts
+    #: the load); ``BASELINES`` and ``SELECTIVITY`` count their fits and resamples
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: tokens the model read by stage (``ExtractionResult.tokens``; surprisal: the
+    #: prompts' tokens)
+    stage_tokens: dict[str, int] = field(default_factory=dict)
+    #: seconds timed by stages inside the current ``stage`` block
+    _inner: float = 0.0
 
     def say(self, message: str) -> None:
         if self.options.progress:
             print(f"probebench: {message}", file=sys.stderr, flush=True)
 
-    def _ran(self, stage: str, since: float) -> None:
-        """Count a forward pass of ``stage`` that began at ``since`` (perf_counter)."""
+    def _ran(self, stage: str, since: float, tokens: int = 0) -> None:
+        """Count a forward pass of ``stage`` that began at ``since`` (perf_counter) and
+        read ``tokens`` tokens."""
         self.stage_passes[stage] = self.stage_passes.get(stage, 0) + 1
-        self.stage_seconds[stage] = (self.stage_seconds.get(stage, 0.0)
-                                     + time.perf_counter() - since)
+        self.stage_tokens[stage] = self.stage_tokens.get(stage, 0) + tokens
+        self.timed(stage, since)
+
+    def timed(self, stage: str, since: float) -> None:
+        """Add the wall time since ``since`` (perf_counter) to ``stage``."""
+        elapsed = time.perf_counter() - since
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + elapsed
+        self._inner += elapsed
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the block as ``name``, less the stages timed inside it (a baseline's
+        random-init pass counts as ``RANDOM_INIT``, not twice)."""
+        start, outer = time.perf_counter(), self._inner
+        self._inner = 0.0
+        try:
+            yield
+        finally:
+            total = time.perf_counter() - start
+            self.stage_seconds[name] = (self.stage_seconds.get(name, 0.0)
+                                        + total - self._inner)
+            self._inner = outer + total
 
     def task(self, task_id: str) -> TaskData:
-        """The task, its test set cut to its first ``options.limit`` items when set."""
+        """The task; with ``options.limit``, every split cut to its first ``limit``
+        items (test, train and validation: every stage is bounded)."""
         if task_id not in self._tasks:
             data = self.catalog.load(task_id)
             limit = self.options.limit
             if limit is not None:
-                data = TaskData(data.spec, {**data.splits, "test": data.test[:limit]})
+                data = TaskData(data.spec, {name: items[:limit]
+                                            for name, items in data.splits.items()})
             self._tasks[task_id] = data
         return self._tasks[task_id]
+
+    def cached_result(self, record: Mapping[str, object], compute: Callable[[], Any], *,
+                      what: str) -> Any:
+        """A JSON value derived deterministically from ``record``'s inputs, through the
+        on-disk cache unless ``options.cache`` is off (``models.cache.cached_json``)."""
+        store = ActivationCache() if self.options.cache else None
+        value, hit = cached_json(store, record, compute, what=what)
+        if hit:
+            self.say(f"{what}: from the disk cache")
+        return value
 
     def model(self, name: str) -> ResolvedModel:
         if name not in self.resolved:
@@ -189,7 +238,9 @@ class Session:
                 self.loaded.setdefault(model, result.loaded)
             if set(missing) - result.cached:
                 self.passes += 1
-                self._ran(stage, since)
+                self._ran(stage, since, result.tokens)
+            else:
+                self.timed(stage, since)
             for s in missing:
                 self._acts[_ActsKey(model, key, s, shifted)] = result[s]
         return {s: self._acts[_ActsKey(model, key, s, shifted)] for s in sites}
@@ -197,19 +248,31 @@ class Session:
     def random_activations(self, model: str, key: str, prompts: Sequence[Prompt],
                            site: Site) -> np.ndarray:
         """Activations at ``site`` of a randomly initialised copy of ``model`` (seeded
-        from the run's seed; never cached on disk, where it could pass for the model)."""
+        from the run's seed), through the disk cache under the copy's own identity
+        (``random_init_resolved``: the config's hash and the seed), so they never pass
+        for the model's. On a hit neither model is loaded."""
         memo = _ActsKey(model, key, site, False)
         if memo not in self._random_acts:
-            if model not in self._random_lms:
-                self._random_lms[model] = random_init_model(
-                    self.lm(model), sub_seed(self.options.seed, "random-init"))
+            seed = sub_seed(self.options.seed, "random-init")
+
+            def load() -> LoadedModel:
+                if model not in self._random_lms:
+                    self._random_lms[model] = random_init_model(self.lm(model), seed)
+                return self._random_lms[model]
+
+            source = self._random_lms.get(model) or random_init_resolved(self.model(model),
+                                                                         seed)
             since = time.perf_counter()
-            self._random_acts[memo] = run_extraction(
-                self._random_lms[model], prompts, [site],
-                batch_tokens=self.options.batch_tokens,
-                max_batch_size=self.options.max_batch_size, progress=self.options.progress,
-                desc=f"{RANDOM_INIT} {key} @ {site}")[site]
-            self._ran(RANDOM_INIT, since)
+            result = extract(source, prompts, [site], cache=self.options.cache, load=load,
+                             progress=self.options.progress,
+                             batch_tokens=self.options.batch_tokens,
+                             max_batch_size=self.options.max_batch_size,
+                             desc=f"{RANDOM_INIT} {key} @ {site}")
+            if site in result.cached:
+                self.timed(RANDOM_INIT, since)
+            else:
+                self._ran(RANDOM_INIT, since, result.tokens)
+            self._random_acts[memo] = result[site]
         return self._random_acts[memo]
 
     def guard(self, model: str) -> Guard | None:
@@ -219,11 +282,13 @@ class Session:
         return self._guards[model]
 
     def lm_scores(self, model: str, scoring: Mapping[str, object], n: int,
-                  compute: Callable[[LoadedModel], np.ndarray | None]) -> np.ndarray | None:
+                  compute: Callable[[LoadedModel], np.ndarray | None],
+                  texts: Sequence[str] = ()) -> np.ndarray | None:
         """``n`` scores of ``model`` itself, through the on-disk cache (keyed by the
         model's identity, the device and ``scoring``: the inputs' hash and the rule with
         its version). On a hit the model is not loaded; a miss loads it and runs
-        ``compute`` (counted as a ``SURPRISAL`` pass when it gives scores)."""
+        ``compute`` (counted as a ``SURPRISAL`` pass when it gives scores, with the tokens
+        of ``texts`` and a start token each as the pass's tokens)."""
         resolved = self.model(model)
         ident = resolved.identity
         store = ActivationCache() if self.options.cache else None
@@ -235,12 +300,17 @@ class Session:
             since = time.perf_counter()
             scores = compute(lm)
             if scores is not None:
-                self._ran(SURPRISAL, since)
+                ids = lm.tokenizer(list(texts), add_special_tokens=False)["input_ids"] \
+                    if texts else []
+                self._ran(SURPRISAL, since, sum(len(i) + 1 for i in ids))
             return scores
+
+        since = time.perf_counter()
 
         scores, hit = cached_scores(store, ident, resolved.device, scoring, n, run,
                                     batching=batching)
         if hit:
+            self.timed(SURPRISAL, since)
             self.say(f"{SURPRISAL} of {model} ({scoring['kind']}): from the disk cache")
         return scores
 
@@ -258,7 +328,7 @@ class Session:
                        "texts_sha256": sha256_json([p.text for p in prompts])}
             scores = self.lm_scores(model, scoring, len(prompts), lambda lm: sentence_log_probs(
                 lm, prompts, max_batch_size=SCORING_BATCH, progress=self.options.progress,
-                desc=f"{SURPRISAL} {task_id}"))
+                desc=f"{SURPRISAL} {task_id}"), texts=[p.text for p in prompts])
             assert scores is not None
             self._surprisal[key] = scores
         return self._surprisal[key]
@@ -275,5 +345,6 @@ class Session:
                              n_resamples=self.options.bootstrap, parts=seed_parts)
 
 
-__all__ = ["ACTIVATIONS", "CONTEXT_FILE", "RANDOM_INIT", "SCORING_BATCH", "SHIFT", "SURPRISAL",
-           "Session", "SubmitError", "SubmitOptions", "limit_note"]
+__all__ = ["ACTIVATIONS", "BASELINES", "CONTEXT_FILE", "LATENCY", "RANDOM_INIT", "SCORING_BATCH",
+           "SELECTIVITY", "SHIFT", "SURPRISAL", "Session", "SubmitError", "SubmitOptions",
+           "limit_note"]

@@ -26,7 +26,14 @@ from probebench.evaluation.definitions import metric_definitions
 from probebench.evaluation.deployment import check_transfer_targets
 from probebench.evaluation.evalaware import stratified_least
 from probebench.evaluation.metrics import auroc_score
-from probebench.evaluation.results import LimitOut, ProbeInfo, RunInfo, Submission, Timing
+from probebench.evaluation.results import (
+    LimitOut,
+    ProbeInfo,
+    RunInfo,
+    StageTiming,
+    Submission,
+    Timing,
+)
 from probebench.evaluation.session import Session, SubmitError, SubmitOptions, limit_note
 from probebench.evaluation.task import evaluate_task
 from probebench.provenance import hardware, probebench_commit, utc_now
@@ -90,6 +97,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
             raise SubmitError(f"the probe cannot be evaluated on task {task_id}: {exc}") \
                 from None
     results, latency = [], {}
+    before = _stage_counts(session)
     for task_id in tasks:
         result, ms = evaluate_task(session, task_id, meta, weights, site,
                                    report.bundle_sha256)
@@ -105,10 +113,29 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
-                      wall_seconds=round(time.perf_counter() - start, 3)),
+                      wall_seconds=round(time.perf_counter() - start, 3),
+                      stages=_stage_timings(session, before)),
         run=run_info(session.model(meta.model).device),
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
                                                        note=limit_note(opts.limit)))
+
+
+def _stage_counts(session: Session) -> dict[str, tuple[float, int, int]]:
+    return {name: (session.stage_seconds.get(name, 0.0), session.stage_passes.get(name, 0),
+                   session.stage_tokens.get(name, 0))
+            for name in session.stage_seconds}
+
+
+def _stage_timings(session: Session, before: dict[str, tuple[float, int, int]]
+                   ) -> dict[str, StageTiming]:
+    """What each stage took in this submission (a shared session's earlier ones left
+    out)."""
+    out = {}
+    for name, (seconds, passes, tokens) in _stage_counts(session).items():
+        s0, p0, t0 = before.get(name, (0.0, 0, 0))
+        out[name] = StageTiming(seconds=round(seconds - s0, 3), passes=passes - p0,
+                                tokens=tokens - t0)
+    return out
 
 
 def run_info(device: str) -> RunInfo:

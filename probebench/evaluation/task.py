@@ -17,7 +17,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import measure_cost, measure_latency, measure_transfer
-from probebench.evaluation.evalaware import evalaware_auroc
+from probebench.evaluation.evalaware import evalaware_auroc, guard_site
 from probebench.evaluation.headline import Flat, headline
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.multiclass_task import evaluate_multiclass
@@ -60,7 +60,10 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
     items = data.test
     flat = Flat.of(items)
     session.say(f"{task_id}: {len(items)} items, {len(flat.prompts)} prompts at {site}")
-    acts = session.activations(meta.model, f"{task_id}/test", flat.prompts, site)
+    # the guard's site comes from the same forward pass (it reads the same prompts)
+    extra = guard_site(session, meta, bundle)
+    acts = session.activations_at(meta.model, f"{task_id}/test", flat.prompts,
+                                  [site] if extra is None else [site, extra])[site]
     probs = weights.predict_proba(acts)[:, 1]
     idx, y = flat.labelled()
     if len(set(y.tolist())) < 2:

@@ -17,11 +17,15 @@ from probebench.evaluation import baselines as bl
 from probebench.evaluation.headline import Flat, labelled, sub_seed
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.results import BaselineOut, IntervalOut
-from probebench.evaluation.session import Session
+from probebench.evaluation.session import BASELINES, Session
 from probebench.hashing import sha256_json
-from probebench.models.loading import LoadedModel
+from probebench.models.loading import LoadedModel, random_init_resolved
 from probebench.models.surprisal import SCORING_VERSION
 from probebench.sites import Site
+
+#: the baselines' code version, part of their disk-cache key: raise it whenever what
+#: ``compute_baselines`` returns for the same inputs changes
+BASELINES_VERSION = 1
 
 
 def compute_baselines(session: Session, model: str, task_id: str, site: Site
@@ -32,6 +36,41 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
     key = (model, task_id, site)
     if key in session.baseline_memo:
         return session.baseline_memo[key]
+    with session.stage(BASELINES):
+        out = _cached(session, model, task_id, site)
+    session.baseline_memo[key] = out
+    return out
+
+
+def _cached(session: Session, model: str, task_id: str, site: Site
+            ) -> dict[str, BaselineOut]:
+    data = session.task(task_id)
+    opts = session.options
+    resolved = session.model(model)
+    # every input the baselines depend on: the model (and its random-init copy), the
+    # items of the splits they read, the site, the seed and bootstrap, and the code's
+    # version; a hit loads neither model
+    record = {"kind": "task-baselines", "version": BASELINES_VERSION, "task": task_id,
+              "model": resolved.identity.to_dict(), "device": resolved.device,
+              "random_init": random_init_resolved(
+                  resolved, sub_seed(opts.seed, "random-init")).identity.to_dict(),
+              "items_sha256": sha256_json({
+                  name: [item.record() for item in data.splits.get(name, [])]
+                  for name in ("test", "train")}),
+              "format": data.format.name, "scoring": SCORING_VERSION,
+              "site": str(site), "seed": opts.seed, "bootstrap": opts.bootstrap}
+    if resolved.identity.dtype != "float32":
+        # in reduced precision the batch budget moves the activations beyond the contract
+        return _compute(session, model, task_id, site)
+    stored = session.cached_result(
+        record, lambda: {name: b.model_dump(mode="json") for name, b in
+                         _compute(session, model, task_id, site).items()},
+        what=f"{BASELINES} of {task_id} at {site}")
+    return {name: BaselineOut.model_validate(b) for name, b in stored.items()}
+
+
+def _compute(session: Session, model: str, task_id: str, site: Site
+             ) -> dict[str, BaselineOut]:
     data = session.task(task_id)
     fmt = data.format
     flat = Flat.of(data.test)
@@ -80,7 +119,6 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
         else:
             s = session.surprisal_scores(model, task_id, flat.prompts)
             out["surprisal"] = score("surprisal", s, threshold=None)
-    session.baseline_memo[key] = out
     return out
 
 
@@ -99,7 +137,8 @@ def own_item_scores(session: Session, model: str, task_id: str) -> list[float | 
         return None if own is None else np.array(
             [np.nan if v is None else v for v in own], dtype=np.float64)
 
-    scores = session.lm_scores(model, scoring, len(items), compute)
+    scores = session.lm_scores(model, scoring, len(items), compute,
+                               texts=[p.text for item in items for p in item.prompts])
     if scores is None:
         return None
     return [None if np.isnan(v) else float(v) for v in scores.tolist()]

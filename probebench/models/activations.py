@@ -50,6 +50,9 @@ class ExtractionResult:
     cached: set[Site] = field(default_factory=set)
     #: the model, when this call had to load it (so callers can reuse it)
     loaded: LoadedModel | None = None
+    #: tokens the model read for this call (the prompts' own, plus a shared prefix once;
+    #: 0 when every site came from the cache)
+    tokens: int = 0
 
     def __getitem__(self, site: Site) -> np.ndarray:
         return self.arrays[site]
@@ -59,7 +62,8 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
             sites: Sequence[Site], *, cache: ActivationCache | bool = True,
             device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
             max_batch_size: int | None = None, prefix: str | None = None,
-            progress: bool = True, desc: str | None = None) -> ExtractionResult:
+            progress: bool = True, desc: str | None = None,
+            load: Callable[[], LoadedModel] | None = None) -> ExtractionResult:
     """Pooled hidden states of ``prompts`` at every site, through the activation cache.
 
     ``model`` is a name (alias, folder or hub id), a resolved model, or a loaded one.
@@ -68,7 +72,9 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
     batches (see ``length_batches``); left out, they are sized from the device
     (``probebench.models.batching``). ``prefix`` puts the same text before every prompt
     (see ``run_extraction``); positions still read the prompt's own tokens. ``desc``
-    names the stage on the progress bar (default: ``extract <model>``).
+    names the stage on the progress bar (default: ``extract <model>``). ``load`` gives the
+    model to run on a miss when ``model`` is a resolved one that ``load_model`` should not
+    load (the random-init control: ``models.loading.random_init_resolved``).
     """
     prompt_list = as_prompts(prompts)
     site_list = list(dict.fromkeys(sites))
@@ -102,20 +108,22 @@ def extract(model: str | ResolvedModel | LoadedModel, prompts: Sequence[Prompt |
     cached = set(arrays)
     missing = [s for s in site_list if s not in arrays]
     fresh_load: LoadedModel | None = None
+    stats: dict[str, int] = {}
     if missing:
         if loaded is None:
-            fresh_load = load_model(resolved, progress=progress)
+            fresh_load = load() if load is not None else load_model(resolved,
+                                                                     progress=progress)
         lm = loaded if loaded is not None else fresh_load
         assert lm is not None
         fresh = run_extraction(lm, prompt_list, missing, batch_tokens=budget.tokens,
                                max_batch_size=budget.rows, prefix=prefix,
-                               progress=progress, desc=desc)
+                               progress=progress, desc=desc, stats=stats)
         for site, array in fresh.items():
             arrays[site] = array
             if store is not None:
                 store.put(keys[site], array, {"site": str(site), "model": ident.name})
     return ExtractionResult(arrays={s: arrays[s] for s in site_list}, model=resolved,
-                            cached=cached, loaded=fresh_load)
+                            cached=cached, loaded=fresh_load, tokens=stats.get("tokens", 0))
 
 
 def cache_keys(store: ActivationCache, resolved: ResolvedModel, prompts_digest: str,
@@ -315,7 +323,8 @@ def _prefix_cache(lm: LoadedModel, prefix: str) -> tuple[Any, int]:
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
                    batch_tokens: int | None = None, max_batch_size: int | None = None,
                    prefix: str | None = None, progress: bool = True,
-                   desc: str | None = None) -> dict[Site, np.ndarray]:
+                   desc: str | None = None, stats: dict[str, int] | None = None
+                   ) -> dict[Site, np.ndarray]:
     """Run the model over ``prompts`` and pool every site (no cache); the batch budget
     is sized from the device unless given.
 
@@ -324,6 +333,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     (without them). The prefix runs once and its key/value cache is shared, so a long
     context costs little per prompt; positions and pooling read the prompt's tokens.
     ``desc`` names the stage on the progress bar (default: ``extract <model>``).
+    ``stats`` gets ``tokens``: the prompts' tokens plus the prefix's, once.
     """
     import copy
 
@@ -335,6 +345,8 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     budget = lm_budget(lm, batch_tokens, max_batch_size)
     prefix_cache, prefix_len = _prefix_cache(lm, prefix) if prefix else (None, 0)
     tok = tokenize(lm, prompts, add_special_tokens=not prefix, reserved=prefix_len)
+    if stats is not None:
+        stats["tokens"] = stats.get("tokens", 0) + int(np.sum(tok.lengths)) + prefix_len
     markers = {s.position for s in sites if s.position in SPAN_OF_POSITION}
     marker_idx = {
         pos: np.array([_marker_index(p, o, pos) for p, o in zip(prompts, tok.offsets,

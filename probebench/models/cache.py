@@ -19,6 +19,12 @@ The same folder, keying and signing hold the language model's own scores (``scor
 ``scoring`` record of everything else the numbers depend on: the prompts' texts (or the
 items' canonical records), the scoring rule and its BOS handling, with their versions.
 
+The same folder, keying and signing hold results derived deterministically from cached
+inputs (``result_key``, ``cached_json``): a task's baselines and a control probe's
+selectivity, keyed by a record of every input (their hashes, the protocol and its
+version, the seed) and the versions of the libraries that compute them; the JSON is
+stored as bytes.
+
 Entries are safetensors files written atomically (temporary file, fsync, rename). Each
 carries an HMAC-SHA256 of its key and array bytes under a per-installation secret
 (``$PROBEBENCH_HOME/activation-cache.key``, 32 random bytes, mode 0600, kept outside
@@ -217,12 +223,25 @@ class ActivationCache:
             record["batching"] = list(batching)
         return sha256_json(record)
 
+    def result_key(self, record: Mapping[str, object]) -> str:
+        """The key of a result derived from ``record`` (every input and rule it depends
+        on, with their versions); scikit-learn and numpy's versions join the others."""
+        versions = _versions()
+        for dist in ("scikit-learn", "numpy", "scipy"):
+            try:
+                versions[dist] = version(dist)
+            except PackageNotFoundError:
+                versions[dist] = "unknown"
+        return sha256_json({"format": FORMAT_VERSION, "kind": "result",
+                            "record": dict(record), "versions": versions})
+
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.safetensors"
 
-    def get(self, key: str, shape: tuple[int, ...],
-            dtype: type[np.floating[Any]] = np.float32) -> np.ndarray | None:
-        """The cached array, or None on a miss or a corrupt entry (which is deleted)."""
+    def get(self, key: str, shape: tuple[int, ...] | None,
+            dtype: type[np.generic] = np.float32) -> np.ndarray | None:
+        """The cached array, or None on a miss or a corrupt entry (which is deleted);
+        ``shape`` None accepts any one-dimensional array."""
         path = self.path(key)
         if not path.is_file():
             self.stats.misses += 1
@@ -239,7 +258,7 @@ class ActivationCache:
         return None
 
     @staticmethod
-    def _check(path: Path, key: str, shape: tuple[int, ...], secret: bytes,
+    def _check(path: Path, key: str, shape: tuple[int, ...] | None, secret: bytes,
                dtype: np.dtype[Any]) -> np.ndarray | str:
         from safetensors import SafetensorError
         from safetensors.numpy import load
@@ -255,7 +274,8 @@ class ActivationCache:
             return "no activations tensor"
         if meta.get("key") != key:
             return "stored key differs from its file name"
-        if tuple(array.shape) != shape or array.dtype != dtype:
+        if (array.ndim != 1 if shape is None else tuple(array.shape) != shape) \
+                or array.dtype != dtype:
             return f"shape {array.shape} {array.dtype}, expected {shape} {dtype}"
         if sha256_bytes(np.ascontiguousarray(array).tobytes()) != meta.get("sha256"):
             return "checksum mismatch"
@@ -264,7 +284,7 @@ class ActivationCache:
         return array
 
     def put(self, key: str, array: np.ndarray, info: dict[str, str] | None = None,
-            dtype: type[np.floating[Any]] = np.float32) -> Path:
+            dtype: type[np.generic] = np.float32) -> Path:
         from safetensors.numpy import save
 
         array = np.ascontiguousarray(array, dtype=dtype)
@@ -298,6 +318,28 @@ def cached_scores(store: ActivationCache | None, identity: ModelIdentity, device
         store.put(key, scores, {"scoring": str(scoring.get("kind", "")),
                                 "model": identity.name}, np.float64)
     return scores, False
+
+
+def cached_json(store: ActivationCache | None, record: Mapping[str, object],
+                compute: Callable[[], Any], *, what: str) -> tuple[Any, bool]:
+    """The JSON value derived from ``record`` (``result_key``) from ``store``, else
+    ``compute()``'s (stored); returns it and whether it came from the cache. ``what``
+    names the entry in its metadata. ``store=None`` always computes."""
+    key = None
+    if store is not None:
+        key = store.result_key(record)
+        hit = store.get(key, None, np.uint8)
+        if hit is not None:
+            try:
+                return json.loads(hit.tobytes().decode("utf-8")), True
+            except ValueError:
+                log.warning("result cache entry %s is not JSON; rebuilding it",
+                            store.path(key))
+    value = compute()
+    if key is not None and store is not None:
+        data = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        store.put(key, np.frombuffer(data, dtype=np.uint8), {"result": what}, np.uint8)
+    return value, False
 
 
 def _metadata(data: bytes) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from probebench.errors import InputError, ModelError
+from probebench.hashing import sha256_json
 from probebench.jsonsafe import load_json
 from probebench.models._hf import quiet_transformers
 from probebench.models.batching import DTYPE_BYTES, weight_count
@@ -129,6 +130,8 @@ def _package_version(dist: str) -> str:
 def resolve_device(device: str) -> str:
     if device not in DEVICES:
         raise ModelError(f"device must be one of {', '.join(DEVICES)}; found {device!r}")
+    if device == "cpu":  # no torch import (seconds) where nothing asks CUDA
+        return device
     import torch
 
     if device == "auto":
@@ -342,14 +345,27 @@ def needs_offload(parameters: int, dtype: str, free_bytes: int) -> bool:
     return parameters * DTYPE_BYTES[dtype] > OFFLOAD_SHARE * free_bytes
 
 
+def random_init_resolved(resolved: ResolvedModel, seed: int) -> ResolvedModel:
+    """``resolved`` as its randomly initialised copy (``random_init_model``) would be
+    identified, without loading anything: the weights hash is replaced by the hash of
+    the model's config file and the seed, which with the torch and transformers versions
+    (part of every cache key) decide the random weights. The activation cache keys the
+    random-init control by it, so it never passes for the trained model."""
+    import dataclasses
+
+    config_sha = sha256_json(_read_config(resolved.path))
+    identity = dataclasses.replace(
+        resolved.identity, name=f"{resolved.identity.name} (random init, seed {seed})",
+        weights_sha256=f"random-init:config-sha256={config_sha}:seed={seed}")
+    return dataclasses.replace(resolved, identity=identity)
+
+
 def random_init_model(base: LoadedModel, seed: int) -> LoadedModel:
     """A model of ``base``'s architecture and config with freshly initialised weights
     (``torch`` seeded with ``seed``; the caller's RNG state is left as it was), sharing
     ``base``'s tokenizer: the random-feature baseline's model (Hewitt and Liang 2019
     discuss random-init baselines). Its identity says so, so no cache confuses it with
     the trained model."""
-    import dataclasses
-
     import torch
     from transformers import AutoModel, AutoModelForCausalLM
 
@@ -362,7 +378,5 @@ def random_init_model(base: LoadedModel, seed: int) -> LoadedModel:
                                      attn_implementation="sdpa")
     model.eval()
     model.to(base.device)
-    identity = dataclasses.replace(ident, name=f"{ident.name} (random init, seed {seed})",
-                                   weights_sha256=f"random-init-seed-{seed}")
-    resolved = dataclasses.replace(base.resolved, identity=identity)
+    resolved = random_init_resolved(base.resolved, seed)
     return LoadedModel(resolved=resolved, model=model, tokenizer=base.tokenizer)

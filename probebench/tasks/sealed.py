@@ -310,10 +310,28 @@ _HEADER = (
     "# holdouts\"). A task's generation 0 is its public holdout, under `holdouts` below.\n")
 
 
+#: parsed listings by the tasks file's (path, inode, size, mtime): a leaderboard build
+#: asks for every task's generations, and parsing tasks.yaml each time cost seconds
+_LISTINGS: dict[tuple[str, int, int, int], dict[str, TaskHoldouts]] = {}
+
+
 def read_listing(tasks_file: Path) -> HoldoutsFile:
     """The ``sealed_holdouts`` section of the tasks file ``tasks_file`` (empty when it
-    has none)."""
-    return HoldoutsFile(dict(read_tasks_file(Path(tasks_file)).sealed_holdouts))
+    has none); a copy, parsed once per version of the file."""
+    path = Path(tasks_file)
+    try:
+        info = path.stat()
+        stamp: tuple[str, int, int, int] | None = (str(path.resolve()), info.st_ino,
+                                                   info.st_size, info.st_mtime_ns)
+    except OSError:
+        stamp = None  # read_tasks_file names the problem
+    if stamp is None or stamp not in _LISTINGS:
+        parsed = dict(read_tasks_file(path).sealed_holdouts)
+        if stamp is None:
+            return HoldoutsFile(parsed)
+        _LISTINGS[stamp] = parsed
+    return HoldoutsFile({task: held.model_copy(deep=True)
+                         for task, held in _LISTINGS[stamp].items()})
 
 
 def _top_level_keys(text: str, where: Path) -> list[tuple[str, int]]:
