@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/training.py
 	$(BIN)/python benchmarks/shift.py
 	$(BIN)/python benchmarks/sandbox.py
+	$(BIN)/python benchmarks/submit_stages.py
 
 # Screenshots of the leaderboard built from registry/ (index, an entry page, a task page;
 # 1400 x 1000 and 390 x 844) in headless Debian Chromium, for reviewers; not committed.

@@ -20,6 +20,50 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+#: end-to-end tests that the default run (``make test``, CI: at most 10 minutes on 2
+#: cores) leaves to ``make test-slow``, each with what keeps its ground covered there
+SLOW: dict[str, str] = {
+    "tests/test_pr_simulation.py::test_a_pr_with_a_hostile_notebook_is_refused_at_review":
+        "a cold registry evaluation; hostile notebooks: test_sandbox*.py",
+    "tests/test_pr_simulation.py::test_a_good_pr_goes_live":
+        "a cold registry evaluation; the checks' refusals stay in the default run",
+    "tests/test_reference.py::test_review_passes_on_reference_entries":
+        "two cold reviews of reference entries; review: test_review.py",
+    "tests/test_reference.py::test_repository_notebooks_reproduce_a_reference_probe":
+        "notebooks: test_train.py::test_train_writes_a_valid_artifact_with_both_forms",
+    "tests/test_train.py::test_cli_train_then_notebooks_reproduce_the_metrics":
+        "train and submit: test_train.py::test_submit_reproduces_the_reported_metrics",
+    "tests/test_selectivity.py::test_selectivity_is_the_same_under_other_thread_counts[mlp]":
+        "the linear case stays; test_inner_loop.py: pooled MLP fits equal sequential ones",
+    "tests/test_selectivity.py::test_mlp_selectivity_holds_within_the_retrained_tolerance":
+        "the linear tolerance test stays",
+    "tests/test_reeval.py::test_plan_run_merge_on_three_groups_equals_the_unsharded_run":
+        "the shard's other tests stay",
+    "tests/test_baselines.py::test_random_features_are_never_constant_on_a_registered_task":
+        "every registered task's random-init control; one task: test_fast_iteration.py",
+    "tests/test_researcher_path.py::test_a_researchers_task_and_probe_reach_the_site":
+        "its parts: test_task_scaffold.py, test_train.py, test_leaderboard*.py",
+    "tests/test_samples_report.py::test_multiclass_report_has_no_blank_cells":
+        "multi-class: test_multiclass.py",
+    "tests/test_review.py::test_a_good_entry_passes_every_item":
+        "a cold registry evaluation (the module's fixture); review's refusals: "
+        "test_pr_simulation.py",
+    "tests/test_review.py::test_open_content_and_declared_licenses_pass":
+        "the same fixture; licenses: test_licenses.py",
+    "tests/test_review.py::test_each_item_fails_for_the_right_reason":
+        "the same fixture; each refusal: test_pr_simulation.py",
+    "tests/test_review.py::test_personal_data_in_a_test_set_is_reported_by_line":
+        "the same fixture; personal data: test_pii*.py, test_task_proposal.py",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.nodeid
+        if name in SLOW or name.split("[")[0] in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _seed_everything() -> None:
     random.seed(0)

@@ -88,8 +88,11 @@ def test_models_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert "smollm2-135m" in out and "minilm-l6" in out and "576" in out
 
 
+@pytest.mark.parametrize("limit", [
+    pytest.param(None, marks=pytest.mark.slow),  # the whole job: a cold full submit
+    5])  # the same commands, the submit bounded by --limit (every split, every stage)
 def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+                              monkeypatch: pytest.MonkeyPatch, limit: int | None) -> None:
     """Every probebench command of the `make demo` recipe, read from the Makefile, runs
     from the repository root with its outputs moved under tmp_path."""
     import json
@@ -108,6 +111,8 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     for argv in argvs:
         argv = [str(moved.get(a, a)) if i and argv[i - 1] in ("--out", "--report") else a
                 for i, a in enumerate(argv)]
+        if argv[0] == "submit" and limit is not None:
+            argv += ["--limit", str(limit)]
         assert main(argv) == 0, argv
     out = capsys.readouterr().out
     assert "valid" in out and "verb_grammar" in out
@@ -116,6 +121,7 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     submission = json.loads((tmp_path / "submission.json").read_text())
     assert submission["tasks"][0]["id"] == "verb_grammar"
     assert not submission["tasks"][0]["evalaware_auroc"]["imputed"]  # the registered guard
+    assert (submission.get("limit") is None) == (limit is None)
 
 
 def test_every_command_teaches_its_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -77,8 +77,13 @@ def test_a_derived_result_is_cached_signed_and_keyed_by_every_input(tmp_path: Pa
 
 def test_no_store_always_computes() -> None:
     calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        return 1
+
     for _ in range(2):
-        cached_json(None, {"kind": "t"}, lambda: calls.append(1) or 1, what="test")
+        cached_json(None, {"kind": "t"}, compute, what="test")
     assert len(calls) == 2
 
 

@@ -62,7 +62,7 @@ def test_train_and_selectivity_share_the_rule() -> None:
     points, chosen = grid_search(config, x, y, x_val, y_val)
     assert chosen == choose(points).value
     # the selectivity module fits with the protocol's own function, not a copy
-    assert selectivity.fit_protocol is fit_protocol  # type: ignore[attr-defined]
+    assert selectivity.fit_protocols is protocol.fit_protocols  # type: ignore[attr-defined]
     assert fit_protocol("linear", x, y, x_val, y_val, seed=0, hidden=8)[2] == chosen
 
 

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "registry/artifacts/syntaxgym-reflexive-src-smollm2-135m-l15-v1"
 TASK = "syntaxgym_reflexive_src_masc"
 
+#: items of each split: every stage runs, on fewer prompts (the contract is per number)
+LIMIT = 8
 BURNER = "import time\nend = time.time() + 600\nwhile time.time() < end:\n    pass\n"
 
 
@@ -30,18 +32,21 @@ def _submit(out: Path, threads: int) -> None:
     subprocess.run([sys.executable, "-m", "probebench", "submit", str(REFERENCE), "--tasks",
                     TASK, "--out", str(out / "submission.json"), "--report",
                     str(out / "REPORT.md"), "--no-cache", "--bootstrap", "200", "--quiet",
-                    "--repo", str(ROOT)],
+                    "--repo", str(ROOT), "--limit", str(LIMIT)],
                    check=True, env=env, capture_output=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The same submission twice: one thread on an idle machine, and two threads while
-    two busy loops compete for the CPU."""
+def runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+         ) -> dict[str, Path]:
+    """The same submission twice: one thread, and two threads; under ``-m slow`` the
+    second run also competes with two busy loops for the CPU (which triples its time)."""
     root = tmp_path_factory.mktemp("repro")
     idle, loaded = root / "idle", root / "loaded"
     _submit(idle, 1)
-    burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(2)]
+    busy = 2 if "slow" in (request.config.option.markexpr or "").replace("not slow", "") \
+        else 0
+    burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(busy)]
     try:
         _submit(loaded, 2)
     finally:
@@ -90,7 +95,8 @@ def test_stored_numbers_carry_the_contract_decimals(runs: dict[str, Path]) -> No
 
 def test_float_noise_makes_no_new_record_and_a_real_change_does(
         runs: dict[str, Path], tmp_path: Path) -> None:
-    sub = read_submission(runs["idle"] / "submission.json")
+    # the limited run's numbers, stored as a whole run's: the store's comparison is tested
+    sub = read_submission(runs["idle"] / "submission.json").model_copy(update={"limit": None})
     assert store_submission(tmp_path, "org/p", sub, allow_dirty=True) != []
     task = sub.tasks[0]
 

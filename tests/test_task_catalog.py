@@ -38,7 +38,20 @@ def _test_files() -> list[str]:
     return sorted(files)
 
 
-@pytest.mark.parametrize("rel", _test_files())
+def _drift_cases() -> list[object]:
+    """Every test file; the default run edits the first of each data folder (one per
+    format, holdouts included), ``-m slow`` all of them."""
+    seen: set[str] = set()
+    cases: list[object] = []
+    for rel in _test_files():
+        folder = rel.rsplit("/", 1)[0]
+        marks = () if folder not in seen else (pytest.mark.slow,)
+        seen.add(folder)
+        cases.append(pytest.param(rel, marks=marks, id=rel))
+    return cases
+
+
+@pytest.mark.parametrize("rel", _drift_cases())
 def test_one_byte_edit_to_any_test_file_is_drift(checkout: TaskCatalog, rel: str) -> None:
     path = checkout.root / rel
     data = bytearray(path.read_bytes())
