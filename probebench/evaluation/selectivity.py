@@ -363,8 +363,6 @@ def task_selectivity(session: Session, meta: ProbeMeta, weights: ProbeWeights, t
                            parts=(task_id,)).model_dump(mode="json")
 
     with session.stage(SELECTIVITY):
-        if not opts.cache:
-            return SelectivityOut.model_validate(compute())
         # a deterministic function of these inputs: the activations' bytes, the items
         # (their labels and the control's words), the architecture, the protocol and
         # the seed (a re-trained MLP on other float kernels is within the contract's

@@ -153,9 +153,10 @@ def _mac(secret: bytes, key: str, array: np.ndarray) -> str:
 log = logging.getLogger(__name__)
 
 
-def _versions() -> dict[str, str]:
+def _versions(*extra: str) -> dict[str, str]:
+    """Installed versions of probebench, torch, transformers and ``extra``."""
     out = {}
-    for dist in ("probebench", "torch", "transformers"):
+    for dist in ("probebench", "torch", "transformers", *extra):
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:
@@ -226,14 +227,9 @@ class ActivationCache:
     def result_key(self, record: Mapping[str, object]) -> str:
         """The key of a result derived from ``record`` (every input and rule it depends
         on, with their versions); scikit-learn and numpy's versions join the others."""
-        versions = _versions()
-        for dist in ("scikit-learn", "numpy", "scipy"):
-            try:
-                versions[dist] = version(dist)
-            except PackageNotFoundError:
-                versions[dist] = "unknown"
         return sha256_json({"format": FORMAT_VERSION, "kind": "result",
-                            "record": dict(record), "versions": versions})
+                            "record": dict(record),
+                            "versions": _versions("scikit-learn", "numpy", "scipy")})
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.safetensors"
