@@ -34,8 +34,11 @@ demo: $(STAMP)
 	    --out demo/submission.json --report demo/REPORT.md
 	$(BIN)/probebench leaderboard build --registry registry --out leaderboard --top 5
 
+# worker processes of the default test run (pytest-xdist; a test file stays on one worker,
+# so its module fixtures run once): one per core of the 2-core machines CI runs on
+TEST_JOBS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=25
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

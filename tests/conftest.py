@@ -9,6 +9,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+# Under pytest-xdist (``make test``: TEST_JOBS workers) the workers share the cores: each
+# runs its math on its share of them, as do the commands its tests start (set before numpy
+# and torch read it). Thread counts change no stored number (the reproducibility contract).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, _share)
+
 import numpy as np
 import pytest
 
@@ -27,6 +35,13 @@ SLOW: dict[str, str] = {
         "a cold registry evaluation; hostile notebooks: test_sandbox*.py",
     "tests/test_pr_simulation.py::test_a_good_pr_goes_live":
         "a cold registry evaluation; the checks' refusals stay in the default run",
+    "tests/test_pr_simulation.py::test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check":
+        "the evaluate job's refusal: test_a_pr_that_breaks_the_entry_schema_is_refused_at_"
+        "check; the hash message: test_registry.py, test_artifact_cli.py",
+    "tests/test_pr_simulation.py::test_impersonating_the_reserved_org_is_refused_at_check":
+        "the evaluate job's refusal: the schema case; the reserved org: test_registry.py",
+    "tests/test_pr_simulation.py::test_taking_over_a_reference_id_is_refused_at_check":
+        "the evaluate job's refusal: the schema case; the id-path rule: test_registry.py",
     "tests/test_reference.py::test_review_passes_on_reference_entries":
         "two cold reviews of reference entries; review: test_review.py",
     "tests/test_reference.py::test_repository_notebooks_reproduce_a_reference_probe":

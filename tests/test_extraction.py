@@ -121,6 +121,29 @@ def test_batch_of_one_equals_batch_of_32(model_name: str, request: pytest.Fixtur
         np.testing.assert_allclose(one[site], many[site], atol=ATOL, rtol=RTOL)
 
 
+@pytest.mark.parametrize("layers", [[3, 12], [30]])
+def test_a_shared_prefix_equals_reading_the_prefix_and_prompt_as_one_sequence(
+        smollm: Any, layers: list[int]) -> None:
+    """The prefix runs once (only through the blocks the sites read) and each row sees its
+    key/value states as a broadcast view: every row still equals a plain HF forward over
+    the prefix's tokens (with the tokenizer's special tokens) followed by the prompt's own
+    tokens, pooled over the prompt's tokens only. Rows of different lengths share a batch."""
+    prefix = "A fixed context. " * 12
+    prompts = [Prompt(f"{SENTENCE[: 10 + 9 * i]}.") for i in range(5)]
+    sites = [Site(layer, p) for layer in layers for p in ("last_token", "token_avg")]
+    result = extract(smollm, prompts, sites, cache=False, progress=False, prefix=prefix)
+    head = smollm.tokenizer(prefix, add_special_tokens=True)["input_ids"]
+    for i, prompt in enumerate(prompts):
+        own = smollm.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            out = smollm.model(input_ids=torch.tensor([head + own]), output_hidden_states=True)
+        for site in sites:
+            states = out.hidden_states[site.layer][0, len(head):].float().numpy()
+            ref = states[-1] if site.position == "last_token" else states.mean(0)
+            np.testing.assert_allclose(result[site][i], ref, atol=ATOL, rtol=RTOL,
+                                       err_msg=f"{site} prompt {i}")
+
+
 def test_forward_stops_after_deepest_layer_and_skips_lm_head(smollm: Any) -> None:
     calls = {"block20": 0, "block15": 0, "block14": 0, "lm_head": 0}
 

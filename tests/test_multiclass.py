@@ -20,13 +20,16 @@ from probebench.artifact.forms import FORMS
 from probebench.artifact.weights import load_native, sklearn_to_weights
 from probebench.cli import main
 from probebench.errors import InputError
+from probebench.evaluation import results
 from probebench.evaluation.multiclass import (
     bootstrap_macro_auroc,
     macro_auroc_score,
     multiclass_brier_loss,
 )
+from probebench.evaluation.report import render_report
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.formats.senteval import read_senteval
+from tests import report_tables as md
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "senteval"
@@ -249,3 +252,20 @@ def test_a_probe_reports_only_on_tasks_its_outputs_fit() -> None:
         catalog, "example_sentence_length", binary)[0]
     assert _class_problems(catalog, "verb_grammar", binary) == []
     assert "the task is binary" in _class_problems(catalog, "verb_grammar", right)[0]
+
+
+def test_multiclass_report_lists_the_random_feature_baseline_when_present(
+        multiclass_run: dict[str, object]) -> None:
+    sub = results.Submission.model_validate(multiclass_run["submission"])
+    baselines_of = md.table(md.section(render_report(sub), "Baselines (same test split)"))[0]
+    assert "random_features AUROC" not in baselines_of
+    (result,) = sub.tasks
+    random = results.BaselineOut(
+        auroc=results.IntervalOut(value=0.61, ci_low=0.55, ci_high=0.7, resamples=200, dropped=0),
+        accuracy=results.IntervalOut(value=0.4, ci_low=0.3, ci_high=0.5, resamples=200, dropped=0),
+        note="a random-feature probe")
+    with_random = sub.model_copy(update={"tasks": [result.model_copy(update={
+        "baselines": {**result.baselines, "random_features": random}})]})
+    header, rows = md.table(md.section(render_report(with_random),
+                                   "Baselines (same test split)"))
+    assert rows[0][header.index("random_features AUROC")] == "0.610 [0.550, 0.700]"

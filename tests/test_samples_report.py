@@ -1,8 +1,8 @@
 """Per-prompt records (``submit --log-samples``) and what REPORT.md shows per task: the
 selectivity numbers, the gap to the best baseline, the most confident errors with their
 texts, and a multi-class report without blank cells. Real runs on the embedded SmolLM2:
-a probe trained on blimp_passive_1 and submitted on its first 20 items, and the
-multi-class example task of ``test_multiclass``."""
+a probe trained on blimp_passive_1 and submitted on its first 20 items, and (under
+``-m slow``) the multi-class example task of ``test_multiclass``."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from probebench.cli import main
 from probebench.errors import InputError
 from probebench.evaluation.report import markdown_cell, render_report
 from probebench.evaluation.results import (
-    BaselineOut,
     IntervalOut,
     Submission,
     read_submission,
 )
 from probebench.evaluation.samples import sample_records, write_samples
 from probebench.tasks.catalog import TaskCatalog
+from tests import report_tables as md
 from tests.artifacts import train_task_probe
 from tests.test_multiclass import multiclass_run  # noqa: F401  (the fixture)
 
@@ -52,24 +52,6 @@ def _iv(x: IntervalOut) -> str:
     return f"{x.value:.3f} [{x.ci_low:.3f}, {x.ci_high:.3f}]"
 
 
-def _section(report: str, heading: str) -> str:
-    """The text under ``## heading`` up to the next ``## ``."""
-    start = report.index(f"## {heading}\n")
-    end = report.find("\n## ", start + 3)
-    return report[start:end if end != -1 else len(report)]
-
-
-def _cells(line: str) -> list[str]:
-    """A Markdown table row's cells (escaped pipes stay inside their cell)."""
-    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-
-
-def _table(section: str) -> tuple[list[str], list[list[str]]]:
-    """The first table of ``section``: its header and its rows."""
-    lines = [line for line in section.splitlines() if line.startswith("|")]
-    return _cells(lines[0]), [_cells(line) for line in lines[2:]]
-
-
 def test_log_samples_join_the_task_items_one_for_one(binary_run: dict[str, Any]) -> None:
     (result,) = binary_run["submission"].tasks
     pred = result.predictions
@@ -96,7 +78,7 @@ def test_report_shows_selectivity_gap_and_confident_errors(
     (result,) = binary_run["submission"].tasks
     control = result.selectivity
     assert control is not None
-    header, rows = _table(_section(report, "Control-task selectivity"))
+    header, rows = md.table(md.section(report, "Control-task selectivity"))
     (row,) = [r for r in rows if r[0] == TASK]
     if control.degenerate:
         assert control.degenerate_reason and markdown_cell(control.degenerate_reason) in row[4]
@@ -105,7 +87,7 @@ def test_report_shows_selectivity_gap_and_confident_errors(
                             _iv(control.selectivity)]
     gap = result.baseline_gap
     assert gap is not None and result.beats_baselines is not None
-    _, rows = _table(_section(report, "Gap to the best baseline"))
+    _, rows = md.table(md.section(report, "Gap to the best baseline"))
     (row,) = [r for r in rows if r[0] == TASK]
     assert row[1] == _iv(gap)
     assert row[2] == f"{gap.baseline} ({gap.baseline_auroc:.3f})"
@@ -117,7 +99,7 @@ def test_report_shows_selectivity_gap_and_confident_errors(
                                                                strict=True))
              if (p >= 0.5) != (y == 1)]
     expected = [pred.prompt_ids[n] for _, n in sorted(wrong, key=lambda w: (-w[0], w[1]))]
-    header, rows = _table(_section(report, f"Most confident errors: {TASK}"))
+    header, rows = md.table(md.section(report, f"Most confident errors: {TASK}"))
     assert header == ["prompt id", "label", "P(label 1)", "text"]
     assert [r[0] for r in rows] == [markdown_cell(i) for i in expected[:10]]
     texts = {p.id: p.text for item in TaskCatalog.default().load(TASK).test[:LIMIT]
@@ -133,9 +115,9 @@ def test_report_shows_selectivity_gap_and_confident_errors(
 def test_report_without_texts_lists_error_ids(binary_run: dict[str, Any]) -> None:
     """The leaderboard renders stored results, which keep no texts."""
     text = render_report(binary_run["submission"])
-    errors = _section(text, f"Most confident errors: {TASK}")
+    errors = md.section(text, f"Most confident errors: {TASK}")
     assert "texts are not available" in errors
-    header, rows = _table(errors)
+    header, rows = md.table(errors)
     assert header == ["prompt id", "label", "P(label 1)"] and rows
 
 
@@ -148,7 +130,7 @@ def test_report_escapes_texts_in_table_cells(binary_run: dict[str, Any]) -> None
     text = render_report(sub, samples=records)
     assert "a \\| b↵c \\*d\\* \\<x\\>" in text
     # every errors row still has its four cells
-    _, rows = _table(_section(text, f"Most confident errors: {TASK}"))
+    _, rows = md.table(md.section(text, f"Most confident errors: {TASK}"))
     assert rows and all(len(r) == 4 for r in rows)
     # records that do not join the predictions are refused, not shown against wrong ids
     with pytest.raises(InputError, match="do not join"):
@@ -187,25 +169,25 @@ def test_multiclass_report_has_no_blank_cells(
     sub = Submission.model_validate(multiclass_run["submission"])
     (result,) = sub.tasks
     assert result.classes is not None
-    task_rows = [_cells(line) for line in report.splitlines()
+    task_rows = [md.cells(line) for line in report.splitlines()
                  if line.startswith(f"| {result.id}")]
     assert len(task_rows) >= 6 and all(all(cells) for cells in task_rows), task_rows
     # where the binary report has numbers, the multi-class one says why it has none
     binary = binary_run["report"]
     for section, column in (("Summary", "FPR@99TPR"), ("Summary", "marks"),
                             ("Control-task selectivity", "selectivity [95% CI]")):
-        header, rows = _table(_section(binary, section))
+        header, rows = md.table(md.section(binary, section))
         assert re.search(r"\d\.\d{3}|\b[A-D]\b", rows[0][header.index(column)])
-        header, rows = _table(_section(report, section))
+        header, rows = md.table(md.section(report, section))
         assert rows[0][header.index(column)].startswith("binary only"), (section, column)
     # no transfer target: the binary probe's is imputed, the multi-class probe has none
-    header, rows = _table(_section(binary, "Robustness"))
+    header, rows = md.table(md.section(binary, "Robustness"))
     assert rows[0][header.index("cross-model transfer")].startswith("no target declared")
-    header, rows = _table(_section(report, "Robustness"))
+    header, rows = md.table(md.section(report, "Robustness"))
     assert rows[0][header.index("cross-model transfer")].startswith("binary only")
     assert rows[0][header.index("eval-awareness-corrected AUROC")].startswith("binary only")
     # the multi-class Brier, not the binary one
-    definitions = _section(report, "Definitions")
+    definitions = md.section(report, "Definitions")
     assert "- **brier**: multi-class Brier: mean over prompts of sum over classes k" in \
         definitions and "(0 to 2)" in definitions
     assert "mean (P(positive) - label)^2" not in report
@@ -220,25 +202,8 @@ def test_multiclass_report_has_no_blank_cells(
         assert r["probability"] == probs[r["class"]]
         assert r["correct"] == (r["predicted_class"] == r["class"])
     errors = [r for r in records if not r["correct"]]
-    header, rows = _table(_section(report, f"Most confident errors: {result.id}"))
+    header, rows = md.table(md.section(report, f"Most confident errors: {result.id}"))
     assert header[-1] == "text" and len(rows) == min(10, len(errors))
     top = max(errors, key=lambda r: r["probabilities"][r["predicted_class"]])
     assert rows[0][0] == markdown_cell(top["prompt_id"])
     assert rows[0][-1] == markdown_cell(top["text"])
-
-
-def test_multiclass_report_lists_the_random_feature_baseline_when_present(
-        multiclass_run: dict[str, object]) -> None:  # noqa: F811
-    sub = Submission.model_validate(multiclass_run["submission"])
-    baselines_of = _table(_section(render_report(sub), "Baselines (same test split)"))[0]
-    assert "random_features AUROC" not in baselines_of
-    (result,) = sub.tasks
-    random = BaselineOut(
-        auroc=IntervalOut(value=0.61, ci_low=0.55, ci_high=0.7, resamples=200, dropped=0),
-        accuracy=IntervalOut(value=0.4, ci_low=0.3, ci_high=0.5, resamples=200, dropped=0),
-        note="a random-feature probe")
-    with_random = sub.model_copy(update={"tasks": [result.model_copy(update={
-        "baselines": {**result.baselines, "random_features": random}})]})
-    header, rows = _table(_section(render_report(with_random),
-                                   "Baselines (same test split)"))
-    assert rows[0][header.index("random_features AUROC")] == "0.610 [0.550, 0.700]"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -307,17 +307,55 @@ def _attention_module(block: Any, layer: int) -> Any:
                     f"({type(block).__name__}) for attention_weighted")
 
 
-def _prefix_cache(lm: LoadedModel, prefix: str) -> tuple[Any, int]:
-    """The key/value cache of a shared prefix, computed once (causal models only)."""
+def _prefix_cache(lm: LoadedModel, prefix: str, layers: int) -> tuple[list[Any], int]:
+    """The key/value states of a shared prefix in the first ``layers`` blocks (the ones a
+    pass that stops at block ``layers`` reads), computed once: a list of one-row
+    ``(keys, values)`` per block and the prefix's length (causal models only)."""
     import torch
+    from transformers import DynamicCache
 
     if not lm.is_causal:
         raise SiteError(f"a shared prefix needs a causal model; {lm.identity.name!r} is an "
                         f"{lm.identity.architecture} (its tokens would see the prompt too)")
     ids = lm.tokenizer(prefix, add_special_tokens=True)["input_ids"]
-    with torch.inference_mode():
-        out = lm.base(input_ids=torch.tensor([ids], device=lm.device), use_cache=True)
-    return out.past_key_values, len(ids)
+    cache = DynamicCache()
+    handle = None
+    if layers < lm.identity.num_layers:  # the blocks from ``layers`` on are never read
+        def stop(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            raise _StopForwardError
+        handle = lm.layers[layers].register_forward_pre_hook(stop, with_kwargs=True)
+    try:
+        with torch.inference_mode():
+            lm.base(input_ids=torch.tensor([ids], device=lm.device),
+                    **{_cache_kwarg(lm): cache}, use_cache=True)
+    except _StopForwardError:
+        pass
+    finally:
+        if handle is not None:
+            handle.remove()
+    states = [(layer.keys, layer.values) for layer in cast(list[Any], cache.layers)[:layers]]
+    return states, len(ids)
+
+
+def _batch_cache(states: list[Any], rows: int) -> Any:
+    """A key/value cache that gives each of ``rows`` rows the shared prefix's states as a
+    broadcast view (no copy: each block's own concatenation is the one copy)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(ddp_cache_data=[(k[:, :, :0], v[:, :, :0]) for k, v in states])
+    for layer, (k, v) in zip(cast(list[Any], cache.layers), states, strict=True):
+        layer.keys = k.expand(rows, -1, -1, -1)
+        layer.values = v.expand(rows, -1, -1, -1)
+    return cache
+
+
+def _cache_kwarg(lm: LoadedModel) -> str:
+    """The forward argument that takes a key/value cache: ``cache`` in recent
+    transformers, ``past_key_values`` before (deprecated since)."""
+    import inspect
+
+    params = inspect.signature(lm.base.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
 
 
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
@@ -335,15 +373,15 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     ``desc`` names the stage on the progress bar (default: ``extract <model>``).
     ``stats`` gets ``tokens``: the prompts' tokens plus the prefix's, once.
     """
-    import copy
-
     import torch
     from tqdm.auto import tqdm
 
     ident = lm.identity
     check_sites(sites, ident.num_layers, prompts)
     budget = lm_budget(lm, batch_tokens, max_batch_size)
-    prefix_cache, prefix_len = _prefix_cache(lm, prefix) if prefix else (None, 0)
+    deepest = max(s.layer for s in sites)
+    prefix_states, prefix_len = (_prefix_cache(lm, prefix, min(deepest, ident.num_layers))
+                                 if prefix else ([], 0))
     tok = tokenize(lm, prompts, add_special_tokens=not prefix, reserved=prefix_len)
     if stats is not None:
         stats["tokens"] = stats.get("tokens", 0) + int(np.sum(tok.lengths)) + prefix_len
@@ -357,7 +395,6 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     by_layer: dict[int, list[Site]] = {}
     for site in sites:
         by_layer.setdefault(site.layer, []).append(site)
-    deepest = max(by_layer)
     attn_layers = sorted({s.layer for s in sites if s.position == "attention_weighted"})
     device = lm.device
     # pooled vectors are gathered on the device and copied to the host once per site
@@ -416,11 +453,9 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                 ids, mask, lengths = pad_batch(tok, rows, pad_id)
                 mask_t = torch.from_numpy(mask).to(device)
                 extra: dict[str, Any] = {}
-                if prefix_cache is not None:
-                    past = copy.deepcopy(prefix_cache)
-                    past.batch_repeat_interleave(len(rows))
+                if prefix:
                     ones = torch.ones((len(rows), prefix_len), dtype=mask_t.dtype, device=device)
-                    extra = {"past_key_values": past,
+                    extra = {_cache_kwarg(lm): _batch_cache(prefix_states, len(rows)),
                              "attention_mask": torch.cat([ones, mask_t], dim=1),
                              "use_cache": True}
                 current[:] = [_Batch(

@@ -106,9 +106,9 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     if limit is not None:
         raise InputError(f"{entry_id}: a registry evaluation covers whole test sets; this "
                          f"session is {limit_note(limit)} (leave out --limit)")
+    entry = read_entry(entry_path(registry, entry_id))  # a malformed id: refused first
     if store:
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
-    entry = read_entry(entry_path(registry, entry_id))
     folder, _ = resolve_artifact(entry.artifact_url, repo)
     targets = session.options.transfer_targets
     session.options.transfer_targets = entry.transfer_targets
