@@ -41,7 +41,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=25
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -n $(TEST_JOBS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

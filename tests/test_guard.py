@@ -55,8 +55,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, module_cache: Path) -> dict[
             "entry": path}
 
 
+#: items of each split a submit here reads: the guard's lookup and correction are the point
+LIMIT = 30
+
+
 def _options(world: dict[str, Any], **kw: Any) -> SubmitOptions:
-    return SubmitOptions(bootstrap=100, progress=False, latency_prompts=3,
+    return SubmitOptions(bootstrap=100, progress=False, latency_prompts=3, limit=LIMIT,
                          guards=RegistryGuards(world["registry"], world["root"]), **kw)
 
 
@@ -75,7 +79,8 @@ def test_submit_uses_the_registered_guard(world: dict[str, Any]) -> None:
     assert task.evalaware_auroc.value is not None
     # without a registry the same probe gets the flagged imputation
     plain = submit(world["probe"], [TASK], SubmitOptions(bootstrap=100, progress=False,
-                                                         latency_prompts=3)).tasks[0]
+                                                         latency_prompts=3,
+                                                         limit=LIMIT)).tasks[0]
     assert plain.evalaware_auroc.imputed and plain.auroc.value is not None
     assert plain.evalaware_auroc.value == pytest.approx(0.85 * plain.auroc.value)
 
@@ -112,7 +117,8 @@ def test_cli_guard_flags(world: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     assert main(["submit", str(world["probe"]), "--tasks", TASK, "--registry",
                  str(world["registry"]), "--repo", str(world["root"]), "--bootstrap", "50",
-                 "--out", str(out), "--report", str(tmp_path / "r.md"), "--quiet"]) == 0
+                 "--limit", str(LIMIT), "--out", str(out), "--report",
+                 str(tmp_path / "r.md"), "--quiet"]) == 0
     import json
 
     corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
@@ -135,8 +141,8 @@ def test_the_guard_does_not_depend_on_the_working_folder(
     (root / "deep" / "folder").mkdir(parents=True)
     monkeypatch.chdir(root / "deep" / "folder")
     out = tmp_path / "s.json"
-    args = ["submit", str(world["probe"]), "--tasks", TASK, "--bootstrap", "50", "--out",
-            str(out), "--report", str(tmp_path / "r.md")]
+    args = ["submit", str(world["probe"]), "--tasks", TASK, "--bootstrap", "50", "--limit",
+            str(LIMIT), "--out", str(out), "--report", str(tmp_path / "r.md")]
     assert main(args) == 0
     corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
     assert not corrected["imputed"] and GUARD_ID in corrected["note"]

@@ -30,9 +30,9 @@ from probebench.tasks.formats.syntaxgym import score_items
 FIRST_WORD = "blimp_only_npi_licensor_present"
 SUITE = "syntaxgym_number_prep"  # 8 test items of 4 conditions
 #: test pairs of FIRST_WORD the fast tests score (its whole test split: 480)
-N_PAIRS = 120
+N_PAIRS = 60
 #: lines of FIRST_WORD's file in the small catalog the fast score_lm test reads
-SAMPLE_LINES = 120
+SAMPLE_LINES = 60
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ of probebench's output unless ``--verbose`` asks for them."""
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from pathlib import Path
 
@@ -33,6 +34,11 @@ def test_quiet_transformers_silences_them_and_restores_everything(
 
     logger = logging.getLogger("transformers")
     level = logger.level
+    # transformers' handler writes to the stderr of whichever test first configured it:
+    # this test reads its own
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(sys.stderr)
     assert hf_logging.is_progress_bar_enabled()
     with quiet_transformers():
         _noise()

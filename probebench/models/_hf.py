@@ -28,6 +28,10 @@ def quiet_transformers(*, verbose: bool = False) -> Iterator[None]:
     import transformers
 
     hf_logging = transformers.utils.logging
+    # transformers binds its log handler to sys.stderr when it first configures its
+    # logger: done here, outside the redirection below, or its warnings would go to the
+    # discarded buffer for the rest of the process
+    hf_logging.get_logger("transformers")
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     logger = logging.getLogger("transformers")
