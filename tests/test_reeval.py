@@ -24,6 +24,10 @@ IDS = ["org/steady-smollm2-135m-l6-v1", "org/slipping-smollm2-135m-l6-v1",
        "org/falling-smollm2-135m-l6-v1"]
 
 
+# the tests re-evaluate the same entries on the same holdouts: one activation cache
+pytestmark = pytest.mark.usefixtures("share_module_cache")
+
+
 @pytest.fixture(scope="module")
 def repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reeval")
