@@ -34,11 +34,11 @@ def test_quiet_transformers_silences_them_and_restores_everything(
 
     logger = logging.getLogger("transformers")
     level = logger.level
-    # transformers' handler writes to the stderr of whichever test first configured it:
-    # this test reads its own
+    # transformers' handler writes to the stderr of whichever test first configured it
+    # (perhaps closed since): this test reads its own (not setStream: it flushes the old)
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler):
-            handler.setStream(sys.stderr)
+            handler.stream = sys.stderr
     assert hf_logging.is_progress_bar_enabled()
     with quiet_transformers():
         _noise()
