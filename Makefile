@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/leaderboard.py
 	$(BIN)/python benchmarks/training.py
 	$(BIN)/python benchmarks/shift.py
+	$(BIN)/python benchmarks/prefix_ab.py
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/submit_stages.py
 

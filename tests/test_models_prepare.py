@@ -3,23 +3,26 @@ of probebench's output unless ``--verbose`` asks for them."""
 
 from __future__ import annotations
 
-import logging
+import os
+import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
 from probebench.cli import main
+
+#: run in a fresh interpreter: stderr, transformers' log handler and the warnings filters
+#: are process-wide, and other tests in a worker process leave them in other states
+SCRIPT = r"""
+import logging, sys, warnings
+from tqdm.auto import tqdm
+from transformers.utils import logging as hf_logging
 from probebench.models._hf import quiet_transformers
 
-
-def _noise() -> None:
-    """What transformers prints while it converts and loads a model: a raw tqdm bar (the
-    GGUF converter's), a bar through its own switch, a log line and a warning."""
-    from tqdm.auto import tqdm
-    from transformers.utils import logging as hf_logging
-
+def noise():
+    # what transformers prints while it converts and loads a model: a raw tqdm bar (the
+    # GGUF converter's), a bar through its own switch, a log line and a warning
     for _ in tqdm(range(3), desc="Converting and de-quantizing GGUF tensors..."):
         pass
     for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
@@ -27,37 +30,36 @@ def _noise() -> None:
     logging.getLogger("transformers.modeling_utils").warning("Some weights were not used")
     warnings.warn("a deprecated argument", FutureWarning, stacklevel=1)
 
+logger = logging.getLogger("transformers")
+level = logger.level
+assert hf_logging.is_progress_bar_enabled()
+sys.stderr.write("<<quiet>>\n")
+with quiet_transformers():
+    noise()
+sys.stderr.write("<<verbose>>\n")
+assert hf_logging.is_progress_bar_enabled() and logger.level == level
+with quiet_transformers(verbose=True):
+    noise()
+sys.stderr.write("<<end>>\n")
+# the bars' switch is left as it was found, off included
+hf_logging.disable_progress_bar()
+with quiet_transformers():
+    pass
+assert not hf_logging.is_progress_bar_enabled()
+print("ok")
+"""
 
-def test_quiet_transformers_silences_them_and_restores_everything(
-        capfd: pytest.CaptureFixture[str]) -> None:
-    from transformers.utils import logging as hf_logging
 
-    logger = logging.getLogger("transformers")
-    level = logger.level
-    # transformers' handler writes to the stderr of whichever test first configured it
-    # (perhaps closed since): this test reads its own (not setStream: it flushes the old)
-    for handler in logger.handlers:
-        if isinstance(handler, logging.StreamHandler):
-            handler.stream = sys.stderr
-    assert hf_logging.is_progress_bar_enabled()
-    with quiet_transformers():
-        _noise()
-    captured = capfd.readouterr()
-    assert captured.err == "" and captured.out == ""
-    assert hf_logging.is_progress_bar_enabled() and logger.level == level
-    with pytest.warns(FutureWarning), quiet_transformers(verbose=True):
-        _noise()
-    err = capfd.readouterr().err
-    assert "Converting and de-quantizing GGUF tensors..." in err
-    assert "Loading weights" in err and "Some weights were not used" in err
-    # the bars' switch is left as it was found, off included
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
-        with quiet_transformers():
-            pass
-        assert not hf_logging.is_progress_bar_enabled()
-    finally:
-        hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+def test_quiet_transformers_silences_them_and_restores_everything() -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    quiet = done.stderr.split("<<quiet>>\n")[1].split("<<verbose>>\n")[0]
+    assert quiet == ""
+    loud = done.stderr.split("<<verbose>>\n")[1].split("<<end>>\n")[0]
+    assert "Converting and de-quantizing GGUF tensors..." in loud
+    assert "Loading weights" in loud and "Some weights were not used" in loud
+    assert "FutureWarning: a deprecated argument" in loud
 
 
 @pytest.mark.slow  # converts the embedded GGUF model from scratch (~25 s on two cores)
