@@ -349,13 +349,20 @@ def _batch_cache(states: list[Any], rows: int) -> Any:
     return cache
 
 
+#: ``_cache_kwarg`` per model class, read from its signature once
+_CACHE_PARAM: dict[type, str] = {}
+
+
 def _cache_kwarg(lm: LoadedModel) -> str:
     """The forward argument that takes a key/value cache: ``cache`` in recent
     transformers, ``past_key_values`` before (deprecated since)."""
     import inspect
 
-    params = inspect.signature(lm.base.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
+    cls = type(lm.base)
+    if cls not in _CACHE_PARAM:
+        params = inspect.signature(lm.base.forward).parameters
+        _CACHE_PARAM[cls] = "cache" if "cache" in params else "past_key_values"
+    return _CACHE_PARAM[cls]
 
 
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
