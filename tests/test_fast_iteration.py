@@ -266,9 +266,13 @@ def test_a_warm_limited_submit_runs_no_model_pass_and_no_fit(
     monkeypatch.setattr(selectivity_module, "fit_protocols", refuse)
     monkeypatch.setattr(baselines_module, "_compute", refuse)
     monkeypatch.setattr("probebench.evaluation.session.random_init_model", refuse)
+    monkeypatch.setattr("probebench.evaluation.session.load_model", refuse)
     warm, second = run()
     assert warm.stage_passes == {} and warm.passes == 0
-    assert second.timing is not None
+    assert warm.loaded == {}  # the latency too is this machine's earlier measurement
+    assert second.timing is not None and first.timing.latency_reused == {}
+    assert second.timing.latency_ms == first.timing.latency_ms
+    assert set(second.timing.latency_reused) == {TASK}
     assert all(s.passes == 0 and s.tokens == 0 for s in second.timing.stages.values())
     assert first.deterministic_json() == second.deterministic_json()
     assert second.limit == LimitOut(items=10, note=limit_note(10))
@@ -291,3 +295,44 @@ def test_the_random_init_control_is_cached_apart_from_the_model(smollm: Any) -> 
     keys = {store.key(r.identity, "cpu", digest, SITE) for r in (resolved, a, b)}
     assert len(keys) == 3
     assert random_init_resolved(resolved, 1) == a  # a function of config and seed alone
+
+
+def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The latency is a timing, not a result: reused from the disk cache only for the
+    same model, site, probe shape, timed prompts, hardware and threads, and measured
+    anew with ``--no-cache``."""
+    import probebench.evaluation.deployment as deployment
+    from probebench.artifact.checks import validate
+
+    report = validate(REFERENCE)
+    assert report.meta is not None and report.weights is not None
+    meta, weights = report.meta, report.weights
+    timed: list[float] = []
+
+    def fake_latency(session: Session, meta: object, weights: object,
+                     sample: list[object], site: Site) -> float:
+        timed.append(float(len(timed) + 1))
+        return timed[-1] * 10.0
+
+    monkeypatch.setattr(deployment, "_latency", fake_latency)
+
+    def measure(*, cache: bool = True, prompts: int = 4, site: Site = SITE
+                ) -> deployment.Latency:
+        session = Session(TaskCatalog.default(),
+                          SubmitOptions(progress=False, cache=cache, latency_prompts=prompts))
+        flat = Flat.of(session.task(TASK).test)
+        return deployment.measure_latency(session, meta, weights, flat.prompts, site)
+
+    first = measure()
+    assert (first.ms, first.reused) == (10.0, False)
+    again = measure()
+    assert (again.ms, again.reused, again.measured_at) == (10.0, True, first.measured_at)
+    no_cache = measure(cache=False)
+    assert (no_cache.ms, no_cache.reused) == (20.0, False)
+    assert measure(cache=False).ms == 30.0  # --no-cache times every run
+    assert measure().ms == 10.0  # and stores nothing
+    assert measure(prompts=5).ms == 40.0  # other timed prompts
+    assert measure(site=Site(19, "token_avg")).ms == 50.0  # another site
+    monkeypatch.setattr(deployment, "hardware", lambda device: "another CPU (2 cores)")
+    assert measure().reused is False  # another machine

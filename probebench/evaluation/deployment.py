@@ -10,6 +10,8 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -34,8 +36,10 @@ from probebench.evaluation.transfer import (
 from probebench.hashing import sha256_json
 from probebench.jsonsafe import load_json
 from probebench.models.activations import run_extraction, tokenize
+from probebench.models.cache import ActivationCache, cached_json
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
 from probebench.prompts import Prompt
+from probebench.provenance import hardware, utc_now
 from probebench.sites import Site
 
 
@@ -117,34 +121,106 @@ def check_transfer_targets(session: Session) -> None:
                               "(0 = embeddings output)")
 
 
+#: the latency measurement's rule (what is timed, the warm-up, the median): part of a
+#: reused measurement's cache key, raised whenever what is timed changes
+LATENCY_VERSION = 1
+#: the cost rule (``models.cost``): part of the cost's cache key
+COST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A task's latency: the median milliseconds, when they were measured (UTC, ISO
+    8601) and whether they were read from the disk cache instead of measured now."""
+
+    ms: float
+    measured_at: str
+    reused: bool
+
+
+def _probe_shape(weights: ProbeWeights) -> dict[str, object]:
+    return {"n_features": weights.n_features, "hidden_sizes": list(weights.hidden_sizes),
+            "n_outputs": weights.n_outputs}
+
+
 def measure_cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat: Flat,
                  site: Site) -> CostOut:
-    """FLOPs per prompt from the model's config and the tokenizer: machine-independent."""
+    """FLOPs per prompt from the model's config and the tokenizer: machine-independent,
+    so deterministic and kept in the disk cache (keyed by the model's identity, the
+    prompts, the site and the probe's shape); a miss loads the model's tokenizer."""
     resolved = session.model(meta.model)
-    config = load_json(resolved.path / "config.json")
-    shape = BlockShape.of(config, causal=resolved.identity.architecture == "causal")
-    lengths = [int(n) for n in tokenize(session.lm(meta.model), flat.prompts).lengths]
-    mean_tokens = sum(lengths) / len(lengths)
-    pooled = mean_tokens if site.position in ("token_avg", "attention_weighted") else 0.0
-    flops = forward_flops(shape, layers=site.layer, tokens=lengths) + probe_flops(
-        weights.n_features, weights.hidden_sizes, pooled_tokens=pooled,
-        outputs=weights.n_outputs)
-    return CostOut(flops_per_prompt=float(round(flops)), tokens_per_prompt=mean_tokens,
-                   blocks=site.layer)
+    record = {"kind": "cost", "version": COST_VERSION,
+              "model": resolved.identity.to_dict(), "site": str(site),
+              "probe": _probe_shape(weights),
+              "texts_sha256": sha256_json([p.text for p in flat.prompts])}
+
+    def compute() -> dict[str, object]:
+        config = load_json(resolved.path / "config.json")
+        shape = BlockShape.of(config, causal=resolved.identity.architecture == "causal")
+        lengths = [int(n) for n in tokenize(session.lm(meta.model), flat.prompts).lengths]
+        mean_tokens = sum(lengths) / len(lengths)
+        pooled = mean_tokens if site.position in ("token_avg", "attention_weighted") \
+            else 0.0
+        flops = forward_flops(shape, layers=site.layer, tokens=lengths) + probe_flops(
+            weights.n_features, weights.hidden_sizes, pooled_tokens=pooled,
+            outputs=weights.n_outputs)
+        return CostOut(flops_per_prompt=float(round(flops)), tokens_per_prompt=mean_tokens,
+                       blocks=site.layer).model_dump(mode="json")
+
+    return CostOut.model_validate(session.cached_result(record, compute,
+                                                        what=f"cost at {site}"))
 
 
 def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
-                    prompts: Sequence[Prompt], site: Site) -> float:
+                    prompts: Sequence[Prompt], site: Site) -> Latency:
     """Median milliseconds of one prompt's forward pass and probe, after a warm-up
-    (this machine's number, unlike the cost)."""
+    (this machine's number, unlike the cost).
+
+    A measurement is a timing, not a result, but what it times is fixed by its inputs:
+    one made earlier on this machine for the same model, device, precision, site,
+    probe shape, timed prompts, thread count and library versions is read from the disk
+    cache (so a warm run need not load the model only to time it), with the time it was
+    measured. ``--no-cache`` (``options.cache`` off) always measures anew, as the
+    registry's re-evaluation does on its fresh runner."""
     with session.stage(LATENCY):
-        return _latency(session, meta, weights, prompts, site)
+        import torch
+
+        resolved = session.model(meta.model)
+        sample = list(prompts[: session.options.latency_prompts])
+        record = {"kind": "latency", "version": LATENCY_VERSION,
+                  "model": resolved.identity.to_dict(), "device": resolved.device,
+                  "hardware": hardware(resolved.device), "threads": torch.get_num_threads(),
+                  "libraries": {name: _version(name) for name in ("torch", "transformers")},
+                  "site": str(site), "probe": {"type": meta.probe_type,
+                                               **_probe_shape(weights)},
+                  "texts_sha256": sha256_json([p.text for p in sample]),
+                  "warmup": LATENCY_WARMUP}
+        fresh: list[bool] = []
+
+        def compute() -> dict[str, object]:
+            fresh.append(True)
+            ms = _latency(session, meta, weights, sample, site)
+            return {"ms": ms, "measured_at": utc_now()}
+
+        store = ActivationCache() if session.options.cache else None
+        value, _ = cached_json(store, record, compute, what=f"latency at {site}")
+        if not fresh:
+            session.say(f"latency at {site}: {value['ms']:.1f} ms as measured on this "
+                        f"machine at {value['measured_at']} (--no-cache measures anew)")
+        return Latency(ms=float(value["ms"]), measured_at=str(value["measured_at"]),
+                       reused=not fresh)
+
+
+def _version(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
-             prompts: Sequence[Prompt], site: Site) -> float:
+             sample: Sequence[Prompt], site: Site) -> float:
     lm = session.lm(meta.model)
-    sample = list(prompts[: session.options.latency_prompts])
     for prompt in sample[:LATENCY_WARMUP]:
         weights.predict_proba(run_extraction(lm, [prompt], [site], progress=False)[site])
     times = []
@@ -155,5 +231,6 @@ def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     return float(statistics.median(times))
 
 
-__all__ = ["check_transfer_targets", "measure_cost", "measure_latency",
+__all__ = ["COST_VERSION", "LATENCY_VERSION", "Latency", "check_transfer_targets",
+           "measure_cost", "measure_latency",
            "measure_transfer", "transfer_to"]

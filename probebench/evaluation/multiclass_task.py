@@ -20,7 +20,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
 from probebench.evaluation.baselines import baseline_gap
-from probebench.evaluation.deployment import measure_cost, measure_latency
+from probebench.evaluation.deployment import Latency, measure_cost, measure_latency
 from probebench.evaluation.headline import Flat, sub_seed
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.results import (
@@ -38,7 +38,7 @@ from probebench.tasks.formats import group_by_slice
 
 def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
                         weights: ProbeWeights, site: Site, classes: tuple[str, ...]
-                        ) -> tuple[TaskResult, float]:
+                        ) -> tuple[TaskResult, Latency]:
     """The result of a probe with one output per class, in ``classes``' order, on the
     multi-class task ``task_id``, and its latency in milliseconds."""
     data = session.task(task_id)

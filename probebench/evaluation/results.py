@@ -254,6 +254,13 @@ class Timing(_Model):
     latency_ms: dict[str, float] = Field(description="Median ms per prompt, batch size 1, "
                                          "text to probability, after warm-up, per task.")
     latency_prompts: int
+    latency_reused: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tasks whose latency this run read from the disk cache (a measurement "
+                    "made earlier on this machine with the same model, device, precision, "
+                    "site, probe shape, timed prompts, threads and library versions) "
+                    "instead of measuring it: the UTC time it was measured. Empty when "
+                    "every latency was measured in this run (always with --no-cache).")
     wall_seconds: float
     stages: dict[str, StageTiming] = Field(
         default_factory=dict,

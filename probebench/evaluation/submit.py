@@ -96,13 +96,15 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         except SiteError as exc:
             raise SubmitError(f"the probe cannot be evaluated on task {task_id}: {exc}") \
                 from None
-    results, latency = [], {}
+    results, latency, reused = [], {}, {}
     before = _stage_counts(session)
     for task_id in tasks:
-        result, ms = evaluate_task(session, task_id, meta, weights, site,
-                                   report.bundle_sha256)
+        result, measured = evaluate_task(session, task_id, meta, weights, site,
+                                         report.bundle_sha256)
         results.append(result)
-        latency[task_id] = round(ms, 3)
+        latency[task_id] = round(measured.ms, 3)
+        if measured.reused:
+            reused[task_id] = measured.measured_at
     ident = session.model(meta.model).identity
     return Submission(
         spec_version=SPEC_VERSION, probebench_version=__version__,
@@ -113,6 +115,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
+                      latency_reused=reused,
                       wall_seconds=round(time.perf_counter() - start, 3),
                       stages=_stage_timings(session, before)),
         run=run_info(session.model(meta.model).device),

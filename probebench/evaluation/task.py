@@ -16,7 +16,12 @@ from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation.baselines import baseline_gap
-from probebench.evaluation.deployment import measure_cost, measure_latency, measure_transfer
+from probebench.evaluation.deployment import (
+    Latency,
+    measure_cost,
+    measure_latency,
+    measure_transfer,
+)
 from probebench.evaluation.evalaware import evalaware_auroc, guard_site
 from probebench.evaluation.headline import Flat, headline
 from probebench.evaluation.marks import mark_definitions
@@ -46,9 +51,9 @@ def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
 
 
 def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: ProbeWeights,
-                  site: Site, bundle: str) -> tuple[TaskResult, float]:
+                  site: Site, bundle: str) -> tuple[TaskResult, Latency]:
     """The result of the probe with bundle hash ``bundle`` on ``task_id``, and its
-    latency in milliseconds."""
+    latency."""
     data = session.task(task_id)
     classes = data.format.classes(data)
     if classes is not None:
