@@ -377,6 +377,7 @@ def test_submit_takes_a_github_branch(github: dict[str, Any], tmp_path: Path,
     url = "https://github.com/lab/probes/tree/main/artifacts/blimp"
     out = tmp_path / "submission.json"
     assert main(["submit", url, "--tasks", TASK, "--limit", "6", "--bootstrap", "50",
+                 "--latency-prompts", "2",
                  "--no-guard", "--out", str(out), "--report", str(tmp_path / "REPORT.md"),
                  "--quiet"]) == 0
     err = capsys.readouterr().err

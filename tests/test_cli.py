@@ -112,7 +112,7 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         argv = [str(moved.get(a, a)) if i and argv[i - 1] in ("--out", "--report") else a
                 for i, a in enumerate(argv)]
         if argv[0] == "submit" and limit is not None:
-            argv += ["--limit", str(limit)]
+            argv += ["--limit", str(limit), "--latency-prompts", "2"]
         assert main(argv) == 0, argv
     out = capsys.readouterr().out
     assert "valid" in out and "verb_grammar" in out

@@ -117,6 +117,7 @@ def test_cli_guard_flags(world: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     assert main(["submit", str(world["probe"]), "--tasks", TASK, "--registry",
                  str(world["registry"]), "--repo", str(world["root"]), "--bootstrap", "50",
+                 "--latency-prompts", "2",
                  "--limit", str(LIMIT), "--out", str(out), "--report",
                  str(tmp_path / "r.md"), "--quiet"]) == 0
     import json
@@ -141,7 +142,8 @@ def test_the_guard_does_not_depend_on_the_working_folder(
     (root / "deep" / "folder").mkdir(parents=True)
     monkeypatch.chdir(root / "deep" / "folder")
     out = tmp_path / "s.json"
-    args = ["submit", str(world["probe"]), "--tasks", TASK, "--bootstrap", "50", "--limit",
+    args = ["submit", str(world["probe"]), "--tasks", TASK, "--bootstrap", "50",
+            "--latency-prompts", "2", "--limit",
             str(LIMIT), "--out", str(out), "--report", str(tmp_path / "r.md")]
     assert main(args) == 0
     corrected = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]

@@ -169,6 +169,7 @@ def multiclass_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
                      str(artifact), "--quiet"]) == 0
         assert main(["submit", str(artifact), "--tasks", "example_sentence_length",
                      "--include", str(tasks), "--no-guard", "--bootstrap", "200",
+                     "--latency-prompts", "2",
                      "--out", str(out), "--report", str(root / "REPORT.md"),
                      "--quiet"]) == 0
     finally:

@@ -250,6 +250,7 @@ def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
     out = empty / "submission.json"
     done = subprocess.run([sys.executable, "-m", "probebench", "submit", str(folder),
                            "--tasks", "blimp_determiner_noun_agreement_1", "--registry", url,
+                           "--latency-prompts", "2",
                            "--out", str(out), "--report", str(empty / "REPORT.md"),
                            "--quiet"], cwd=empty, env=env, capture_output=True, text=True,
                           timeout=3000)

@@ -31,7 +31,8 @@ def _submit(out: Path, threads: int) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     subprocess.run([sys.executable, "-m", "probebench", "submit", str(REFERENCE), "--tasks",
                     TASK, "--out", str(out / "submission.json"), "--report",
-                    str(out / "REPORT.md"), "--no-cache", "--bootstrap", "200", "--quiet",
+                    str(out / "REPORT.md"), "--no-cache", "--bootstrap", "200",
+                    "--latency-prompts", "2", "--quiet",
                     "--repo", str(ROOT), "--limit", str(LIMIT)],
                    check=True, env=env, capture_output=True, timeout=600)
 

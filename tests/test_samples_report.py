@@ -41,7 +41,8 @@ def binary_run(tmp_path_factory: pytest.TempPathFactory, smollm: Any) -> dict[st
         probe = train_task_probe(root / "probe", smollm, TASK, n_train=100)
         out, report, samples = root / "submission.json", root / "REPORT.md", root / "s.jsonl"
         assert main(["submit", str(probe), "--tasks", TASK, "--limit", str(LIMIT),
-                     "--no-guard", "--bootstrap", "100", "--out", str(out), "--report",
+                     "--no-guard", "--bootstrap", "100", "--latency-prompts", "2", "--out",
+                     str(out), "--report",
                      str(report), "--log-samples", str(samples), "--quiet"]) == 0
     return {"submission": read_submission(out), "report": report.read_text("utf-8"),
             "lines": samples.read_text("utf-8").splitlines()}

@@ -30,7 +30,8 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
     out, report = tmp_path / "submission.json", tmp_path / "REPORT.md"
     # --no-guard: the repository's registry names a guard for SmolLM2 (tests/test_guard.py)
     assert main(["submit", str(verb_probe), "--tasks", "verb_grammar,blimp_passive_1",
-                 "--bootstrap", "200", "--out", str(out), "--report", str(report),
+                 "--bootstrap", "200", "--latency-prompts", "2", "--out", str(out),
+                 "--report", str(report),
                  "--no-guard", "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "verb_grammar" in printed and "AUROC" in printed

@@ -22,7 +22,7 @@ from probebench.cli.common import (
 from probebench.cli.locate import artifact_folder
 from probebench.cli.mirror import add_source_options
 from probebench.errors import InputError
-from probebench.evaluation.definitions import EVALAWARE_IMPUTE
+from probebench.evaluation.definitions import EVALAWARE_IMPUTE, LATENCY_PROMPTS, LATENCY_WARMUP
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -59,7 +59,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (), guards=guards,
                             cache=not args.no_cache, progress=not args.quiet,
-                            limit=args.limit)
+                            limit=args.limit, latency_prompts=args.latency_prompts)
     results = submit_many(folders, tasks, options, catalog=ws.catalog)
     for artifact, result in zip(folders, results, strict=True):
         if args.out_dir is not None:
@@ -175,6 +175,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "task (test, train and validation, so every stage is bounded; "
                           "marked 'not for the registry' in the output, which the "
                           "registry refuses)")
+    sub.add_argument("--latency-prompts", type=positive_int, default=LATENCY_PROMPTS,
+                     metavar="N",
+                     help=f"test prompts timed one at a time for the latency, after "
+                          f"{LATENCY_WARMUP} warm-up runs; the median is reported "
+                          "(default: %(default)s; fewer: a quicker, noisier figure). A "
+                          "measurement made on this machine for the same inputs is reused "
+                          "from the cache unless --no-cache is given")
     add_no_cache(sub)
     add_quiet(sub)
     add_workspace_options(sub, include=True)
