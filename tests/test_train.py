@@ -149,8 +149,9 @@ def test_bad_probe_type_and_task_are_clear_errors() -> None:
 
 
 def test_mlp_probe_trains_and_validates(tmp_path: Path) -> None:
-    trained = train(TrainConfig(task=TASK, site=Site(6, "last_token"), probe_type="mlp", hidden=16,
-                                bootstrap=100), progress=False)
+    # the fixture's site: its activations come from the module's cache
+    trained = train(TrainConfig(task=TASK, site=Site(10, "last_token"), probe_type="mlp",
+                                hidden=16, bootstrap=100), progress=False)
     assert trained.config.grid_name == "alpha"
     out = write_artifact(trained, tmp_path / "mlp")
     report = validate(out)
