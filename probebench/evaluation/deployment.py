@@ -180,8 +180,8 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     one made earlier on this machine for the same model, device, precision, site,
     probe shape, timed prompts, thread count and library versions is read from the disk
     cache (so a warm run need not load the model only to time it), with the time it was
-    measured. ``--no-cache`` (``options.cache`` off) always measures anew, as the
-    registry's re-evaluation does on its fresh runner."""
+    measured. ``--no-cache`` (``options.cache`` off) always measures anew; so does the
+    registry's evaluation, whose runner starts with an empty activation cache."""
     with session.stage(LATENCY):
         import torch
 
