@@ -317,10 +317,11 @@ def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
 
     monkeypatch.setattr(deployment, "_latency", fake_latency)
 
-    def measure(*, cache: bool = True, prompts: int = 4, site: Site = SITE
-                ) -> deployment.Latency:
+    def measure(*, cache: bool = True, prompts: int = 4, site: Site = SITE,
+                reuse: bool = True) -> deployment.Latency:
         session = Session(TaskCatalog.default(),
-                          SubmitOptions(progress=False, cache=cache, latency_prompts=prompts))
+                          SubmitOptions(progress=False, cache=cache, latency_prompts=prompts,
+                                        reuse_latency=reuse))
         flat = Flat.of(session.task(TASK).test)
         return deployment.measure_latency(session, meta, weights, flat.prompts, site)
 
@@ -332,7 +333,28 @@ def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
     assert (no_cache.ms, no_cache.reused) == (20.0, False)
     assert measure(cache=False).ms == 30.0  # --no-cache times every run
     assert measure().ms == 10.0  # and stores nothing
-    assert measure(prompts=5).ms == 40.0  # other timed prompts
-    assert measure(site=Site(19, "token_avg")).ms == 50.0  # another site
+    assert measure(reuse=False).ms == 40.0  # the registry's evaluation times its own run
+    assert measure().ms == 10.0
+    assert measure(prompts=5).ms == 50.0  # other timed prompts
+    assert measure(site=Site(19, "token_avg")).ms == 60.0  # another site
     monkeypatch.setattr(deployment, "hardware", lambda device: "another CPU (2 cores)")
     assert measure().reused is False  # another machine
+
+
+def test_the_registry_stores_a_latency_timed_in_its_own_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``registry evaluate`` never reuses a cached latency, and leaves the session's
+    option as it found it."""
+    import probebench.runs.evaluate as evaluate_module
+
+    seen: list[bool] = []
+
+    def fake_submit(*args: object, session: Session, **kwargs: object) -> None:
+        seen.append(session.options.reuse_latency)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(evaluate_module, "submit", fake_submit)
+    session = Session(TaskCatalog.default(), SubmitOptions(progress=False))
+    with pytest.raises(RuntimeError, match="stop here"):
+        evaluate_entry(ENTRY, REGISTRY, REPO, session, store=False)
+    assert seen == [False] and session.options.reuse_latency is True

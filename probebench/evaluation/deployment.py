@@ -180,8 +180,9 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     one made earlier on this machine for the same model, device, precision, site,
     probe shape, timed prompts, thread count and library versions is read from the disk
     cache (so a warm run need not load the model only to time it), with the time it was
-    measured. ``--no-cache`` (``options.cache`` off) always measures anew; so does the
-    registry's evaluation, whose runner starts with an empty activation cache."""
+    measured. ``--no-cache`` (``options.cache`` off) always measures anew, and so does
+    the registry's evaluation (``options.reuse_latency`` off): what it stores is timed in
+    the run that stores it."""
     with session.stage(LATENCY):
         import torch
 
@@ -202,7 +203,8 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
             ms = _latency(session, meta, weights, sample, site)
             return {"ms": ms, "measured_at": utc_now()}
 
-        store = ActivationCache() if session.options.cache else None
+        opts = session.options
+        store = ActivationCache() if opts.cache and opts.reuse_latency else None
         value, _ = cached_json(store, record, compute, what=f"latency at {site}")
         if not fresh:
             session.say(f"latency at {site}: {value['ms']:.1f} ms as measured on this "

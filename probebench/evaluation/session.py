@@ -84,6 +84,10 @@ class SubmitOptions:
     cache: bool = True
     progress: bool = True
     latency_prompts: int = LATENCY_PROMPTS
+    #: read a latency measured earlier on this machine for the same inputs from the disk
+    #: cache (``timing.latency_reused`` says so) instead of timing the model again;
+    #: ``runs.evaluate`` turns it off, so the latency the registry keeps is its run's
+    reuse_latency: bool = True
     #: padded tokens and prompts per extraction batch (None: sized from the device); in
     #: float32 another budget changes results only within the reproducibility contract
     batch_tokens: int | None = None

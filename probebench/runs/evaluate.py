@@ -110,13 +110,15 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     if store:
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
-    targets = session.options.transfer_targets
+    targets, reuse = session.options.transfer_targets, session.options.reuse_latency
     session.options.transfer_targets = entry.transfer_targets
+    session.options.reuse_latency = False  # the latency the registry keeps is this run's
     try:
         result = submit(folder, entry.tasks, session=session,
                         expected_sha256=entry.artifact_sha256)
     finally:
         session.options.transfer_targets = targets
+        session.options.reuse_latency = reuse
     holdouts: dict[str, HoldoutOut] = {}
     unscored = [t.id for t in result.tasks
                 if current_generation(session.catalog, t.id) is not None]
