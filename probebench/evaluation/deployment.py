@@ -11,7 +11,6 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -191,33 +190,23 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
         record = {"kind": "latency", "version": LATENCY_VERSION,
                   "model": resolved.identity.to_dict(), "device": resolved.device,
                   "hardware": hardware(resolved.device), "threads": torch.get_num_threads(),
-                  "libraries": {name: _version(name) for name in ("torch", "transformers")},
                   "site": str(site), "probe": {"type": meta.probe_type,
                                                **_probe_shape(weights)},
                   "texts_sha256": sha256_json([p.text for p in sample]),
-                  "warmup": LATENCY_WARMUP}
-        fresh: list[bool] = []
+                  "warmup": LATENCY_WARMUP}  # the result key adds the library versions
 
         def compute() -> dict[str, object]:
-            fresh.append(True)
             ms = _latency(session, meta, weights, sample, site)
             return {"ms": ms, "measured_at": utc_now()}
 
         opts = session.options
         store = ActivationCache() if opts.cache and opts.reuse_latency else None
-        value, _ = cached_json(store, record, compute, what=f"latency at {site}")
-        if not fresh:
+        value, hit = cached_json(store, record, compute, what=f"latency at {site}")
+        if hit:
             session.say(f"latency at {site}: {value['ms']:.1f} ms as measured on this "
                         f"machine at {value['measured_at']} (--no-cache measures anew)")
         return Latency(ms=float(value["ms"]), measured_at=str(value["measured_at"]),
-                       reused=not fresh)
-
-
-def _version(dist: str) -> str:
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "unknown"
+                       reused=hit)
 
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,

@@ -40,7 +40,7 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
                         weights: ProbeWeights, site: Site, classes: tuple[str, ...]
                         ) -> tuple[TaskResult, Latency]:
     """The result of a probe with one output per class, in ``classes``' order, on the
-    multi-class task ``task_id``, and its latency in milliseconds."""
+    multi-class task ``task_id``, and its latency."""
     data = session.task(task_id)
     spec, items = data.spec, data.test
     if [str(c) for c in weights.classes] != list(classes):
