@@ -27,6 +27,7 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE, LATENCY_PROMPTS,
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from probebench.evaluation.guards import Guard, GuardLookup, fixed_guard, no_guards
+    from probebench.evaluation.published import BaselineLookup, no_published_baselines
     from probebench.evaluation.report import render_report
     from probebench.evaluation.samples import sample_records, samples_path_problem, write_samples
     from probebench.evaluation.session import SubmitOptions
@@ -49,17 +50,33 @@ def cmd_submit(args: argparse.Namespace) -> int:
             raise InputError(f"--log-samples: {problem}")
     folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
     ws = workspace(args, private=True)
+    source = None
+    wants_guards = args.guard is None and not args.no_guard
+    if wants_guards or not args.compute_baselines:
+        source = _registry(args, ws, for_guards=wants_guards)
     guards: GuardLookup
     if args.no_guard:
         guards = no_guards
     elif args.guard is not None:
         guards = fixed_guard(Guard(args.guard, args.guard.name))
+    elif source is None:
+        guards = no_guards
     else:
-        guards = _registry_guards(args, ws)
+        from probebench.registry.guards import RegistryGuards
+
+        source.ensure_guards()
+        guards = RegistryGuards(source.registry, source.repo, catalog=ws.catalog)
+    published: BaselineLookup = no_published_baselines
+    if source is not None and not args.compute_baselines:
+        from probebench.registry.baselines import RegistryBaselines
+
+        published = RegistryBaselines(source.registry, source.repo,
+                                      ensure=source.ensure_baselines)
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (), guards=guards,
                             cache=not args.no_cache, progress=not args.quiet,
-                            limit=args.limit, latency_prompts=args.latency_prompts)
+                            limit=args.limit, latency_prompts=args.latency_prompts,
+                            published_baselines=published)
     results = submit_many(folders, tasks, options, catalog=ws.catalog)
     for artifact, result in zip(folders, results, strict=True):
         if args.out_dir is not None:
@@ -92,31 +109,41 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _registry_guards(args: argparse.Namespace, ws: Any) -> Any:
-    """Each model's guard as the registry names it: the registry given (--registry, a
-    folder, a built leaderboard or a URL), else $PROBEBENCH_REGISTRY, the checkout's,
-    the published one (``open_registry``), so a pip user's corrected AUROC is the
-    leaderboard's. None found when none was asked for: imputed, said on stderr."""
+def _registry(args: argparse.Namespace, ws: Any, *, for_guards: bool) -> Any:
+    """The registry that names each model's guard and publishes the tasks' baselines:
+    the one given (--registry, a folder, a built leaderboard or a URL), else
+    $PROBEBENCH_REGISTRY, the checkout's, the published one (``open_registry``), so a
+    pip user's corrected AUROC and baselines are the leaderboard's. None found when none
+    was asked for: the guard is imputed (said on stderr when it was wanted) and the
+    baselines are computed. With --guard or --no-guard only a registry given or the
+    checkout's is read (for its baselines)."""
+    import os
     import sys
 
-    from probebench.evaluation.guards import no_guards
-    from probebench.registry.guards import RegistryGuards
-    from probebench.registry.mirror import open_registry
+    from probebench.paths import enclosing_repo
+    from probebench.registry.mirror import REGISTRY_ENV, open_registry
 
+    if not for_guards and args.registry_source is None \
+            and not os.environ.get(REGISTRY_ENV, "").strip() \
+            and not (enclosing_repo(ws.repo) / "registry" / "probes").is_dir():
+        return None  # only for baselines: never the published registry unasked
     try:
         source = open_registry(args.registry_source, sha256=args.registry_sha256,
                                start=ws.repo)
-        source.ensure_guards()
+        if for_guards:
+            source.ensure_guards()
     except InputError as exc:
         if args.registry_source is not None:
             raise
-        print(f"probebench: no registry to take the eval-awareness guard from ({exc}); the "
-              f"corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged (give "
-              "--registry, or --guard)", file=sys.stderr)
-        return no_guards
+        if for_guards:
+            print(f"probebench: no registry to take the eval-awareness guard from ({exc}); "
+                  f"the corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and "
+                  "flagged (give --registry, or --guard)", file=sys.stderr)
+        return None
     if not args.quiet:
-        print(f"probebench: guards from the {source.describe()}", file=sys.stderr)
-    return RegistryGuards(source.registry, source.repo, catalog=ws.catalog)
+        print(f"probebench: guards and published baselines from the {source.describe()}",
+              file=sys.stderr)
+    return source
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -170,6 +197,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="use this guard artifact for the probe's model instead")
     guard.add_argument("--no-guard", action="store_true",
                        help="use no guard: impute the eval-awareness-corrected AUROC")
+    sub.add_argument("--compute-baselines", action="store_true",
+                     help="compute each task's baselines (random-init control, surprisal, "
+                          "length, majority) in this run even when the registry publishes "
+                          "them for exactly this run's inputs (by default those are read: "
+                          "timing.baselines_published names the record)")
     sub.add_argument("--limit", type=positive_int, default=None, metavar="N",
                      help="a quick look: evaluate only the first N items of each split of each "
                           "task (test, train and validation, so every stage is bounded; "

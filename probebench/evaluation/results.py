@@ -261,6 +261,12 @@ class Timing(_Model):
                     "site, probe shape, timed prompts, threads and library versions) "
                     "instead of measuring it: the UTC time it was measured. Empty when "
                     "every latency was measured in this run (always with --no-cache).")
+    baselines_published: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tasks whose baselines this run read from the registry's record for "
+                    "exactly its inputs (baselines_sha256) instead of computing them: the "
+                    "file and record. Empty when every baseline was computed in this run "
+                    "(always with --compute-baselines and in the registry's evaluation).")
     wall_seconds: float
     stages: dict[str, StageTiming] = Field(
         default_factory=dict,
@@ -311,6 +317,14 @@ class Submission(_Model):
         default=None, description="Set when only the first N items of each task were "
                                   "evaluated (`submit --limit N`): not for the registry, "
                                   "whose evaluation and results store refuse it.")
+    baselines_sha256: dict[str, str] = Field(
+        default_factory=dict,
+        description="Task -> the SHA-256 of every input its baselines depend on (the model "
+                    "and its random-init copy, the test and train items, the site, seed, "
+                    "bootstrap and code versions; not the device). The registry stores it "
+                    "with the baselines, so that a later submit on the same inputs reads "
+                    "them (timing.baselines_published). Empty on older results and in "
+                    "reduced precision.")
 
     def deterministic_json(self) -> str:
         """The JSON without the timing and run blocks (what determinism is judged on)."""

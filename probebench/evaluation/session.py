@@ -26,6 +26,7 @@ from probebench.evaluation.definitions import LATENCY_PROMPTS
 from probebench.evaluation.guards import Guard, GuardLookup, no_guards
 from probebench.evaluation.headline import auroc_interval, mean_interval, sub_seed
 from probebench.evaluation.metrics import N_RESAMPLES
+from probebench.evaluation.published import BaselineLookup, no_published_baselines
 from probebench.evaluation.results import BaselineOut, IntervalOut
 from probebench.hashing import sha256_json
 from probebench.models.activations import BATCH_TOKENS, extract
@@ -88,6 +89,11 @@ class SubmitOptions:
     #: cache (``timing.latency_reused`` says so) instead of timing the model again;
     #: ``runs.evaluate`` turns it off, so the latency the registry keeps is its run's
     reuse_latency: bool = True
+    #: the registry's published task baselines (``evaluation.published``): a task's
+    #: baselines stored for exactly this run's inputs are read, not computed again
+    #: (``timing.baselines_published`` says so); ``runs.evaluate`` turns it off, so the
+    #: baselines the registry keeps are computed in its run
+    published_baselines: BaselineLookup = no_published_baselines
     #: padded tokens and prompts per extraction batch (None: sized from the device); in
     #: float32 another budget changes results only within the reproducibility contract
     batch_tokens: int | None = None
@@ -126,6 +132,10 @@ class Session:
     #: the tasks' baselines by (model, task, site), filled by ``task_baselines``
     baseline_memo: dict[tuple[str, str, Site], dict[str, BaselineOut]] = field(
         default_factory=dict)
+    #: (model, task, site) -> the SHA-256 of every input of its baselines, and where
+    #: the registry's record was read from when they were not computed
+    baselines_sha256: dict[tuple[str, str, Site], str] = field(default_factory=dict)
+    baselines_published: dict[tuple[str, str, Site], str] = field(default_factory=dict)
     _random_lms: dict[str, LoadedModel] = field(default_factory=dict)
     _random_acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
     _guards: dict[str, Guard | None] = field(default_factory=dict)

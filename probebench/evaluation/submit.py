@@ -106,6 +106,10 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         if measured.reused:
             reused[task_id] = measured.measured_at
     ident = session.model(meta.model).identity
+    digests = {t: d for (m, t, s), d in session.baselines_sha256.items()
+               if m == meta.model and s == site and t in tasks}
+    published = {t: w for (m, t, s), w in session.baselines_published.items()
+                 if m == meta.model and s == site and t in tasks}
     return Submission(
         spec_version=SPEC_VERSION, probebench_version=__version__,
         probe=ProbeInfo(id=artifact.resolve().name, bundle_sha256=report.bundle_sha256,
@@ -115,10 +119,10 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
-                      latency_reused=reused,
+                      latency_reused=reused, baselines_published=published,
                       wall_seconds=round(time.perf_counter() - start, 3),
                       stages=_stage_timings(session, before)),
-        run=run_info(session.model(meta.model).device),
+        run=run_info(session.model(meta.model).device), baselines_sha256=digests,
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
                                                        note=limit_note(opts.limit)))
 

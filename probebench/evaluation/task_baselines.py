@@ -16,6 +16,7 @@ import numpy as np
 from probebench.evaluation import baselines as bl
 from probebench.evaluation.headline import Flat, labelled, sub_seed
 from probebench.evaluation.metrics import MetricError
+from probebench.evaluation.published import no_published_baselines
 from probebench.evaluation.results import BaselineOut, IntervalOut
 from probebench.evaluation.session import BASELINES, Session
 from probebench.hashing import sha256_json
@@ -34,6 +35,11 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
     site) and identical for every entry there, whatever its architecture (see
     ``baselines``)."""
     key = (model, task_id, site)
+    if key in session.baselines_published \
+            and session.options.published_baselines is no_published_baselines:
+        # read from the registry earlier in this session; now they must be computed
+        session.baseline_memo.pop(key, None)
+        session.baselines_published.pop(key)
     if key in session.baseline_memo:
         return session.baseline_memo[key]
     with session.stage(BASELINES):
@@ -42,29 +48,47 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
     return out
 
 
-def _cached(session: Session, model: str, task_id: str, site: Site
-            ) -> dict[str, BaselineOut]:
+def baselines_inputs(session: Session, model: str, task_id: str, site: Site
+                     ) -> dict[str, object]:
+    """Every input the task's baselines depend on: the model (and its random-init copy),
+    the items of the splits they read, the site, the seed and bootstrap, and the code's
+    versions. Its SHA-256 (``Submission.baselines_sha256``) names them in the registry;
+    the device is left out (float32 results compare across devices, METHODOLOGY.md)."""
     data = session.task(task_id)
     opts = session.options
     resolved = session.model(model)
-    # every input the baselines depend on: the model (and its random-init copy), the
-    # items of the splits they read, the site, the seed and bootstrap, and the code's
-    # version; a hit loads neither model
-    record = {"kind": "task-baselines", "version": BASELINES_VERSION, "task": task_id,
-              "model": resolved.identity.to_dict(), "device": resolved.device,
-              "random_init": random_init_resolved(
-                  resolved, sub_seed(opts.seed, "random-init")).identity.to_dict(),
-              "items_sha256": sha256_json({
-                  name: [item.record() for item in data.splits.get(name, [])]
-                  for name in ("test", "train")}),
-              "format": data.format.name, "scoring": SCORING_VERSION,
-              "site": str(site), "seed": opts.seed, "bootstrap": opts.bootstrap}
+    return {"kind": "task-baselines", "version": BASELINES_VERSION, "task": task_id,
+            "model": resolved.identity.to_dict(),
+            "random_init": random_init_resolved(
+                resolved, sub_seed(opts.seed, "random-init")).identity.to_dict(),
+            "items_sha256": sha256_json({
+                name: [item.record() for item in data.splits.get(name, [])]
+                for name in ("test", "train")}),
+            "format": data.format.name, "scoring": SCORING_VERSION,
+            "site": str(site), "seed": opts.seed, "bootstrap": opts.bootstrap}
+
+
+def _cached(session: Session, model: str, task_id: str, site: Site
+            ) -> dict[str, BaselineOut]:
+    resolved = session.model(model)
     if resolved.identity.dtype != "float32":
         # in reduced precision the batch budget moves the activations beyond the contract
         return _compute(session, model, task_id, site)
+    inputs = baselines_inputs(session, model, task_id, site)
+    digest = sha256_json(inputs)
+    session.baselines_sha256[(model, task_id, site)] = digest
+    published = session.options.published_baselines(
+        task_id, resolved.identity.name, str(site), digest)
+    if published is not None:
+        # the registry's record for exactly these inputs: neither model is run
+        session.baselines_published[(model, task_id, site)] = published.where
+        session.say(f"{BASELINES} of {task_id} at {site}: the registry's ({published.where})")
+        return dict(published.baselines)
+    # the disk cache's key adds the device (a hit loads neither model)
     stored = session.cached_result(
-        record, lambda: {name: b.model_dump(mode="json") for name, b in
-                         _compute(session, model, task_id, site).items()},
+        {**inputs, "device": resolved.device},
+        lambda: {name: b.model_dump(mode="json") for name, b in
+                 _compute(session, model, task_id, site).items()},
         what=f"{BASELINES} of {task_id} at {site}")
     return {name: BaselineOut.model_validate(b) for name, b in stored.items()}
 
@@ -144,4 +168,4 @@ def own_item_scores(session: Session, model: str, task_id: str) -> list[float | 
     return [None if np.isnan(v) else float(v) for v in scores.tolist()]
 
 
-__all__ = ["compute_baselines", "own_item_scores"]
+__all__ = ["baselines_inputs", "compute_baselines", "own_item_scores"]

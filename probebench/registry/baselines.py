@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
+from probebench.evaluation.published import PublishedBaselines
 from probebench.evaluation.reproducibility import differences
 from probebench.evaluation.results import BaselineOut, RunInfo, Submission
 from probebench.hashing import atomic_write_bytes
@@ -45,6 +47,10 @@ class BaselineRecord(BaseModel):
     seed: int
     bootstrap_resamples: int
     baselines: dict[str, BaselineOut]
+    inputs_sha256: str | None = Field(
+        default=None, description="The SHA-256 of every input the baselines were computed "
+        "from (Submission.baselines_sha256): a submit on the same inputs reads this record "
+        "instead of computing them (None on records stored before it was kept).")
     run: RunInfo | None = None
 
     def deterministic(self) -> dict[str, Any]:
@@ -96,7 +102,9 @@ def store_baselines(root: Path, submission: Submission) -> list[Path]:
         record = BaselineRecord(task=task.id, test_sha256=task.test_sha256, site=site,
                                 model=submission.model, seed=submission.seed,
                                 bootstrap_resamples=submission.bootstrap_resamples,
-                                baselines=task.baselines, run=submission.run)
+                                baselines=task.baselines,
+                                inputs_sha256=submission.baselines_sha256.get(task.id),
+                                run=submission.run)
         path = baseline_path(root, task.id, name, site)
         doc = _read(path) or BaselineHistory(task=task.id, model=name, site=site, history=[])
         if doc.history and not differences(doc.history[-1].deterministic(),
@@ -110,6 +118,38 @@ def store_baselines(root: Path, submission: Submission) -> list[Path]:
     return changed
 
 
+class RegistryBaselines:
+    """The lookup ``submit`` reads published baselines through
+    (``evaluation.published.BaselineLookup``): the latest record of the (task, model,
+    site) file under ``registry``, when it was stored for exactly the run's inputs
+    (``inputs_sha256``). ``ensure`` makes a mirror's file present and checked first
+    (``RegistrySource.ensure_files``); a folder needs none. A file that is absent, or
+    whose latest record has other inputs, gives None: the run computes them."""
+
+    def __init__(self, registry: Path, repo: Path,
+                 ensure: Callable[[list[str]], None] | None = None) -> None:
+        self.registry, self.repo, self.ensure = registry, repo, ensure
+
+    def __call__(self, task: str, model: str, site: str, inputs_sha256: str
+                 ) -> PublishedBaselines | None:
+        path = baseline_path(self.registry, task, model, site)
+        try:
+            where = path.relative_to(self.repo).as_posix()
+        except ValueError:
+            where = str(path)
+        if self.ensure is not None:
+            self.ensure([where])
+        doc = _read(path)
+        if doc is None or not doc.history:
+            return None
+        latest = doc.history[-1]
+        if latest.inputs_sha256 != inputs_sha256:
+            return None
+        when = f" (evaluated {latest.run.evaluated_at})" if latest.run else ""
+        return PublishedBaselines(baselines=dict(latest.baselines),
+                                  where=f"{where}, record {len(doc.history)}{when}")
+
+
 def task_baselines(root: Path, task: str) -> dict[str, BaselineRecord]:
     """"<model> at <layer:position>" -> the latest baselines of ``task`` there (empty
     when none are stored), in file-name order."""
@@ -121,5 +161,5 @@ def task_baselines(root: Path, task: str) -> dict[str, BaselineRecord]:
     return out
 
 
-__all__ = ["BaselineHistory", "BaselineRecord", "baseline_path", "store_baselines",
-           "task_baselines"]
+__all__ = ["BaselineHistory", "BaselineRecord", "RegistryBaselines", "baseline_path",
+           "store_baselines", "task_baselines"]

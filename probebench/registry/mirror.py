@@ -235,6 +235,13 @@ class RegistrySource:
         for entry_id in sorted(set(self.index.guards.values())):
             self.ensure_entry(entry_id)
 
+    def ensure_baselines(self, paths: list[str]) -> None:
+        """Make those of ``paths`` that the index lists as baselines files present and
+        checked (``registry.baselines.RegistryBaselines``); one it does not list stays
+        absent, so its baselines are computed."""
+        if self.index is not None:
+            self._ensure([p for p in paths if p in set(self.index.baselines)])
+
     def ensure_all(self) -> None:
         """Every file of the mirror (what a whole-registry command reads)."""
         if self.index is not None:

@@ -19,6 +19,7 @@ from probebench.artifact.checks import validate
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, ProbebenchError
 from probebench.evaluation.holdout import score_holdout
+from probebench.evaluation.published import no_published_baselines
 from probebench.evaluation.results import HoldoutOut, Submission
 from probebench.evaluation.session import Session, limit_note
 from probebench.evaluation.submit import submit
@@ -110,15 +111,20 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     if store:
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
-    targets, reuse = session.options.transfer_targets, session.options.reuse_latency
-    session.options.transfer_targets = entry.transfer_targets
-    session.options.reuse_latency = False  # the latency the registry keeps is this run's
+    opts = session.options
+    targets, reuse, published = (opts.transfer_targets, opts.reuse_latency,
+                                 opts.published_baselines)
+    opts.transfer_targets = entry.transfer_targets
+    # what the registry keeps is measured and computed in this run: its latency, and the
+    # task baselines it publishes (never read back from its own records)
+    opts.reuse_latency = False
+    opts.published_baselines = no_published_baselines
     try:
         result = submit(folder, entry.tasks, session=session,
                         expected_sha256=entry.artifact_sha256)
     finally:
-        session.options.transfer_targets = targets
-        session.options.reuse_latency = reuse
+        opts.transfer_targets, opts.reuse_latency = targets, reuse
+        opts.published_baselines = published
     holdouts: dict[str, HoldoutOut] = {}
     unscored = [t.id for t in result.tasks
                 if current_generation(session.catalog, t.id) is not None]
