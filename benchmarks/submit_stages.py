@@ -8,15 +8,19 @@ imports and model loading included), on an activation cache that starts empty:
    union of the task's test, train and validation prompts;
 2. **cold submit**: ``probebench submit`` of the reference verb-grammar MLP on
    ``verb_grammar`` (the registry's eval-awareness guard, no transfer targets, 1,000
-   bootstrap resamples), nothing cached;
-3. **warm submit**: the same again, everything cached;
-4. **``--limit 20``**, cold then warm, for the MLP and for a linear reference entry.
+   bootstrap resamples), nothing cached; the task's baselines at the entry's site are
+   the registry's published record (``timing.baselines_published``);
+3. **cold submit, baselines computed**: the same with ``--compute-baselines`` on another
+   empty cache, as for a site whose baselines nobody has published yet (the random-init
+   control and the surprisal pass run);
+4. **warm submit**: the cold one again, everything cached;
+5. **``--limit 20``**, cold then warm, for the MLP and for a linear reference entry.
 
 The stage table reads each submission.json's ``timing.stages``: wall seconds, forward
 passes and tokens per stage. Every warm run must give the cold run's submission.json
 outside timing and provenance (checked).
 
-    python benchmarks/submit_stages.py            # about 5 minutes on 2 cores
+    python benchmarks/submit_stages.py            # about 12 minutes on 2 cores
     python benchmarks/submit_stages.py --device cuda
 """
 
@@ -80,9 +84,9 @@ def union_prompts(out: Path) -> tuple[int, str]:
 
 
 def submit(artifact: Path, out: Path, env: dict[str, str], device: str,
-           limit: int | None = None) -> tuple[float, dict[str, Any]]:
+           limit: int | None = None, *extra: str) -> tuple[float, dict[str, Any]]:
     args = [*cli(), "submit", str(artifact), "--tasks", TASK, "--out", str(out),
-            "--quiet", "--device", device]
+            "--quiet", "--device", device, *extra]
     if limit is not None:
         args += ["--limit", str(limit)]
     seconds = timed(args, env)
@@ -94,15 +98,17 @@ def compared(result: dict[str, Any]) -> str:
                       sort_keys=True)
 
 
-def stage_table(cold: dict[str, Any], warm: dict[str, Any]) -> str:
-    c, w = cold["timing"]["stages"], warm["timing"]["stages"]
-    lines = ["| stage | cold s | cold passes | cold tokens | warm s | warm passes |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for name in dict.fromkeys([*c, *w]):
-        a, b = c.get(name, {}), w.get(name, {})
+def stage_table(cold: dict[str, Any], computed: dict[str, Any], warm: dict[str, Any]) -> str:
+    c, k, w = (r["timing"]["stages"] for r in (cold, computed, warm))
+    lines = ["| stage | cold s | cold passes | cold tokens | cold, baselines computed s | "
+             "passes | tokens | warm s | warm passes |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name in dict.fromkeys([*k, *c, *w]):
+        a, m, b = c.get(name, {}), k.get(name, {}), w.get(name, {})
         lines.append(f"| {name} | {a.get('seconds', 0):.1f} | {a.get('passes', 0)} | "
-                     f"{a.get('tokens', 0):,} | {b.get('seconds', 0):.1f} | "
-                     f"{b.get('passes', 0)} |")
+                     f"{a.get('tokens', 0):,} | {m.get('seconds', 0):.1f} | "
+                     f"{m.get('passes', 0)} | {m.get('tokens', 0):,} | "
+                     f"{b.get('seconds', 0):.1f} | {b.get('passes', 0)} |")
     return "\n".join(lines)
 
 
@@ -119,6 +125,9 @@ def main() -> int:
                            site, "--out", str(tmp / "union.safetensors"), "--no-cache",
                            "--quiet", "--device", args.device], env)
         cold_s, cold = submit(MLP, tmp / "cold.json", env, args.device)
+        env2 = {**env, "PROBEBENCH_ACTIVATION_CACHE": str(tmp / "cache-computed")}
+        computed_s, computed = submit(MLP, tmp / "computed.json", env2, args.device, None,
+                                      "--compute-baselines")
         warm_s, warm = submit(MLP, tmp / "warm.json", env, args.device)
         limits = {}
         for name, artifact in (("mlp", MLP), ("linear", LINEAR)):
@@ -134,6 +143,9 @@ def main() -> int:
     ok_cold = cold_s <= COLD_RATIO * extract_s
     print(f"| submit, cold | {cold_s:.1f} | {cold_s / extract_s:.2f} | "
           f"<= {COLD_RATIO:g}x: {'yes' if ok_cold else 'NO'} |")
+    published = cold["timing"].get("baselines_published", {})
+    print(f"| submit, cold, baselines computed (--compute-baselines) | {computed_s:.1f} | "
+          f"{computed_s / extract_s:.2f} | |")
     ok_warm = warm_s <= WARM_SECONDS
     print(f"| submit, warm | {warm_s:.1f} | {warm_s / extract_s:.2f} | "
           f"<= {WARM_SECONDS:g} s: {'yes' if ok_warm else 'NO'} |")
@@ -145,8 +157,11 @@ def main() -> int:
         print(f"| submit --limit 20 ({name}), warm | {again:.1f} | {again / extract_s:.2f} | "
               f"<= {LIMIT_SECONDS:g} s: {'yes' if ok else 'NO'} |")
     print("\nstages of the full submit (submission.json's timing.stages):\n")
-    print(stage_table(cold, warm))
-    print(f"\nwarm submission.json equals the cold one outside timing and run: {same}")
+    print(stage_table(cold, computed, warm))
+    print(f"\nthe cold submit's baselines: {published or 'computed (none published)'}")
+    print(f"warm submission.json equals the cold one outside timing and run: {same}")
+    print("the computed baselines' submission.json equals the cold one outside timing and "
+          f"run: {compared(cold) == compared(computed)}")
     return 0 if same and ok_cold and ok_warm and ok_limit else 1
 
 

@@ -44,9 +44,15 @@ def _submit(**options: Any) -> Submission:
                                                    latency_prompts=2, **options))
 
 
+# the module's submits read the same prompts: one activation cache for all of them
+pytestmark = pytest.mark.usefixtures("share_module_cache")
+
+
 @pytest.fixture(scope="module")
-def computed() -> Submission:
-    return _submit()
+def computed(module_cache: Path) -> Submission:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+        return _submit()
 
 
 def _publish(root: Path, submission: Submission) -> Path:

@@ -236,8 +236,9 @@ def test_a_fresh_python_without_a_checkout_lists_and_loads(
 @pytest.mark.slow
 def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
         served: tuple[str, Path], board: Path, tmp_path: Path) -> None:
-    """A pip user's ``submit`` of the downloaded artifact, with the guard from the served
-    mirror, measures the eval-awareness-corrected AUROC the leaderboard shows."""
+    """A pip user's ``submit`` of the downloaded artifact, with the guard and the task's
+    published baselines from the served mirror, measures the eval-awareness-corrected
+    AUROC the leaderboard shows."""
     import probebench
     from probebench.evaluation.reproducibility import VALUE_TOLERANCE
 
@@ -255,7 +256,13 @@ def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
                            "--quiet"], cwd=empty, env=env, capture_output=True, text=True,
                           timeout=3000)
     assert done.returncode == 0, done.stderr
-    mine = json.loads(out.read_text())["tasks"][0]["evalaware_auroc"]
+    result = json.loads(out.read_text())
+    # the task's baselines are the mirror's published record for the same inputs, fetched
+    # and checked against the index (registry/baselines/ of the repository, copied)
+    where = result["timing"]["baselines_published"]["blimp_determiner_noun_agreement_1"]
+    assert where.startswith("registry/baselines/blimp_determiner_noun_agreement_1/"
+                            "smollm2-135m__15-last_token.json, record ")
+    mine = result["tasks"][0]["evalaware_auroc"]
     rows = json.loads((board / "leaderboard.json").read_text())["results"]
     (row,) = [r for r in rows if r["entry_id"] == PROBE]
     assert not mine["imputed"] and not row["evalaware_imputed"]
