@@ -3,8 +3,9 @@
 and runs"), says so, and computes them for any other inputs, with --compute-baselines,
 and in the registry's own evaluation.
 
-Real model (smollm2-135m), the real verb-grammar task and the reference MLP artifact,
-limited to a few items; the registry is a temporary folder."""
+Real model (MiniLM: the smallest embedded one, and the lookup does not depend on the
+architecture), a real BLiMP task and its reference artifact, limited to a few items; the
+registry is a temporary folder."""
 
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO / "registry" / "artifacts" / "verb-grammar-mlp-smollm2-135m-l20-v1"
-TASK = "verb_grammar"
-SITE = Site(20, "token_avg")  # the reference MLP's site
-FILE = "registry/baselines/verb_grammar/smollm2-135m__20-token_avg.json"
+REFERENCE = REPO / "registry" / "artifacts" / "blimp-det-noun-minilm-l6-l4-v2"
+TASK = "blimp_determiner_noun_agreement_1"
+MODEL = "minilm-l6"
+SITE = Site(4, "token_avg")  # the reference probe's site
+FILE = f"registry/baselines/{TASK}/{MODEL}__4-token_avg.json"
 
 
 #: item-bootstrap resamples of these runs (few: the intervals are not what is tested)
@@ -78,7 +80,7 @@ def test_a_submit_reads_the_registrys_baselines_for_the_same_inputs(
 
     asked: list[list[str]] = []
     lookup = RegistryBaselines(tmp_path / "registry", tmp_path, ensure=asked.append)
-    # neither the random-init control, nor the surprisal pass, nor any fit may run
+    # neither the random-init control, nor the model's own scores, nor any fit may run
     monkeypatch.setattr(Session, "random_activations", _refuse)
     monkeypatch.setattr(Session, "surprisal_scores", _refuse)
     monkeypatch.setattr(task_baselines, "_compute", _refuse)
@@ -99,25 +101,25 @@ def test_other_inputs_a_changed_record_and_no_record_find_nothing(
     path = _publish(tmp_path, computed)
     lookup = RegistryBaselines(tmp_path / "registry", tmp_path)
     digest = computed.baselines_sha256[TASK]
-    assert lookup(TASK, "smollm2-135m", "20:token_avg", digest) is not None
+    assert lookup(TASK, MODEL, "4:token_avg", digest) is not None
     # every input is in the digest: another seed, bootstrap or item set names other inputs
     catalog = TaskCatalog.default()
     digests = {sha256_json(baselines_inputs(Session(catalog, SubmitOptions(**o)),
-                                            "smollm2-135m", TASK, SITE))
+                                            MODEL, TASK, SITE))
                for o in ({"limit": 4, "bootstrap": BOOTSTRAP}, {"limit": 4, "seed": 1},
                          {"limit": 4, "bootstrap": BOOTSTRAP + 1},
                          {"limit": 5, "bootstrap": BOOTSTRAP})}
     assert len(digests) == 4 and digest in digests
     for other in digests - {digest}:
-        assert lookup(TASK, "smollm2-135m", "20:token_avg", other) is None
-    assert lookup(TASK, "smollm2-135m", "15:token_avg", digest) is None  # another site
+        assert lookup(TASK, MODEL, "4:token_avg", other) is None
+    assert lookup(TASK, MODEL, "3:token_avg", digest) is None  # another site
 
     doc = json.loads(path.read_text("utf-8"))
     doc["history"][-1]["inputs_sha256"] = "0" * 64  # the latest record: other inputs
     path.write_text(json.dumps(doc), "utf-8")
-    assert lookup(TASK, "smollm2-135m", "20:token_avg", digest) is None
+    assert lookup(TASK, MODEL, "4:token_avg", digest) is None
     path.unlink()
-    assert lookup(TASK, "smollm2-135m", "20:token_avg", digest) is None
+    assert lookup(TASK, MODEL, "4:token_avg", digest) is None
 
 
 def test_the_cli_reads_them_unless_told_to_compute(computed: Submission,
@@ -155,6 +157,6 @@ def test_the_registry_computes_the_baselines_it_publishes(
     session = Session(TaskCatalog.default(),
                       SubmitOptions(progress=False, published_baselines=lookup))
     with pytest.raises(RuntimeError, match="stop here"):
-        evaluate_entry("probebench/verb-grammar-mlp-smollm2-135m-l20-v1", REPO / "registry",
+        evaluate_entry("probebench/blimp-det-noun-minilm-l6-l4-v2", REPO / "registry",
                        REPO, session, store=False)
     assert seen == [True] and session.options.published_baselines is lookup
