@@ -4,6 +4,7 @@ notebooks and site. Everything here reads the committed files."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -201,7 +202,27 @@ def test_review_passes_on_reference_entries(entry_id: str, module_cache: Path,
 def test_review_passes_on_every_reference_entry(entry_id: str, module_cache: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     got = _review(entry_id, module_cache, monkeypatch)
-    assert got["passed"], json.dumps(got, indent=1)
+    entry = read_entry(REGISTRY / "probes" / f"{entry_id}.yaml")
+    if entry.status == "live":
+        assert got["passed"], json.dumps(got, indent=1)
+        return
+    # a deprecated (-v1) entry was retired when the protocol's choice became validation
+    # log-loss: its notebook runs today's protocol, which may choose another penalty than
+    # the archived artifact's (docs/registry.md). It must run and print its metrics;
+    # every other item holds.
+    failed = {i["name"]: i["detail"] for i in got["items"] if not i["passed"]}
+    assert set(failed) <= {"notebook"}, json.dumps(got, indent=1)
+    if failed:
+        # what it printed is its successor's probe: the -v2 entry's stored AUROC
+        printed = re.findall(r"(\w+)\.auroc: printed ([0-9.]+), probebench re-evaluated",
+                             failed["notebook"])
+        assert printed, failed["notebook"]
+        assert entry.notice and "log-loss" in entry.notice
+        successor = entry_id.removesuffix("-v1") + "-v2"
+        for task, value in printed:
+            stored = json.loads((REGISTRY / "results" / f"{successor}" / f"{task}.json")
+                                .read_text("utf-8"))["history"][-1]["result"]["auroc"]
+            assert abs(float(value) - stored["value"]) <= 0.02, (task, value, stored)
 
 
 def test_repository_notebooks_reproduce_a_reference_probe(module_cache: Path,
