@@ -213,16 +213,21 @@ def test_review_passes_on_every_reference_entry(entry_id: str, module_cache: Pat
     failed = {i["name"]: i["detail"] for i in got["items"] if not i["passed"]}
     assert set(failed) <= {"notebook"}, json.dumps(got, indent=1)
     if failed:
-        # what it printed is its successor's probe: the -v2 entry's stored AUROC
-        printed = re.findall(r"(\w+)\.auroc: printed ([0-9.]+), probebench re-evaluated",
+        # what it printed is its successor's probe: every metric it printed beyond the
+        # tolerance agrees with the -v2 entry's stored result
+        printed = re.findall(r"(\w+)\.(\w+): printed ([-0-9.eE]+), probebench re-evaluated",
                              failed["notebook"])
         assert printed, failed["notebook"]
         assert entry.notice and "log-loss" in entry.notice
         successor = entry_id.removesuffix("-v1") + "-v2"
-        for task, value in printed:
-            stored = json.loads((REGISTRY / "results" / f"{successor}" / f"{task}.json")
-                                .read_text("utf-8"))["history"][-1]["result"]["auroc"]
-            assert abs(float(value) - stored["value"]) <= 0.02, (task, value, stored)
+        for task, metric, value in printed:
+            result = json.loads((REGISTRY / "results" / successor / f"{task}.json")
+                                .read_text("utf-8"))["history"][-1]["result"]
+            base, _, bound = metric.partition("_ci_")
+            stored = result[base]
+            if isinstance(stored, dict):
+                stored = stored["ci_" + bound] if bound else stored["value"]
+            assert abs(float(value) - stored) <= 0.02, (task, metric, value, stored)
 
 
 def test_repository_notebooks_reproduce_a_reference_probe(module_cache: Path,
