@@ -104,11 +104,12 @@ def test_other_inputs_a_changed_record_and_no_record_find_nothing(
     assert lookup(TASK, MODEL, "4:token_avg", digest) is not None
     # every input is in the digest: another seed, bootstrap or item set names other inputs
     catalog = TaskCatalog.default()
-    digests = {sha256_json(baselines_inputs(Session(catalog, SubmitOptions(**o)),
-                                            MODEL, TASK, SITE))
-               for o in ({"limit": 4, "bootstrap": BOOTSTRAP}, {"limit": 4, "seed": 1},
-                         {"limit": 4, "bootstrap": BOOTSTRAP + 1},
-                         {"limit": 5, "bootstrap": BOOTSTRAP})}
+    options = [SubmitOptions(limit=4, bootstrap=BOOTSTRAP),
+               SubmitOptions(limit=4, bootstrap=BOOTSTRAP, seed=1),
+               SubmitOptions(limit=4, bootstrap=BOOTSTRAP + 1),
+               SubmitOptions(limit=5, bootstrap=BOOTSTRAP)]
+    digests = {sha256_json(baselines_inputs(Session(catalog, o), MODEL, TASK, SITE))
+               for o in options}
     assert len(digests) == 4 and digest in digests
     for other in digests - {digest}:
         assert lookup(TASK, MODEL, "4:token_avg", other) is None
