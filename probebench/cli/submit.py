@@ -117,19 +117,14 @@ def _registry(args: argparse.Namespace, ws: Any, *, for_guards: bool) -> Any:
     was asked for: the guard is imputed (said on stderr when it was wanted) and the
     baselines are computed. With --guard or --no-guard only a registry given or the
     checkout's is read (for its baselines)."""
-    import os
     import sys
 
-    from probebench.paths import enclosing_repo
-    from probebench.registry.mirror import REGISTRY_ENV, open_registry
+    from probebench.registry.mirror import open_registry
 
-    if not for_guards and args.registry_source is None \
-            and not os.environ.get(REGISTRY_ENV, "").strip() \
-            and not (enclosing_repo(ws.repo) / "registry" / "probes").is_dir():
-        return None  # only for baselines: never the published registry unasked
     try:
+        # only for baselines: never the published registry unasked
         source = open_registry(args.registry_source, sha256=args.registry_sha256,
-                               start=ws.repo)
+                               start=ws.repo, published=for_guards)
         if for_guards:
             source.ensure_guards()
     except InputError as exc:

@@ -106,10 +106,9 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         if measured.reused:
             reused[task_id] = measured.measured_at
     ident = session.model(meta.model).identity
-    digests = {t: d for (m, t, s), d in session.baselines_sha256.items()
-               if m == meta.model and s == site and t in tasks}
-    published = {t: w for (m, t, s), w in session.baselines_published.items()
-                 if m == meta.model and s == site and t in tasks}
+    keys = {(meta.model, t, site): t for t in tasks}
+    digests = {keys[k]: d for k, d in session.baselines_sha256.items() if k in keys}
+    published = {keys[k]: w for k, w in session.baselines_published.items() if k in keys}
     return Submission(
         spec_version=SPEC_VERSION, probebench_version=__version__,
         probe=ProbeInfo(id=artifact.resolve().name, bundle_sha256=report.bundle_sha256,

@@ -240,7 +240,8 @@ class RegistrySource:
         checked (``registry.baselines.RegistryBaselines``); one it does not list stays
         absent, so its baselines are computed."""
         if self.index is not None:
-            self._ensure([p for p in paths if p in set(self.index.baselines)])
+            listed = set(self.index.baselines)
+            self._ensure([p for p in paths if p in listed])
 
     def ensure_all(self) -> None:
         """Every file of the mirror (what a whole-registry command reads)."""
@@ -378,10 +379,11 @@ def _open_leaderboard(folder: Path, sha256: str | None, why: str) -> RegistrySou
 
 
 def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
-                  start: Path | None = None) -> RegistrySource:
+                  start: Path | None = None, published: bool = True) -> RegistrySource:
     """The registry to read, in this order: ``given``, ``$PROBEBENCH_REGISTRY``, the
     enclosing checkout's ``registry/`` (from ``start``, default the current folder), the
-    project's published leaderboard. ``given`` is a source folder (with ``probes/``), a built
+    project's published leaderboard (unless ``published`` is False: then none found is an
+    ``InputError``). ``given`` is a source folder (with ``probes/``), a built
     leaderboard (with ``registry.json``) or a URL of a ``registry.json``."""
     if given is not None and str(given).strip():
         return _open(given, sha256, "given")
@@ -392,6 +394,8 @@ def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
     if (repo / "registry" / "probes").is_dir():
         return RegistrySource("folder", str(repo / "registry"), "the enclosing checkout",
                               repo / "registry", repo)
+    if not published:
+        raise InputError(f"no registry given, in ${REGISTRY_ENV} or in a checkout here")
     return _open(PUBLISHED_REGISTRY, sha256, "the published registry (no checkout here; "
                  f"give --registry or ${REGISTRY_ENV})")
 
