@@ -6,8 +6,8 @@ The public API::
 
     catalog = TaskCatalog.default()                     # the tasks shipped with probebench
     report = validate("my-probe", catalog=catalog)      # every artifact check
-    result = submit("my-probe", ["verb_grammar"], catalog=catalog)
-    result.to_dict()                                    # submission.json as a dict
+    result = submit("my-probe", ["verb_grammar"], catalog=catalog, outputs="out")
+    result.to_dict()                    # submission.json as a dict; out/ holds it and REPORT.md
     probe = load_probe("probebench/blimp-det-noun-smollm2-135m-l15-v1")  # a registry id
     probe.score_texts(["She bought those books.", "She bought that books."])  # P(positive)
     weights = load_weights("my-probe")                  # ProbeWeights, no pickle executed
@@ -30,15 +30,16 @@ docstrings of the names in ``__all__`` (``python -m probebench.apidoc docs/api.m
 from probebench.artifact.checks import ValidationReport, validate
 from probebench.artifact.forms import load_weights
 from probebench.artifact.weights import ProbeWeights
-from probebench.evaluation.results import Submission, TaskResult
+from probebench.evaluation.results import Submission, TaskResult, read_submission
 from probebench.evaluation.session import SubmitOptions
-from probebench.evaluation.submit import submit
 from probebench.models.activations import extract
 from probebench.probe import NoDirectionError, Probe, load_probe
+from probebench.runs.submit import Outputs, submit
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 from probebench.train import TrainConfig, Trained
 from probebench.train import train as train
+from probebench.train.artifact import write_artifact
 from probebench.version import __version__
 
 #: public name -> (module, attribute): loaded on first use, so ``import probebench`` stays
@@ -70,8 +71,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "score_lm": ("probebench.evaluation.lm_scores", "score_lm"),
     "seal_holdout": ("probebench.tasks.sealed", "seal"),
     "show_entry": ("probebench.registry.mirror", "show_entry"),
-    "submit_many": ("probebench.evaluation.submit", "submit_many"),
+    "submit_many": ("probebench.runs.submit", "submit_many"),
     "unseal_holdout": ("probebench.tasks.sealed", "unseal"),
+    "unseal_holdouts_to": ("probebench.tasks.sealed", "unseal_to"),
     "verify_holdouts": ("probebench.tasks.sealed", "verify_holdouts"),
     "write_holdout_key": ("probebench.tasks.sealed", "write_key_file"),
     "write_verb_splits": ("probebench.tasks.verbs.generator", "write_train_val"),
@@ -92,6 +94,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "NoDirectionError",
+    "Outputs",
     "Probe",
     "ProbeWeights",
     "Site",
@@ -106,8 +109,10 @@ __all__ = [
     "extract",
     "load_probe",
     "load_weights",
+    "read_submission",
     "submit",
     "train",
     "validate",
+    "write_artifact",
     *sorted(_LAZY),
 ]

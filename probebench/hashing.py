@@ -107,13 +107,6 @@ def manifest_text(entries: Iterable[tuple[str, str]]) -> str:
     return "".join(f"{sha}  {path}\n" for path, sha in rows)
 
 
-def sha256_files(files: Iterable[Path], root: Path, *, memo: bool = True) -> str:
-    """One hash over several files: the SHA-256 of their manifest (see ``manifest_text``)."""
-    text = manifest_text((Path(f).relative_to(root).as_posix(), sha256_file(Path(f), memo=memo))
-                         for f in files)
-    return sha256_bytes(text.encode("utf-8"))
-
-
 @contextlib.contextmanager
 def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
     """Write a file so that readers see either the old file or the complete new one.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -9,10 +10,11 @@ import yaml
 
 from probebench.evaluation.metrics import (
     auroc_score,
-    bootstrap_auroc,
     brier_score_loss,
     expected_calibration_error,
     fpr_at_tpr_error,
+    item_bootstrap,
+    weighted_auroc,
 )
 from probebench.evaluation.results import (
     BaselineOut,
@@ -43,7 +45,8 @@ def synthetic_result(task: str, strength: float, rng: np.random.Generator,
     labels = np.tile([1, 0], n_items)
     items = np.repeat(np.arange(n_items), 2)
     probs = np.clip(0.5 + strength * (labels - 0.5) + rng.normal(0, 0.2, 2 * n_items), 0, 1)
-    iv = bootstrap_auroc(labels, probs, items, n_resamples=100, seed=0)
+    iv = item_bootstrap(auroc_score(labels, probs), partial(weighted_auroc, labels, probs),
+                        items, n_resamples=100, seed=0)
     auroc = _interval(iv.value, iv.low, iv.high)
     acc = _interval(0.5 + strength / 2, 0.45 + strength / 2, min(1.0, 0.55 + strength / 2))
     slices = {}

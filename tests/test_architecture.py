@@ -215,3 +215,39 @@ def test_submit_is_orchestration_only() -> None:
     classes = [node.name for node in ast.parse("\n".join(lines)).body
                if isinstance(node, ast.ClassDef)]
     assert classes == [], f"{path} defines {classes}: they belong in evaluation/session.py"
+
+
+FAMILIES = PACKAGE / "tasks" / "families"
+
+
+def test_one_folder_per_task_family() -> None:
+    """A task family (the format of its tasks) lives in one folder, ``tasks/families/<f>/``:
+    its format, the fresh-item generators of its tasks where it has any (reached through
+    the format, the one registry: no second registry loaded by name), its display name, and
+    its paragraph in docs/tasks.md names the folder."""
+    from probebench.tasks.families import format_names, get_format
+    from probebench.tasks.fresh_items import generators
+
+    folders = {p.name for p in FAMILIES.iterdir() if (p / "__init__.py").is_file()}
+    built_in = {name for name in format_names()
+                if type(get_format(name)).__module__.startswith("probebench.")}
+    assert folders == built_in == {"blimp", "senteval", "syntaxgym", "verbs"}
+    assert not (PACKAGE / "tasks" / "fresh").exists()
+    assert not (PACKAGE / "tasks" / "formats").exists()
+    assert not [p for p in (PACKAGE / "tasks").rglob("*.py")
+                if "import_module" in p.read_text("utf-8")], "a registry loaded by name"
+    docs = (PACKAGE.parent / "docs" / "tasks.md").read_text("utf-8")
+    found: dict[str, str] = {}
+    for family in sorted(folders):
+        fmt = get_format(family)
+        assert type(fmt).__module__ == f"probebench.tasks.families.{family}.format"
+        assert fmt.display_name, f"{family}: no display name"
+        made_here = f"probebench.tasks.families.{family}.fresh"
+        assert (FAMILIES / family / "fresh.py").is_file() == bool(fmt.fresh_generators())
+        for gen in fmt.fresh_generators():
+            assert gen.make.__module__ == made_here, gen.task_id
+            found[gen.task_id] = family
+        assert f"`probebench/tasks/families/{family}/`" in docs, f"{family}: no docs paragraph"
+    # every generator is a format's: the registry of formats is the registry of generators
+    assert set(generators()) == set(found)
+    assert found["eval_awareness"] == "senteval" and found["verb_grammar"] == "verbs"

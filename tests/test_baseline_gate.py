@@ -13,22 +13,22 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from probebench.evaluation.baselines import auroc_gap, baseline_gap, best_baseline
+from probebench.evaluation.baselines import baseline_gap, best_baseline, gap_interval
 from probebench.evaluation.metrics import (
     auroc_score,
-    bootstrap_auroc,
     expected_calibration_error,
+    item_bootstrap,
     resample_counts,
     weighted_auroc,
     weighted_calibration_error,
 )
-from probebench.evaluation.multiclass import macro_auroc_score
 from probebench.evaluation.results import (
     BaselineGapOut,
     BaselineOut,
@@ -40,7 +40,6 @@ from probebench.leaderboard.build import build_leaderboard, page_name
 from probebench.leaderboard.gaps import entry_beats, result_gap
 from probebench.leaderboard.probescore import (
     AxisValue,
-    available_specs,
     axis_values,
     load_probescore_spec,
     parse_spec,
@@ -48,7 +47,6 @@ from probebench.leaderboard.probescore import (
 )
 from probebench.leaderboard.ranks import (
     Scored,
-    _totals,
     draw_scores,
     rank_group,
     split_normal,
@@ -81,7 +79,7 @@ def test_the_gap_resamples_the_same_items_for_probe_and_baseline() -> None:
     y = np.tile([1, 0], n_items)
     probe = np.clip(0.5 + 0.3 * (y - 0.5) + rng.normal(0, 0.2, y.size), 0, 1)
     base = np.clip(probe + rng.normal(0, 0.15, y.size), 0, 1)  # shares the hard items
-    iv = auroc_gap(y, probe, base, items, seed=11, n_resamples=400)
+    iv = gap_interval(y, probe, base, items, seed=11, n_resamples=400)
     # by hand: one draw of items, both AUROCs on it
     counts = resample_counts(n_items, 400, np.random.default_rng(11))[:, items]
     diffs = weighted_auroc(y, probe, counts) - weighted_auroc(y, base, counts)
@@ -90,8 +88,8 @@ def test_the_gap_resamples_the_same_items_for_probe_and_baseline() -> None:
     assert (iv.low, iv.high) == pytest.approx((low, high))
     # pairing removes the items' shared difficulty: narrower than combining the two
     # AUROCs' own intervals as if independent
-    a = bootstrap_auroc(y, probe, items, n_resamples=400, seed=1)
-    b = bootstrap_auroc(y, base, items, n_resamples=400, seed=2)
+    a, b = (item_bootstrap(auroc_score(y, s), partial(weighted_auroc, y, s), items,
+                           n_resamples=400, seed=seed) for s, seed in ((probe, 1), (base, 2)))
     unpaired = np.hypot(a.high - a.low, b.high - b.low)
     assert iv.high - iv.low < 0.8 * unpaired
 
@@ -139,7 +137,7 @@ def test_a_multiclass_gap_is_the_macro_aurocs_difference() -> None:
     gap, beats = baseline_gap({"majority": base}, pred, task_id="mc", seed=0, n_resamples=200)
     assert gap is not None and beats is True
     stored = np.array(pred.class_probs)
-    assert gap.value == pytest.approx(macro_auroc_score(y, stored) - 0.5, abs=1e-6)
+    assert gap.value == pytest.approx(auroc_score(y, stored) - 0.5, abs=1e-6)
 
 
 def test_stored_baselines_load_with_or_without_scores() -> None:
@@ -306,16 +304,14 @@ def test_the_cap_is_applied_inside_each_resample() -> None:
 
 
 def test_a_multiclass_result_is_resampled_by_its_macro_auroc() -> None:
-    from probebench.evaluation.multiclass import top_label_calibration_error
-
     rng = np.random.default_rng(7)
     y = np.repeat([0, 1, 2], 30)
     logits = rng.normal(0, 1, (90, 3)) + 1.2 * np.eye(3)[y]
     proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     base = synthetic_result("blimp_passive_1", 0.3, np.random.default_rng(0))
     result = base.model_copy(update={
-        "classes": ["0", "1", "2"], "auroc": _iv(macro_auroc_score(y, proba)),
-        "ece": top_label_calibration_error(y, proba),
+        "classes": ["0", "1", "2"], "auroc": _iv(auroc_score(y, proba)),
+        "ece": expected_calibration_error(y, proba),
         "predictions": PromptScores(prompt_ids=[str(i) for i in range(90)],
                                     items=list(range(90)), labels=y.tolist(),
                                     probs=[float(proba[i, k]) for i, k in enumerate(y)],
@@ -325,24 +321,8 @@ def test_a_multiclass_result_is_resampled_by_its_macro_auroc() -> None:
                    closed=False, beats=True)
     draws = draw_scores([entry], load_probescore_spec(), n_resamples=200)
     low, high = draws.auroc_ci[0]
-    assert low < macro_auroc_score(y, proba) < high and high - low > 0.02
+    assert low < auroc_score(y, proba) < high and high - low > 0.02
     assert np.ptp(draws.boot[:, 0]) > 0 and draws.notes == [""]
-
-
-def test_vectorised_totals_are_probescore() -> None:
-    rng = np.random.default_rng(0)
-    for version in available_specs():
-        spec = load_probescore_spec(version)
-        values = {a.source: rng.uniform(0, 1, 50) for a in spec.axes}
-        values["auroc"][:10] = 1.0  # capped
-        for closed in (False, True):
-            totals, capped = _totals(spec, values, closed)
-            for b in range(50):
-                one = probescore(spec, {k: AxisValue(float(v[b])) for k, v in values.items()},
-                                 closed_license=closed)
-                assert totals[b] == pytest.approx(one.total, abs=1e-12)
-                assert [a.name for k, a in enumerate(spec.axes) if capped[b, k]] == \
-                    sorted(one.capped, key=[a.name for a in spec.axes].index)
 
 
 def test_split_normal_matches_the_stored_interval() -> None:

@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from probebench.errors import InputError
-from probebench.tasks.formats.formula import (
+from probebench.tasks.families.syntaxgym.format import prediction_results, read_suite
+from probebench.tasks.families.syntaxgym.formula import (
     Ref,
     condition_labels,
     evaluate,
     legacy_to_formula,
     parse_formula,
 )
-from probebench.tasks.formats.syntaxgym import prediction_results, read_suite
 from tests.catalogs import PACKAGED_ROOT
 
 SHARED = PACKAGED_ROOT / "data" / "syntaxgym"

@@ -1,9 +1,12 @@
-"""Fresh-item generators of the BLiMP and SyntaxGym tasks (``probebench.tasks.fresh.blimp``
-and ``.syntaxgym``): the contract, freshness, determinism, fidelity to the registered
-items, and the grammar rule of each paradigm, checked against this file's own lexicon."""
+"""Fresh-item generators of the BLiMP and SyntaxGym tasks
+(``probebench/tasks/families/blimp/fresh.py`` and ``families/syntaxgym/fresh.py``): the
+contract, freshness, determinism, fidelity to the registered items, and the grammar rule
+of each paradigm, checked against this file's own lexicon."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 from collections import Counter
 from functools import cache
@@ -13,13 +16,13 @@ import pytest
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats.syntaxgym import prediction_results
-from probebench.tasks.fresh import overlap, overlap_within, public_items
-from probebench.tasks.fresh.base import FreshGenerator, fresh_seed
-from probebench.tasks.fresh.blimp import GENERATORS as BLIMP
-from probebench.tasks.fresh.syntaxgym import GENERATORS as SYNTAXGYM
+from probebench.tasks.families import FreshGenerator, get_format
+from probebench.tasks.families.syntaxgym.format import prediction_results
+from probebench.tasks.fresh_items import fresh_seed, overlap, overlap_within, public_items
 from probebench.tasks.hygiene import canonical_test_text
 
+BLIMP = get_format("blimp").fresh_generators()
+SYNTAXGYM = get_format("syntaxgym").fresh_generators()
 GENERATORS = {g.task_id: g for g in (*BLIMP, *SYNTAXGYM)}
 TASKS = sorted(GENERATORS)
 KEY = secrets.token_bytes(32)  # a throwaway holdout key
@@ -171,6 +174,34 @@ def test_same_key_same_items_other_key_other_items(task: str) -> None:
     assert canonical_test_text(run(task, generation=2)) != same
 
 
+#: sha256 of the items' records under a fixed key (generation 3): the generators draw the
+#: same items from the same key after any refactoring; a change of word lists or rules
+#: changes these on purpose
+PINNED = {
+    "blimp_anaphor_gender_agreement":
+        "3c3094792d7f5b5a8cb1fbd85ca1221ed07e03b699ad7efd72594f4f2c65427b",
+    "blimp_determiner_noun_agreement_1":
+        "574cf8c0ba2cc3dbdfb290a8956d573cc91e5d0286ff7bd655322c5b47888830",
+    "blimp_irregular_plural_subject_verb_agreement_1":
+        "8c41289c9b49f85d65c125b39df2b970088a8809bf97d006f710726c4719051e",
+    "syntaxgym_npi_orc_any":
+        "d3e5c8c6832994087cf3a1c34287091a3c6e8a116439cd75d9ada0ecf4cabceb",
+    "syntaxgym_number_prep":
+        "a9b613efa90833bb252ac5788c8a9c3d401e9e95e29459a45cc1fbfa37568a50",
+    "syntaxgym_reflexive_src_masc":
+        "386f63dd6ac4e4ca22b84b910d45a0fe3e3dc245613712839481ece75fdd900b",
+}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_fixed_key_gives_the_pinned_items(task: str) -> None:
+    gen = GENERATORS[task]
+    rng = np.random.default_rng(fresh_seed(bytes(range(32)), task, 3))
+    items = gen.make(catalog().spec(task), catalog().root_of(task), rng, gen.n_items, "fresh-g3-")
+    records = json.dumps([i.record() for i in items], sort_keys=True).encode()
+    assert hashlib.sha256(records).hexdigest() == PINNED[task]
+
+
 # --- fidelity to the registered items ----------------------------------------------------
 
 @pytest.mark.parametrize("task", TASKS)
@@ -310,7 +341,7 @@ def test_reflexive_agrees_with_the_head_not_the_relative_clause() -> None:
 # --- drawing again on a repeat or a public sentence -------------------------------------
 
 def test_blimp_draws_again_on_repeats_and_public_sentences() -> None:
-    from probebench.tasks.fresh.blimp import _make
+    from probebench.tasks.families.blimp.fresh import _make
 
     # one of the five is public: "Katherine can't help herself." (anaphor_gender_agreement)
     names = ("Katherine", "Anna", "Julia", "Emma", "Laura", "Helen")
@@ -327,7 +358,7 @@ def test_blimp_draws_again_on_repeats_and_public_sentences() -> None:
 
 
 def test_syntaxgym_draws_again_on_repeats_and_public_sentences() -> None:
-    from probebench.tasks.fresh.syntaxgym import _make
+    from probebench.tasks.families.syntaxgym.fresh import _make
 
     # "The author next to the senators is good" (and its conditions) are public
     heads = (("author", "senators"), ("baker", "senators"), ("judge", "senators"))

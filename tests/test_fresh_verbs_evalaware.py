@@ -1,9 +1,10 @@
 """Fresh-item generators of ``verb_grammar`` and ``eval_awareness``
-(``probebench.tasks.fresh.verbs`` and ``.evalaware``): sized, fresh, deterministic, and
-read exactly as registered items are."""
+(``probebench/tasks/families/verbs/fresh.py`` and ``families/senteval/fresh.py``): sized,
+fresh, deterministic, and read exactly as registered items are."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -17,15 +18,16 @@ import pytest
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.fresh import evalaware, overlap, overlap_within, public_items, verbs
-from probebench.tasks.fresh.base import FreshGenerator, fresh_seed
+from probebench.tasks.families import FreshGenerator, get_format
+from probebench.tasks.families.verbs import fresh as verbs
+from probebench.tasks.fresh_items import fresh_seed, overlap, overlap_within, public_items
 from probebench.tasks.hygiene import canonical_test_text
 from probebench.tasks.verbs.checks import check_line
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import Line, VerbItem, VerbTables, read_verb_file
 
 GENERATORS: dict[str, FreshGenerator] = {
-    g.task_id: g for g in (*verbs.GENERATORS, *evalaware.GENERATORS)}
+    g.task_id: g for fmt in ("verbs", "senteval") for g in get_format(fmt).fresh_generators()}
 TASKS = sorted(GENERATORS)
 
 
@@ -95,6 +97,26 @@ def test_the_same_seed_gives_the_same_items_another_key_others(
     assert canonical_test_text(other) != canonical_test_text(first)
     texts = {p.text for i in first for p in i.prompts}
     assert len(texts & {p.text for i in other for p in i.prompts}) < len(texts) / 2
+
+
+#: sha256 of the items' records under a fixed key (generation 3): the generators draw the
+#: same items from the same key after any refactoring; a change of word lists or rules
+#: changes these on purpose
+PINNED = {
+    "eval_awareness":
+        "d1067ed34b1d5d7ea18e8c3021a523fe9b4a28a64ebba71ef4584e0214fdaf32",
+    "verb_grammar":
+        "825ea89fb539927e29eceb67cf3c020bdc4baa01c9495538b77e6a25ff5b081b",
+}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_fixed_key_gives_the_pinned_items(task: str, catalog: TaskCatalog) -> None:
+    gen = GENERATORS[task]
+    rng = np.random.default_rng(fresh_seed(bytes(range(32)), task, 3))
+    items = gen.make(catalog.spec(task), catalog.root_of(task), rng, gen.n_items, "fresh-g3-")
+    records = json.dumps([i.record() for i in items], sort_keys=True).encode()
+    assert hashlib.sha256(records).hexdigest() == PINNED[task]
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -256,3 +278,15 @@ def test_any_size_is_honoured(task: str, catalog: TaskCatalog) -> None:
     for n in (1, 7):
         items = run(catalog, task, secrets.token_bytes(32), n)
         assert len(items) == n and overlap_within(items) == []
+
+
+def test_quota_shares_by_largest_remainder() -> None:
+    """The one share rule both generators use (verb mix, eval-awareness kinds)."""
+    import doctest
+
+    from probebench.tasks.families import drawing
+
+    assert drawing.quota(240, [1, 1]) == [120, 120]
+    assert drawing.quota(7, [1, 1, 1]) == [3, 2, 2]  # ties: the first takes the spare
+    assert sum(drawing.quota(120, [20, 20, 20, 20, 20, 20, 15, 15, 30])) == 120
+    assert doctest.testmod(drawing).failed == 0

@@ -2,13 +2,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from probebench import paths
-from probebench.hashing import atomic_writer, sha256_file, sha256_files
+from probebench.hashing import atomic_writer, sha256_file
 
 
 def test_sha256_file_memo_is_invalidated_by_changes(tmp_path: Path,
@@ -27,17 +26,6 @@ def test_sha256_file_memo_is_invalidated_by_changes(tmp_path: Path,
     sha256_file(g)
     memo = json.loads((paths.home() / "file-hashes.json").read_text())
     assert all(str(g.resolve()) in k for k in memo), "entries of deleted files are pruned"
-
-
-def test_sha256_files_is_independent_of_order_and_timestamps(tmp_path: Path) -> None:
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.write_text("1")
-    b.write_text("2")
-    first = sha256_files([a, b], tmp_path)
-    os.utime(a, (1, 1))
-    assert sha256_files([b, a], tmp_path) == first
-    b.write_text("3")
-    assert sha256_files([a, b], tmp_path) != first
 
 
 def test_atomic_writer_leaves_old_file_on_failure(tmp_path: Path) -> None:

@@ -19,11 +19,12 @@ from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog, packaged_tasks_file
+from probebench.tasks.holdout_listing import HEADER, listing_text
 from probebench.tasks.hygiene import canonical_test_text
 from probebench.tasks.sealed import (
     FORM_ONLY,
     KEY_ENV,
-    LISTING,
+    LISTING_FILE,
     HoldoutAuthenticationError,
     HoldoutFormError,
     HoldoutKeyInvalidError,
@@ -32,6 +33,7 @@ from probebench.tasks.sealed import (
     HoldoutWrongKeyError,
     canonical_plaintext,
     commitment_of,
+    current_generation,
     key_id,
     read_items,
     read_key,
@@ -61,7 +63,6 @@ def catalog(tmp_path: Path) -> TaskCatalog:
     packaged = packaged_tasks_file()
     data = yaml.safe_load(packaged.read_text("utf-8"))
     data["tasks"] = [t for t in data["tasks"] if t["id"] in (TASK, OTHER)]
-    data.pop("sealed_holdouts", None)  # the maintainers' generations, of other tasks
     for task in data["tasks"]:
         for rel in task["files_sha256"]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -133,9 +134,9 @@ def test_a_wrong_key_is_named(catalog: TaskCatalog, tmp_path: Path) -> None:
 
 
 def _edit_listing(root: Path, **fields: object) -> None:
-    path = root / "tasks.yaml"
+    path = root / LISTING_FILE
     data = yaml.safe_load(path.read_text("utf-8"))
-    data[LISTING][fields.pop("task", TASK)]["generations"][
+    data["sealed_holdouts"][fields.pop("task", TASK)]["generations"][
         int(str(fields.pop("index", 0)))].update(fields)
     path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
 
@@ -279,10 +280,10 @@ def test_a_failed_listing_write_leaves_no_sealed_file(
     def fail(root: Path, listing: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(sealed, "_write_listing", fail)
+    monkeypatch.setattr(sealed, "write_listing", fail)
     with pytest.raises(OSError, match="disk full"):
         seal(catalog, TASK, fixture_items("fw"), key)
-    assert LISTING not in catalog.path.read_text()
+    assert not (catalog.root / LISTING_FILE).exists()
     assert list((catalog.root / "holdouts").rglob("*")) == [catalog.root / "holdouts" / TASK]
 
 
@@ -425,6 +426,7 @@ def test_no_plaintext_leaks_into_the_catalog_or_the_sealed_file(
     hidden = [*texts(items), *(i.id for i in items), "zorblat", "glimfed", key.hex()]
     files = [p for p in catalog.root.rglob("*") if p.is_file()]
     assert catalog.root / gen.sealed_file in files and catalog.path in files
+    assert catalog.root / LISTING_FILE in files
     for path in files:
         data = path.read_bytes()
         found = [s for s in hidden if s.encode() in data]
@@ -433,44 +435,143 @@ def test_no_plaintext_leaks_into_the_catalog_or_the_sealed_file(
     # what is public: the commitment, not the plaintext's plain hash
     from probebench.hashing import sha256_bytes
 
-    listing_text = catalog.path.read_text()
+    listing_text = (catalog.root / LISTING_FILE).read_text()
     assert gen.commitment in listing_text
     assert sha256_bytes(canonical_plaintext(items)) not in listing_text
 
 
-def test_the_listing_is_a_section_of_tasks_yaml_and_every_other_byte_is_kept(
-        catalog: TaskCatalog, tmp_path: Path) -> None:
-    _, key = new_key(tmp_path)
-    marker = "# a maintainer's comment, kept as it is\n"
-    text = catalog.path.read_text("utf-8")
-    catalog.path.write_text(marker + text, "utf-8")
-    before = catalog.path.read_text("utf-8")
-    seal(catalog, TASK, fixture_items("ls"), key)
-    after = catalog.path.read_text("utf-8")
-    _, _, rest = after.partition("sealed_holdouts:")
-    assert after.startswith(marker) and "tasks:" in rest
-    # the section sits before tasks:, and removing it gives back the file byte for byte
-    section_end = after.index("\ntasks:") + 1
-    section_start = after.index("# Sealed holdouts:")
-    assert after[:section_start] + after[section_end:] == before
-    listed = yaml.safe_load(after)["sealed_holdouts"][TASK]["generations"]
-    assert [g["status"] for g in listed] == ["current"] and listed[0]["commitment"]
-    # a second write replaces the section, never adds one
-    rotate(catalog, TASK, fixture_items("ls2"), key)
-    again = catalog.path.read_text("utf-8")
-    assert again.count("sealed_holdouts:") == 1 and again.count("# Sealed holdouts:") == 1
-    assert [g["status"] for g in yaml.safe_load(again)["sealed_holdouts"][TASK][
-        "generations"]] == ["retired", "current"]
-    # `tasks add` appends after the tasks list, which stays last
-    assert again.rstrip().splitlines()[-1].startswith(" ")
+def test_seal_rotate_and_reveal_never_write_the_tasks_file(
+        catalog: TaskCatalog, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands write holdouts.yaml beside tasks.yaml, the whole file under its
+    machine-written header; tasks.yaml keeps every byte."""
+    key_file, _ = new_key(tmp_path)
+    catalog.path.write_text("# a maintainer's comment, kept as it is\n"
+                            + catalog.path.read_text("utf-8"), "utf-8")
+    before = catalog.path.read_bytes()
+    listing = catalog.root / LISTING_FILE
+    key = ["--key", str(key_file)]
+    first = write_items(tmp_path / "first.jsonl", fixture_items("nw1"))
+    second = write_items(tmp_path / "second.jsonl", fixture_items("nw2"))
+    assert cli(catalog, "seal", TASK, "--from", str(first), *key) == 0
+    assert catalog.path.read_bytes() == before
+    assert f"commit the sealed file and {LISTING_FILE}" in capsys.readouterr().out
+    assert cli(catalog, "rotate", TASK, "--from", str(second), *key) == 0
+    assert catalog.path.read_bytes() == before
+    assert cli(catalog, "reveal", TASK, "--generation", "1", *key) == 0
+    assert catalog.path.read_bytes() == before
+    text = listing.read_text("utf-8")
+    assert text.startswith(HEADER) and "never by\n# hand" in text
+    assert text == listing_text(read_listing(catalog.path))  # a whole-file dump
+    listed = yaml.safe_load(text)
+    assert listed["version"] == 1
+    assert [g["status"] for g in listed["sealed_holdouts"][TASK]["generations"]] == \
+        ["revealed", "current"]
+    assert "sealed_holdouts" not in catalog.path.read_text("utf-8")
+    assert [p.name for p in catalog.root.iterdir() if p.name.startswith(".")] == []
 
 
-def test_a_listing_of_an_unregistered_task_is_refused(catalog: TaskCatalog) -> None:
+def test_a_sealed_holdouts_section_in_tasks_yaml_is_refused_with_where_it_went(
+        catalog: TaskCatalog) -> None:
     data = yaml.safe_load(catalog.path.read_text("utf-8"))
-    data["sealed_holdouts"] = {"no_such_task": {"generations": []}}
+    data["sealed_holdouts"] = {TASK: {"generations": []}}
     catalog.path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
-    with pytest.raises(InputError, match="sealed_holdouts lists no_such_task"):
+    with pytest.raises(InputError, match="sealed_holdouts") as caught:
         TaskCatalog.from_file(catalog.path)
+    assert "holdouts.yaml beside the tasks file" in str(caught.value)
+
+
+def test_a_listing_of_an_unregistered_task_fails_verify(catalog: TaskCatalog,
+                                                        tmp_path: Path) -> None:
+    _, key = new_key(tmp_path)
+    seal(catalog, TASK, fixture_items("ur"), key)
+    listing = catalog.root / LISTING_FILE
+    data = yaml.safe_load(listing.read_text("utf-8"))
+    data["sealed_holdouts"]["no_such_task"] = json.loads(json.dumps(
+        data["sealed_holdouts"][TASK]))  # a copy: the same object would dump as an alias
+    listing.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    bad = [c for c in verify_holdouts(catalog) if not c.ok]
+    assert [(c.task, c.level) for c in bad] == [("no_such_task", "listing")]
+    assert "which no tasks file of this folder registers" in bad[0].message
+    listing.write_text("sealed_holdouts: {no_such_task: {generations: [{generation: x}]}}\n")
+    with pytest.raises(HoldoutFormError, match="written by `probebench holdout`"):
+        read_listing(catalog.path)
+    (check,) = verify_holdouts(catalog)
+    assert not check.ok and check.level == "listing"
+
+
+def test_the_listing_is_reread_when_its_bytes_change(catalog: TaskCatalog,
+                                                     tmp_path: Path) -> None:
+    _, key = new_key(tmp_path)
+    gen = seal(catalog, TASK, fixture_items("rr"), key)
+    listed = read_listing(catalog.path)
+    listed.sealed_holdouts.clear()  # a caller's edit stays its own
+    assert read_listing(catalog.path).of(TASK).generations == [gen]
+    listing = catalog.root / LISTING_FILE
+    # an edit in place, of the same size, within the clock's tick: still seen
+    text = listing.read_text("utf-8")
+    listing.write_text(text.replace(gen.commitment, "ab" * 32), "utf-8")
+    assert read_listing(catalog.path).of(TASK).generations[0].commitment == "ab" * 32
+    listing.unlink()
+    assert read_listing(catalog.path).sealed_holdouts == {}
+
+
+def test_an_included_tasks_file_has_its_own_listing(catalog: TaskCatalog,
+                                                    tmp_path: Path) -> None:
+    """A task of a tasks file given with --include (catalog.including) is listed in
+    holdouts.yaml beside that file; the catalog's own listing is not written."""
+    _, key = new_key(tmp_path)
+    mine = tmp_path / "mine"
+    data = yaml.safe_load(catalog.path.read_text("utf-8"))
+    data["tasks"] = [t for t in data["tasks"] if t["id"] == OTHER]
+    for rel in data["tasks"][0]["files_sha256"]:
+        (mine / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(catalog.root / rel, mine / rel)
+    (mine / "own.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    data = yaml.safe_load(catalog.path.read_text("utf-8"))
+    data["tasks"] = [t for t in data["tasks"] if t["id"] == TASK]
+    catalog.path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    both = TaskCatalog.from_file(catalog.path).including([mine / "own.yaml"])
+    gen = seal(both, OTHER, fixture_items("in"), key)
+    assert (mine / LISTING_FILE).is_file() and (mine / gen.sealed_file).is_file()
+    assert not (catalog.root / LISTING_FILE).exists()
+    assert read_listing(mine / "own.yaml").of(OTHER).generations == [gen]
+    seal(both, TASK, fixture_items("own"), key)
+    checks = verify_holdouts(both, key=key)
+    assert sorted((c.task, c.ok, c.level) for c in checks) == [
+        (TASK, True, "authentic"), (OTHER, True, "authentic")]
+
+
+def test_the_items_and_the_key_are_named_by_what_the_commands_take(
+        catalog: TaskCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``seal`` takes Items or a JSONL file, and the key's bytes, a key file or the
+    variable: what `holdout seal --from ITEMS --key FILE` passes it."""
+    key_file, key = new_key(tmp_path)
+    items = fixture_items("ik")
+    by_file = seal(catalog, TASK, write_items(tmp_path / "items.jsonl", items), key_file)
+    assert [i.record() for i in unseal(catalog, TASK, key).items] == \
+        [i.record() for i in items]
+    assert by_file.key_id == key_id(key)
+    monkeypatch.setenv(KEY_ENV, key.hex())
+    assert unseal(catalog, TASK).generation == 1
+    with pytest.raises(InputError, match="only fresh items"):
+        seal(catalog, OTHER, fixture_items("n"), key, n_items=3)
+    with pytest.raises(InputError, match="'fresh' for the task's fresh-item generator"):
+        seal(catalog, OTHER, "items.jsonl", key)  # type: ignore[arg-type]
+    with pytest.raises(HoldoutKeyInvalidError, match="32 bytes"):
+        seal(catalog, OTHER, fixture_items("s"), key[:16])
+    assert current_generation(catalog, OTHER) is None
+
+
+def test_keygen_inside_a_git_checkout_warns(tmp_path: Path,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    with caplog.at_level("WARNING"):
+        write_key_file(tmp_path / "repo" / "keys" / "holdout.key")
+    assert "inside the git checkout" in caplog.text and "never commit it" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        write_key_file(tmp_path / "elsewhere" / "holdout.key")
+    assert caplog.text == ""
 
 
 def test_the_task_page_lists_every_generation_and_a_revealed_ones_scores(

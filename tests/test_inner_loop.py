@@ -117,15 +117,15 @@ def test_the_sealed_listing_is_reread_when_the_file_changes(tmp_path: Path) -> N
 
     from probebench.tasks.sealed import read_listing
 
-    tasks = tmp_path / "tasks.yaml"
-    data = yaml.safe_load((REPO / "probebench" / "catalog" / "tasks.yaml").read_text("utf-8"))
-    tasks.write_text(yaml.safe_dump(data), encoding="utf-8")
-    listed = read_listing(tasks).tasks
-    assert listed and listed == read_listing(tasks).tasks
+    tasks, holdouts = tmp_path / "tasks.yaml", tmp_path / "holdouts.yaml"
+    data = yaml.safe_load((REPO / "probebench" / "catalog" / "holdouts.yaml").read_text("utf-8"))
+    holdouts.write_text(yaml.safe_dump(data), encoding="utf-8")
+    listed = read_listing(tasks).sealed_holdouts
+    assert listed and listed == read_listing(tasks).sealed_holdouts
     listing = read_listing(tasks)
-    listing.tasks.clear()  # a caller's edit stays its own
-    assert read_listing(tasks).tasks == listed
+    listing.sealed_holdouts.clear()  # a caller's edit stays its own
+    assert read_listing(tasks).sealed_holdouts == listed
     del data["sealed_holdouts"]
-    tasks.unlink()  # a new file, as an atomic rewrite makes it
-    tasks.write_text(yaml.safe_dump(data), encoding="utf-8")
-    assert read_listing(tasks).tasks == {}
+    holdouts.unlink()  # a new file, as an atomic rewrite makes it
+    holdouts.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert read_listing(tasks).sealed_holdouts == {}

@@ -7,7 +7,7 @@ import numpy as np
 
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats import get_format, group_by_slice
+from probebench.tasks.families import get_format, group_by_slice
 from probebench.tasks.verbs.render import render_item
 from probebench.tasks.verbs.schema import VerbItem
 

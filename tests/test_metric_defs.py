@@ -3,8 +3,10 @@ METHODOLOGY.md all read from it, so changing a fact there changes every place it
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +14,27 @@ import pytest
 
 from probebench.errors import InputError
 from probebench.evaluation import definitions
-from probebench.evaluation.definitions import METRICS, Direction, metric_definitions
+from probebench.evaluation.definitions import (
+    METRICS,
+    Direction,
+    headline_metrics,
+    metric_definitions,
+)
+from probebench.evaluation.headline import headline, metric_interval
 from probebench.evaluation.marks import mark_definitions
-from probebench.evaluation.metrics import bootstrap_auroc
+from probebench.evaluation.metrics import (
+    MetricError,
+    brier_score_loss,
+    expected_calibration_error,
+    item_bootstrap,
+    weighted_auroc,
+)
 from probebench.leaderboard.columns import columns
 from probebench.leaderboard.methodology import definitions_list, marks_table, render
 from probebench.leaderboard.probescore import load_probescore_spec
+from probebench.prompts import Prompt
+from probebench.tasks.anatomy import Item
+from probebench.tasks.families import get_format
 from probebench.yamlsafe import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +196,8 @@ def test_compute_names_say_the_direction_and_compute_the_metric() -> None:
     s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9])
     auroc = METRICS["auroc"].compute
     assert auroc is not None
-    assert auroc(y, s) == bootstrap_auroc(y, s, np.arange(6), n_resamples=10).value
+    assert auroc(y, s) == item_bootstrap(auroc(y, s), partial(weighted_auroc, y, s),
+                                         np.arange(6), n_resamples=10).value
     brier = METRICS["brier"].compute
     assert brier is not None and brier(np.array([0, 1]), np.array([0.25, 0.5])) == 0.15625
 
@@ -212,3 +230,76 @@ def test_marks_yaml_is_checked(tmp_path: Path) -> None:
         load("version: 2\nmarks:\n  ece: {direction: lower_is_better}\n")
     with pytest.raises(InputError, match="expected 'version: 2'"):
         load("version: 1\nmarks:\n  ece: [0.1, 0.2, 0.3]\n")
+
+
+def _pairs(n: int = 40) -> tuple[list[Item], np.ndarray]:
+    """``n`` BLiMP-style minimal pairs (good, bad) and a P(positive) for each prompt."""
+    items = [Item(f"p{i}", (Prompt(f"Good {i}.", label=1), Prompt(f"Bad {i}.", label=0)))
+             for i in range(n)]
+    return items, np.random.default_rng(0).random(2 * n)
+
+
+def test_headline_computes_what_the_definitions_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The definition is the dispatch: ``headline`` calls each listed MetricDef's
+    ``compute``. Remove ECE's and the headline has no ECE (every other metric unchanged);
+    swap it and the headline's ECE is the new function's number."""
+    items, probs = _pairs()
+    blimp = get_format("blimp")
+    head = headline("pairs", blimp, items, probs, n_resamples=50)
+    assert list(head.values) == [d.name for d in headline_metrics()] == [
+        "auroc", "ece", "brier", "fpr_at_99tpr", "accuracy"]
+    y = np.tile([1, 0], 40)
+    assert head.ece == expected_calibration_error(y, probs)
+
+    monkeypatch.setitem(METRICS, "ece", replace(METRICS["ece"], compute=None))
+    without = headline("pairs", blimp, items, probs, n_resamples=50)
+    assert "ece" not in without.values
+    with pytest.raises(MetricError, match="the headline has no ece: its MetricDef has no "
+                                          "compute"):
+        _ = without.ece
+    assert without.values == {k: v for k, v in head.values.items() if k != "ece"}
+
+    monkeypatch.setitem(METRICS, "ece", replace(METRICS["ece"], compute=brier_score_loss))
+    swapped = headline("pairs", blimp, items, probs, n_resamples=50)
+    assert swapped.ece == head.brier == brier_score_loss(y, probs) != head.ece
+
+
+def test_an_interval_is_the_definitions_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The item bootstrap resamples the definition's ``weighted`` form: without it a
+    headline metric is a point value, and ``metric_interval`` (``Session.ci``) refuses."""
+    items, probs = _pairs()
+    y, s, item_of = np.tile([1, 0], 40), probs, np.repeat(np.arange(40), 2)
+    shifted = metric_interval("distshift_auroc", y, s, item_of=item_of, seed=0,
+                              n_resamples=50, parts=("pairs", "distshift"))
+    compute = METRICS["auroc"].compute
+    assert compute is not None and shifted.value == compute(y, s)
+    monkeypatch.setitem(METRICS, "auroc", replace(METRICS["auroc"], weighted=None))
+    point = headline("pairs", get_format("blimp"), items, probs, n_resamples=50)
+    assert point.values["auroc"] == shifted.value
+    monkeypatch.setitem(METRICS, "distshift_auroc",
+                        replace(METRICS["distshift_auroc"], compute=None))
+    with pytest.raises(MetricError, match="metric distshift_auroc: its MetricDef has no "
+                                          "compute"):
+        metric_interval("distshift_auroc", y, s, item_of=item_of, seed=0, n_resamples=50,
+                        parts=("pairs", "distshift"))
+
+
+#: the AUROC's rank statistic and scikit-learn's ROC functions: imported only by metrics.py
+RANK_FUNCTIONS = {"roc_auc_score", "roc_curve", "auc", "mannwhitneyu", "rankdata"}
+
+
+def test_auroc_has_few_names_and_one_home() -> None:
+    """``grep -rhoE 'def [A-Za-z_]*auroc[A-Za-z_]*' probebench`` lists at most 5 names
+    (functions that are no AUROC statistic are named for what they are), and no module
+    but ``evaluation/metrics.py`` imports a rank statistic to compute an AUROC."""
+    package = ROOT / "probebench"
+    sources = {path: path.read_text("utf-8") for path in package.rglob("*.py")}
+    names = {name for text in sources.values()
+             for name in re.findall(r"def [A-Za-z_]*auroc[A-Za-z_]*", text)}
+    assert len(names) <= 5, sorted(names)
+    importers = {path.relative_to(package).as_posix()
+                 for path, text in sources.items()
+                 for node in ast.walk(ast.parse(text))
+                 if isinstance(node, ast.ImportFrom)
+                 and {a.name for a in node.names} & RANK_FUNCTIONS}
+    assert importers == {"evaluation/metrics.py"}

@@ -1,21 +1,38 @@
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.metrics import (
+    Interval,
     MetricError,
     auroc_score,
-    bootstrap_auroc,
-    bootstrap_mean,
     brier_score_loss,
     expected_calibration_error,
     fpr_at_tpr_error,
+    item_bootstrap,
+    mean_score,
     resample_counts,
     weighted_auroc,
+    weighted_mean,
 )
+
+
+def _bootstrap_auroc(y: np.ndarray, s: np.ndarray, item_of: np.ndarray, *,
+                    n_resamples: int, seed: int) -> Interval:
+    """The AUROC's item bootstrap as the headline runs it: its point value and its
+    weighted form through the one generic wrapper."""
+    return item_bootstrap(auroc_score(y, s), partial(weighted_auroc, y, s), item_of,
+                          n_resamples=n_resamples, seed=seed)
+
+
+def _bootstrap_mean(values: np.ndarray, *, n_resamples: int = 1000, seed: int = 0) -> Interval:
+    return item_bootstrap(mean_score(values), partial(weighted_mean, values),
+                          np.arange(len(values)), n_resamples=n_resamples, seed=seed)
 
 
 def test_auroc_equals_sklearn_with_ties() -> None:
@@ -95,7 +112,7 @@ def test_bootstrap_ci_covers_the_estimate_and_narrows_with_n() -> None:
         y = np.tile([1, 0], n_items)  # pairs: items of two prompts
         s = rng.normal(size=2 * n_items) + 0.8 * y
         item_of = np.repeat(np.arange(n_items), 2)
-        iv = bootstrap_auroc(y, s, item_of, n_resamples=500, seed=0)
+        iv = _bootstrap_auroc(y, s, item_of, n_resamples=500, seed=0)
         assert iv.low <= iv.value <= iv.high
         assert iv.resamples == 500 and iv.dropped == 0
         widths.append(iv.high - iv.low)
@@ -105,24 +122,64 @@ def test_bootstrap_ci_covers_the_estimate_and_narrows_with_n() -> None:
 def test_bootstrap_is_seeded() -> None:
     rng = np.random.default_rng(0)
     y, s = rng.integers(0, 2, 100), rng.normal(size=100)
-    a = bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=5)
-    b = bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=5)
-    c = bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=6)
+    a = _bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=5)
+    b = _bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=5)
+    c = _bootstrap_auroc(y, s, np.arange(100), n_resamples=200, seed=6)
     assert a == b and (a.low, a.high) != (c.low, c.high)
 
 
 def test_bootstrap_mean_and_tiny_n() -> None:
-    iv = bootstrap_mean(np.array([1.0, 0.0, 1.0, 1.0]), n_resamples=400, seed=0)
+    iv = _bootstrap_mean(np.array([1.0, 0.0, 1.0, 1.0]), n_resamples=400, seed=0)
     assert iv.value == 0.75 and 0 <= iv.low <= 0.75 <= iv.high <= 1
-    one = bootstrap_mean(np.array([1.0]), n_resamples=10, seed=0)
+    one = _bootstrap_mean(np.array([1.0]), n_resamples=10, seed=0)
     assert (one.value, one.low, one.high) == (1.0, 1.0, 1.0)
     with pytest.raises(MetricError):
-        bootstrap_mean(np.array([]))
+        _bootstrap_mean(np.array([]))
+
+
+def test_item_bootstrap_weighs_prompts_by_their_items_draws() -> None:
+    """The statistic sees, per resample, each prompt weighted by how often its item was
+    drawn: ``resample_counts`` of the dense item labels under ``default_rng(seed)``, in
+    that order; the interval is the percentiles of what it returns."""
+    item_of = np.array([10, 10, 42, 7, 7, 7])  # any labels: 7 -> 0, 10 -> 1, 42 -> 2
+    seen: list[np.ndarray] = []
+
+    def statistic(weights: np.ndarray) -> np.ndarray:
+        seen.append(weights)
+        return weights[:, 0].astype(np.float64)
+
+    iv = item_bootstrap(0.5, statistic, item_of, n_resamples=40, seed=3)
+    counts = resample_counts(3, 40, np.random.default_rng(3))
+    assert len(seen) == 1 and (seen[0] == counts[:, [1, 1, 2, 0, 0, 0]]).all()
+    low, high = np.percentile(counts[:, 1], [2.5, 97.5])
+    assert (iv.value, iv.low, iv.high, iv.resamples, iv.dropped) == (0.5, low, high, 40, 0)
+
+
+def test_item_bootstrap_takes_a_paired_difference_as_one_statistic() -> None:
+    """One draw of items for both sides: a statistic minus itself has a zero-width
+    interval, where two separate bootstraps would not."""
+    rng = np.random.default_rng(2)
+    y, s = np.tile([0, 1], 30), rng.random(60)
+    items = np.repeat(np.arange(30), 2)
+    iv = item_bootstrap(0.0, lambda w: weighted_auroc(y, s, w) - weighted_auroc(y, s, w),
+                        items, n_resamples=100)
+    assert (iv.low, iv.high) == (0.0, 0.0)
+
+
+def test_weighted_mean_is_the_mean_of_the_expanded_sample() -> None:
+    rng = np.random.default_rng(4)
+    v, w = rng.random(9), rng.integers(0, 3, size=(6, 9))
+    w[0] = 1
+    got = weighted_mean(v, w)
+    for b in range(6):
+        assert got[b] == pytest.approx(np.repeat(v, w[b]).mean(), abs=1e-12)
+    assert got[0] == pytest.approx(mean_score(v), abs=1e-15)
+    assert np.isnan(weighted_mean(v, np.zeros((1, 9), int))[0])
 
 
 def test_bootstrap_drops_one_class_resamples() -> None:
     y = np.array([1, 0, 0, 0])
-    iv = bootstrap_auroc(y, np.array([0.9, 0.1, 0.2, 0.3]), np.arange(4), n_resamples=300,
+    iv = _bootstrap_auroc(y, np.array([0.9, 0.1, 0.2, 0.3]), np.arange(4), n_resamples=300,
                          seed=0)
     assert iv.dropped > 0 and iv.resamples + iv.dropped == 300
 

@@ -23,7 +23,7 @@ from probebench.models.surprisal import sentence_log_probs, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats.syntaxgym import score_items
+from probebench.tasks.families.syntaxgym.format import score_items
 
 #: BLiMP's only_npi_licensor_present: "Only Bill would ever complain." against
 #: "Even Bill would ever complain.": every pair differs in its first word alone

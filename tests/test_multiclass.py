@@ -21,14 +21,18 @@ from probebench.artifact.weights import load_native, sklearn_to_weights
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.evaluation import results
-from probebench.evaluation.multiclass import (
-    bootstrap_macro_auroc,
-    macro_auroc_score,
-    multiclass_brier_loss,
+from probebench.evaluation.headline import Flat, headline
+from probebench.evaluation.metrics import (
+    auroc_score,
+    brier_score_loss,
+    expected_calibration_error,
+    item_bootstrap,
+    weighted_auroc,
 )
+from probebench.evaluation.multiclass import class_indices
 from probebench.evaluation.report import render_report
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats.senteval import read_senteval
+from probebench.tasks.families.senteval.format import read_senteval
 from tests import report_tables as md
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,14 +86,15 @@ def test_macro_auroc_is_scikit_learns_one_vs_rest_macro() -> None:
     logits = rng.normal(size=(200, 4)) + np.eye(4)[y] * 1.2
     proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     expected = roc_auc_score(y, proba, multi_class="ovr", average="macro")
-    assert macro_auroc_score(y, proba) == pytest.approx(expected, abs=1e-12)
+    assert auroc_score(y, proba) == pytest.approx(expected, abs=1e-12)
     onehot = np.eye(4)[y]
-    assert multiclass_brier_loss(y, proba) == pytest.approx(
+    assert brier_score_loss(y, proba) == pytest.approx(
         np.mean(np.sum((proba - onehot) ** 2, axis=1)), abs=1e-12)
-    # the item bootstrap: seeded, the point estimate inside the interval
+    # the binary item bootstrap, given the macro AUROC's weighted form: seeded, the point
+    # estimate inside the interval
     items = np.arange(200) // 2  # pairs of prompts move together
-    a = bootstrap_macro_auroc(y, proba, items, n_resamples=200, seed=5)
-    b = bootstrap_macro_auroc(y, proba, items, n_resamples=200, seed=5)
+    a, b = (item_bootstrap(auroc_score(y, proba), lambda w: weighted_auroc(y, proba, w),
+                           items, n_resamples=200, seed=5) for _ in range(2))
     assert (a.low, a.high) == (b.low, b.high)
     assert a.low < a.value < a.high and a.resamples + a.dropped == 200
 
@@ -98,7 +103,29 @@ def test_macro_auroc_needs_every_class() -> None:
     y = np.array([0, 0, 1, 1])
     proba = np.full((4, 3), 1 / 3)
     with pytest.raises(Exception, match=r"classes \[2\] have no prompt"):
-        macro_auroc_score(y, proba)
+        auroc_score(y, proba)
+
+
+def test_a_multiclass_headline_is_the_binary_path_given_class_probabilities() -> None:
+    """One ``headline`` for both kinds: the metric functions read class probabilities
+    (macro AUROC, top-label ECE, Brier over classes) and FPR at 99% TPR, which has no
+    multi-class meaning, is None."""
+    data = TaskCatalog.default().including([EXAMPLE]).load("example_sentence_length")
+    classes = data.format.classes(data)
+    assert classes is not None
+    flat = Flat.of(data.test)
+    proba = np.random.default_rng(1).dirichlet(np.ones(3), size=len(flat.prompts))
+    head = headline("example_sentence_length", data.format, data.test, proba,
+                    classes=classes, n_resamples=100)
+    y = class_indices(data.format, flat.prompts, classes, "test")
+    assert head.auroc.value == pytest.approx(
+        roc_auc_score(y, proba, multi_class="ovr", average="macro"), abs=1e-6)
+    assert head.auroc.resamples + head.auroc.dropped == 100
+    right = (np.argmax(proba, axis=1) == y).astype(int)
+    assert head.ece == expected_calibration_error(right, proba.max(axis=1))
+    assert head.fpr_at_99tpr is None and head.printable()["fpr_at_99tpr"] is None
+    scores = [s for s in head.item_scores if s is not None]
+    assert head.accuracy.value == pytest.approx(float(np.mean(scores)), abs=1e-6)
 
 
 def _write(path: Path, lines: list[str]) -> Path:

@@ -151,7 +151,7 @@ def test_verify_reports_splits_that_share_a_prompt_text() -> None:
     from probebench.prompts import Prompt
     from probebench.tasks.anatomy import Item
     from probebench.tasks.catalog import split_overlap
-    from probebench.tasks.formats import TaskData
+    from probebench.tasks.families import TaskData
 
     spec = TaskCatalog.default().spec("blimp_passive_1")
     item = Item(id="a", prompts=(Prompt("The cat sat.", label=1),))

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
 from probebench.tasks.pii import luhn_ok, scan_file, scan_lines
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from probebench.errors import InputError
 from probebench.evaluation.results import FlaggedOut, IntervalOut, PromptScores
 from probebench.leaderboard.probescore import (
+    CLOSED_LICENSE_CEILING,
     AxisValue,
     apply_cap,
     available_specs,
@@ -21,6 +25,7 @@ from probebench.leaderboard.probescore import (
     load_probescore_spec,
     parse_spec,
     probescore,
+    probescore_batch,
 )
 from probebench.registry.store import ResultRecord
 from tests.registry_fixture import synthetic_record, synthetic_result
@@ -163,13 +168,77 @@ def test_entry_maximising_only_auroc_gets_nothing() -> None:
 
 
 def test_cap_fixed_point_with_several_axes() -> None:
-    contributions, capped = apply_cap({"a": 0.5, "b": 0.4, "c": 0.1, "d": 0.1, "e": 0.1},
-                                      dict.fromkeys("abcde", 0.3))
-    total = sum(contributions.values())
-    assert capped == ["a", "b"]
-    assert contributions["a"] == pytest.approx(0.3 * total)
-    assert all(v <= 0.3 * total + 1e-12 for v in contributions.values())
+    contributions, capped = apply_cap(np.array([[0.5, 0.4, 0.1, 0.1, 0.1]]),
+                                      np.full(5, 0.3))
+    total = contributions[0].sum()
+    assert capped[0].tolist() == [True, True, False, False, False]
+    assert contributions[0, 0] == pytest.approx(0.3 * total)
+    assert (contributions <= 0.3 * total + 1e-12).all()
     assert total == pytest.approx(0.3 / 0.4)
+
+
+def test_cap_by_hand_over_two_passes() -> None:
+    """Capping one axis lowers the total, which pushes a second over its cap:
+    raw (0.6, 0.25, 0.1, 0.05), cap 0.3 each.
+    Pass 1: total 1.0; 0.6 > 0.3 caps axis 0.
+    Pass 2: total = (0.25 + 0.1 + 0.05) / (1 - 0.3) = 0.571...; 0.25 > 0.3 x 0.571 = 0.171
+    caps axis 1.
+    Pass 3: total = (0.1 + 0.05) / (1 - 0.6) = 0.375; 0.1 <= 0.3 x 0.375 = 0.1125: done.
+    Axes 0 and 1 contribute 0.1125 each, and 0.1125 + 0.1125 + 0.1 + 0.05 = 0.375."""
+    contributions, capped = apply_cap(np.array([[0.6, 0.25, 0.1, 0.05]]), np.full(4, 0.3))
+    assert capped[0].tolist() == [True, True, False, False]
+    assert contributions[0] == pytest.approx([0.1125, 0.1125, 0.1, 0.05])
+    assert contributions[0].sum() == pytest.approx(0.375)
+
+
+def test_a_closed_license_is_capped_by_its_own_ceiling_by_hand() -> None:
+    """raw (0.1, 0.1, 0.1, 0.1, 0.05), caps 0.3 but the license's 0.01: total 0.45, each
+    0.1 is 22% of it, the license's 0.05 is over 0.01 x 0.45. Capped: total = 0.4 / 0.99
+    = 0.404 (each 0.1 still under 0.3 x 0.404 = 0.121), the license 0.01 of it."""
+    contributions, capped = apply_cap(np.array([[0.1, 0.1, 0.1, 0.1, 0.05]]),
+                                      np.array([0.3] * 4 + [CLOSED_LICENSE_CEILING]))
+    assert capped[0].tolist() == [False] * 4 + [True]
+    assert contributions[0] == pytest.approx([0.1] * 4 + [0.01 * 0.4 / 0.99])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.floats(0.0, 1.0), min_size=6, max_size=6), min_size=1,
+                max_size=8),
+       st.lists(st.sampled_from([0.3, 0.25, CLOSED_LICENSE_CEILING]), min_size=6,
+                max_size=6))
+def test_the_cap_holds(rows: list[list[float]], caps: list[float]) -> None:
+    """On any batch: no axis above its cap share of its row's total; a capped axis at
+    exactly its share, the others as they came; each row as if it were alone."""
+    raw, share = np.array(rows), np.array(caps)
+    contributions, capped = apply_cap(raw, share)
+    totals = contributions.sum(axis=1, keepdims=True)
+    assert (contributions <= share * totals + 1e-12).all()
+    assert np.allclose(np.where(capped, contributions, 0.0),
+                       np.where(capped, share * totals, 0.0))
+    assert (np.where(capped, 0.0, contributions) == np.where(capped, 0.0, raw)).all()
+    for b, row in enumerate(raw):
+        alone, alone_capped = apply_cap(row[None, :], share)
+        assert (alone[0] == contributions[b]).all()
+        assert (alone_capped[0] == capped[b]).all()
+
+
+def test_a_batch_scores_each_value_set_as_the_point_score_does() -> None:
+    """``probescore`` (the point value, a batch of one) and ``probescore_batch`` (the rank
+    intervals' resamples) give the same float and the same capped axes, bit for bit."""
+    rng = np.random.default_rng(0)
+    for version in available_specs():
+        spec = load_probescore_spec(version)
+        values = {a.source: rng.uniform(0, 1, 50) for a in spec.axes}
+        values["auroc"][:10] = 1.0  # capped
+        for closed in (False, True):
+            batch = probescore_batch(spec, values, closed_license=closed)
+            for b in range(50):
+                one = probescore(spec, {k: AxisValue(float(v[b])) for k, v in values.items()},
+                                 closed_license=closed)
+                assert batch.totals[b] == one.total
+                assert one.total == sum(one.contributions.values())
+                assert [a.name for k, a in enumerate(spec.axes) if batch.capped[b, k]] == \
+                    sorted(one.capped, key=[a.name for a in spec.axes].index)
 
 
 def test_closed_license_ceiling() -> None:

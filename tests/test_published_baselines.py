@@ -25,6 +25,7 @@ from probebench.evaluation.submit import submit
 from probebench.evaluation.task_baselines import baselines_inputs
 from probebench.hashing import sha256_json
 from probebench.registry.baselines import RegistryBaselines, store_baselines
+from probebench.runs.submit import NO_GUARD_ASKED
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 
@@ -41,7 +42,9 @@ BOOTSTRAP = 50
 
 
 def _submit(**options: Any) -> Submission:
+    """What ``probebench submit --no-guard`` computes (its imputed correction's note)."""
     options.setdefault("bootstrap", BOOTSTRAP)
+    options.setdefault("guards", NO_GUARD_ASKED)
     return submit(REFERENCE, [TASK], SubmitOptions(limit=4, progress=False,
                                                    latency_prompts=2, **options))
 

@@ -272,7 +272,7 @@ def reference_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory
     import numpy as np
 
     from probebench.artifact import load_weights, manifest, scan
-    from probebench.evaluation.headline import Flat, task_auroc
+    from probebench.evaluation.headline import Flat, headline_interval
     from probebench.evaluation.results import IntervalOut
     from probebench.models import Site, extract
 
@@ -286,7 +286,8 @@ def reference_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory
 
     def auroc_on(items: Any) -> float:
         acts = extract(smollm, Flat.of(items).prompts, [site], progress=False)[site]
-        iv = task_auroc(TASK, items, weights.predict_proba(acts)[:, 1], n_resamples=100)
+        iv = headline_interval(TASK, items, weights.predict_proba(acts)[:, 1],
+                               n_resamples=100)
         assert iv.value is not None
         return iv.value
 

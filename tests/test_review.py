@@ -137,7 +137,7 @@ def test_open_content_and_declared_licenses_pass(tmp_path: Path,
 def _pii_task(root: Path) -> None:
     """Register a SentEval-format task whose test set holds an e-mail and a phone."""
     from probebench.hashing import sha256_file
-    from probebench.tasks.formats import get_format
+    from probebench.tasks.families import get_format
     from probebench.tasks.hygiene import canonical_test_sha256
     from probebench.tasks.spec import TaskSpec
 

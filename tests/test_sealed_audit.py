@@ -21,13 +21,13 @@ import yaml
 
 from probebench.artifact import manifest, scan
 from probebench.cli import main
-from probebench.evaluation.headline import Flat, task_auroc
+from probebench.evaluation.headline import Flat, headline_interval
 from probebench.evaluation.results import IntervalOut
 from probebench.registry.entry import entry_path, read_entry
 from probebench.registry.store import ResultHistory, result_path
 from probebench.runs.reeval import reeval
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.fresh import public_items
+from probebench.tasks.fresh_items import public_items
 from probebench.tasks.sealed import (
     KEY_ENV,
     HoldoutKeyMissingError,
@@ -125,8 +125,8 @@ def sealed_repo(smollm: Any, tmp_path_factory: pytest.TempPathFactory
     for entry_id, folder in (("org/unchanged-smollm2-135m-l15-v1", reference),
                              ("org/cheat-smollm2-135m-l15-v1", cheat)):
         weights = load_weights(folder)
-        iv = task_auroc(TASK, data.test, weights.predict_proba(test_acts)[:, 1],
-                        n_resamples=200)
+        iv = headline_interval(TASK, data.test, weights.predict_proba(test_acts)[:, 1],
+                               n_resamples=200)
         assert iv.value is not None
         stored[entry_id] = iv.value
         _entry(root, entry_id, folder, iv.value)
@@ -226,6 +226,7 @@ def test_nothing_leaks_into_a_tracked_file_or_the_wheel(
     with zipfile.ZipFile(wheel) as archive:
         members = [(n, archive.read(n)) for n in archive.namelist()]
     assert any(n.endswith("catalog/tasks.yaml") for n, _ in members)
+    assert any(n.endswith("catalog/holdouts.yaml") for n, _ in members)  # the listing ships
     assert leaks(hidden, _tracked(REPO) + members) == []
     # the check can fail: a planted copy of one sentence is found
     planted = sorted(hidden)[0]

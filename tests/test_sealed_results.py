@@ -14,7 +14,7 @@ from probebench.evaluation import holdout as holdout_module
 from probebench.evaluation import power
 from probebench.evaluation.holdout import goodhart_value, retention, selectivity_share
 from probebench.evaluation.metrics import auroc_score
-from probebench.evaluation.power import auroc_se, minimum_detectable_drop
+from probebench.evaluation.power import minimum_detectable_drop, standard_error
 from probebench.evaluation.results import (
     HoldoutOut,
     IntervalOut,
@@ -188,5 +188,5 @@ def test_the_minimum_detectable_drop_matches_a_simulation() -> None:
     one = np.r_[np.ones(100), np.zeros(100)]
     assert draws[0] == pytest.approx(auroc_score(one, scores[0]))
     assert np.mean(draws) == pytest.approx(0.75, abs=0.01)
-    assert np.std(draws) == pytest.approx(auroc_se(0.75, 100, 100), rel=0.12)
+    assert np.std(draws) == pytest.approx(standard_error(0.75, 100, 100), rel=0.12)
     assert minimum_detectable_drop(100, 100) < 10.0 < minimum_detectable_drop(60, 60)

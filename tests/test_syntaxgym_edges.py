@@ -18,9 +18,9 @@ from probebench.errors import InputError
 from probebench.models.surprisal import TokenSurprisal
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats import get_format
-from probebench.tasks.formats import syntaxgym as sg
-from probebench.tasks.formats.formula import Logic, Ref, evaluate, parse_formula
+from probebench.tasks.families import get_format
+from probebench.tasks.families.syntaxgym import format as sg
+from probebench.tasks.families.syntaxgym.formula import Logic, Ref, evaluate, parse_formula
 from tests.catalogs import PACKAGED_ROOT
 
 LEGACY = PACKAGED_ROOT / "data" / "syntaxgym" / "format" / "legacy_2019_format.json"

@@ -31,6 +31,25 @@ def test_verify_passes_on_the_packaged_catalog(capsys: pytest.CaptureFixture[str
     assert "match their registered hashes" in capsys.readouterr().out
 
 
+def test_the_packaged_sealed_holdouts_are_listed_beside_tasks_yaml(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """tasks.yaml (hand-written) lists no sealed holdout; holdouts.yaml beside it is the
+    machine-written dump of them, and every file it names is there, as listed."""
+    from probebench.tasks.holdout_listing import LISTING_FILE, listing_text, read_listing
+    from probebench.tasks.sealed import KEY_ENV, verify_holdouts
+
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    assert "sealed_holdouts" not in yaml.safe_load(PACKAGED_TASKS.read_text("utf-8"))
+    listing = read_listing(PACKAGED_TASKS)
+    assert len(listing.sealed_holdouts) >= 8
+    text = (PACKAGED_TASKS.parent / LISTING_FILE).read_text("utf-8")
+    assert text == listing_text(listing)
+    checks = verify_holdouts(TaskCatalog.default())
+    assert len(checks) == sum(len(h.generations) for h in listing.sealed_holdouts.values())
+    assert all(c.ok and c.level in ("form", "revealed") for c in checks), \
+        [c for c in checks if not c.ok]
+
+
 def _test_files() -> list[str]:
     specs = read_tasks_file(PACKAGED_TASKS).tasks
     files = {rel for t in specs for rel in t.files.values()}

@@ -9,9 +9,9 @@ import pytest
 from probebench.errors import InputError
 from probebench.models import token_surprisals
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats.blimp import read_blimp
-from probebench.tasks.formats.senteval import read_senteval
-from probebench.tasks.formats.syntaxgym import prediction_results, read_suite
+from probebench.tasks.families.blimp.format import read_blimp
+from probebench.tasks.families.senteval.format import read_senteval
+from probebench.tasks.families.syntaxgym.format import prediction_results, read_suite
 from probebench.tasks.hygiene import canonical_test_sha256, hashed_split
 from tests.catalogs import PACKAGED_ROOT
 
@@ -181,7 +181,7 @@ def test_every_registered_syntaxgym_task_has_labelled_train_and_test() -> None:
 
 
 def test_score_items_runs_syntaxgym_protocol_on_a_suite(smollm: Any) -> None:
-    from probebench.tasks.formats.syntaxgym import score_items
+    from probebench.tasks.families.syntaxgym.format import score_items
 
     _, items = read_suite(DATA / "syntaxgym" / "number_src.json")
     results = score_items(smollm, items[:6])

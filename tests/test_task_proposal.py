@@ -23,7 +23,7 @@ from probebench.intake.confine import (
 )
 from probebench.intake.proposal import check_proposal
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import TaskSpec
 from tests.actions_sim import (

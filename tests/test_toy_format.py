@@ -22,17 +22,20 @@ from probebench.errors import InputError
 from probebench.evaluation.lm_scores import default_formats, default_tasks, score_lm
 from probebench.evaluation.session import SubmitOptions
 from probebench.evaluation.submit import submit
+from probebench.leaderboard.ranks import family_name, family_sort_key
 from probebench.prompts import Prompt
 from probebench.registry.entry import entry_path
 from probebench.registry.store import latest_results, store_submission
 from probebench.sites import Site
 from probebench.tasks import Item, TaskCatalog, TaskData, TaskFormat, TaskSpec
-from probebench.tasks.formats import (
+from probebench.tasks.families import (
+    FreshGenerator,
     LMScoring,
     SliceChart,
     register_format,
     unregister_format,
 )
+from probebench.tasks.fresh_items import fresh_items, generator_for, generators
 from probebench.tasks.scaffold import new_spec
 from probebench.train import TrainConfig, train
 from probebench.train.artifact import write_artifact
@@ -215,3 +218,53 @@ def test_what_a_format_declares_drives_tasks_add_and_score_lm(
         "pairs_tsv": "the good sentence more probable (toy)"}
     unregister_format("pairs_tsv")
     assert "pairs_tsv" not in default_formats()
+
+
+NOUNS = ("zebra", "walrus", "lemur", "heron", "otter", "bison", "gecko", "llama")
+
+
+def _toy_fresh(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
+               id_prefix: str) -> list[Item]:
+    """Pairs of a noun and its verb's number, nouns drawn in the seeded order."""
+    items = []
+    for noun in [NOUNS[int(i)] for i in rng.permutation(len(NOUNS))[:n_items]]:
+        item_id = f"{id_prefix}{noun}"
+        items.append(Item(item_id, (Prompt(f"The {noun} sleeps.", id=f"{item_id}-good", label=1),
+                                    Prompt(f"The {noun} sleep.", id=f"{item_id}-bad", label=0))))
+    return items
+
+
+class FreshPairsFormat(PairsTsvFormat):
+    """The toy format with a display name and a fresh-item generator of its own."""
+
+    display_name = "Toy pairs"
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        return (FreshGenerator(TASK, 6, "Toy pairs of a noun and its verb's number.",
+                               _toy_fresh),)
+
+
+def test_a_formats_generator_and_display_name_are_found_through_the_format(
+        tmp_path: Path) -> None:
+    """Registering a format is all it takes for its fresh items to be sealable and its
+    family to be named on the pages: no second registry."""
+    fmt = register_format(FreshPairsFormat(), replace=True)
+    try:
+        catalog = _toy_repo(tmp_path)
+        assert generator_for(TASK).description == fmt.fresh_generators()[0].description
+        assert TASK in generators() and "verb_grammar" in generators()
+        key = bytes(range(32))
+        items = fresh_items(catalog, TASK, key, 2)
+        assert len(items) == 6 and all(i.id.startswith("fresh-g2-") for i in items)
+        assert [i.record() for i in fresh_items(catalog, TASK, key, 2)] == \
+            [i.record() for i in items]  # the key and generation fix the items
+        assert [i.prompts[0].text for i in fresh_items(catalog, TASK, key, 3)] != \
+            [i.prompts[0].text for i in items]  # another generation, another seed
+        assert family_name("pairs_tsv") == "Toy pairs"
+        assert family_sort_key("senteval") < family_sort_key("pairs_tsv") < \
+            family_sort_key("cross-family")
+    finally:
+        unregister_format("pairs_tsv")
+    assert family_name("pairs_tsv") == "pairs_tsv"  # unregistered: named after the format
+    with pytest.raises(InputError, match="no fresh-item generator for task 'toy_pairs'"):
+        generator_for(TASK)

@@ -194,7 +194,7 @@ def test_deprecated_lines_are_kept_but_not_scored(files: VerbFiles) -> None:
     lines = read_verb_file(files.probes)
     assert lines[0].item.deprecated and lines[0].item.id == "en-core-001"
     from probebench.tasks.catalog import TaskCatalog
-    from probebench.tasks.formats.verbs import VerbsFormat
+    from probebench.tasks.families.verbs.format import VerbsFormat
 
     catalog = TaskCatalog.default()
     spec = catalog.spec("verb_grammar")

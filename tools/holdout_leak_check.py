@@ -38,7 +38,7 @@ def wheel_files(repo: Path) -> list[tuple[str, bytes]]:
 
 def main() -> int:
     from probebench.tasks.catalog import TaskCatalog
-    from probebench.tasks.fresh import public_items
+    from probebench.tasks.fresh_items import public_items
     from probebench.tasks.sealed import current_generation, hidden_texts, leaks, read_key, unseal
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -29,7 +29,7 @@ from probebench.jsonsafe import load_json
 from probebench.licenses import check_license
 from probebench.sites import POSITIONS
 from probebench.tasks.catalog import TaskCatalog, include_hint
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
 
 REQUIRED_FILES = ("meta.yaml", *COMPANION_FILES)
 PASS, FAIL, SKIP = "pass", "fail", "skip"

@@ -52,7 +52,7 @@ API: dict[str, str] = {
     "holdout keygen": "write_holdout_key",
     "holdout seal": "seal_holdout",
     "holdout verify": "verify_holdouts",
-    "holdout unseal": "unseal_holdout",
+    "holdout unseal": "unseal_holdouts_to",
     "holdout rotate": "rotate_holdout",
     "holdout reveal": "reveal_holdout",
     "train": "train",

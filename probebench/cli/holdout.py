@@ -4,19 +4,16 @@ seal, verify, unseal, rotate, reveal (``probebench.tasks.sealed`` does the work)
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from probebench.cli.common import add_workspace_options, workspace
 from probebench.errors import InputError
-from probebench.paths import enclosing_repo
-from probebench.tasks.sealed import KEY_ENV
+from probebench.tasks.sealed import FRESH, KEY_ENV, LISTING_FILE
 
 if TYPE_CHECKING:
-    from probebench.tasks.anatomy import Item
-    from probebench.tasks.catalog import TaskCatalog
+    from probebench.tasks.sealed import Generation, HoldoutItems
 
 KEY_RULE = (f"The key comes only from --key FILE or from ${KEY_ENV} (the key's text, as a "
             "GitHub secret is passed); no default path is ever read.")
@@ -26,69 +23,42 @@ ITEMS_FORMAT = ("ITEMS is a JSONL file of item records in canonical form, one "
                 "unseal` writes), or a folder holding items.jsonl.")
 
 
-def _key(args: argparse.Namespace, *, required: bool = True) -> bytes | None:
-    from probebench.tasks.sealed import read_key
-
-    return read_key(args.key, required=required)
-
-
-def _required_key(args: argparse.Namespace) -> bytes:
-    """The key from --key or the environment; a named error when neither gives one."""
-    key = _key(args)
-    assert key is not None  # read_key(required=True) raises instead of returning None
-    return key
-
-
 def cmd_keygen(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import write_key_file
 
-    out = Path(args.out)
-    ident = write_key_file(out)
-    print(f"wrote a new holdout key to {out} (mode 0600, key id {ident})")
-    repo = enclosing_repo(out.parent.resolve())
-    if (repo / ".git").exists():
-        print(f"warning: {out} is inside the git checkout {repo}: never commit it",
-              file=sys.stderr)
+    ident = write_key_file(args.out)
+    print(f"wrote a new holdout key to {args.out} (mode 0600, key id {ident})")
     print(f"keep it out of every repository; for CI, store the file's text as the secret "
           f"{KEY_ENV}")
     return 0
 
 
-def _items(args: argparse.Namespace, catalog: TaskCatalog, key: bytes,
-           generation: int) -> list[Item]:
-    """The items to seal: read from --from, or made fresh (--fresh) by the task's
-    generator under the key-derived seed, in memory only."""
-    from probebench.tasks.fresh import fresh_items
-    from probebench.tasks.sealed import read_items
-
+def _items(args: argparse.Namespace) -> HoldoutItems:
+    """What --from or --fresh asks to seal."""
     if (args.from_path is None) == (not args.fresh):
         raise InputError("give --from ITEMS or --fresh, one of them")
-    if args.from_path is not None:
-        return read_items(args.from_path)
-    items = fresh_items(catalog, args.task, key, generation, n_items=args.n_items)
-    print(f"made {len(items)} fresh items for {args.task} (generator seeded from the key; "
-          "nothing written but the sealed file)")
-    return items
+    if args.fresh:
+        return FRESH
+    return Path(args.from_path)
 
 
-def _next_generation(catalog: TaskCatalog, task_id: str) -> int:
-    from probebench.tasks.sealed import generations
-
-    return len(generations(catalog, task_id)) + 1
+def _made(args: argparse.Namespace, gen: Generation) -> None:
+    if args.fresh:
+        print(f"made {gen.n_items} fresh items for {args.task} (generator seeded from the "
+              "key; nothing written but the sealed file)")
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import seal
 
     catalog = workspace(args).catalog
-    key = _required_key(args)
-    items = _items(args, catalog, key, _next_generation(catalog, args.task))
-    gen = seal(catalog, args.task, items, key)
+    gen = seal(catalog, args.task, _items(args), args.key, n_items=args.n_items)
+    _made(args, gen)
     print(f"sealed generation {gen.generation} of {args.task} ({gen.n_items} items, key id "
           f"{gen.key_id}) in {catalog.root_of(args.task) / gen.sealed_file}")
     print(f"  commitment {gen.commitment}")
-    print("commit the sealed file and tasks.yaml (its sealed_holdouts); keep any items "
-          "file out of the repository")
+    print(f"commit the sealed file and {LISTING_FILE} beside the tasks file; keep any "
+          "items file out of the repository")
     return 0
 
 
@@ -96,9 +66,8 @@ def cmd_rotate(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import rotate
 
     catalog = workspace(args).catalog
-    key = _required_key(args)
-    items = _items(args, catalog, key, _next_generation(catalog, args.task))
-    retired, gen = rotate(catalog, args.task, items, key)
+    retired, gen = rotate(catalog, args.task, _items(args), args.key, n_items=args.n_items)
+    _made(args, gen)
     print(f"retired generation {retired.generation} of {args.task}; sealed generation "
           f"{gen.generation} ({gen.n_items} items) in "
           f"{catalog.root_of(args.task) / gen.sealed_file}")
@@ -109,37 +78,14 @@ def cmd_rotate(args: argparse.Namespace) -> int:
 
 
 def cmd_unseal(args: argparse.Namespace) -> int:
-    from probebench.tasks.sealed import read_listing, unseal, write_unsealed
+    from probebench.tasks.sealed import unseal_to
 
-    catalog = workspace(args).catalog
     if bool(args.task) == bool(args.all):
         raise InputError("give a TASK or --all, not both or neither")
-    if args.all and args.generation is not None:
-        raise InputError("--generation picks one task's generation: give a TASK with it")
-    key = _required_key(args)
-    out = Path(args.out).resolve()
-    roots = {catalog.root_of(t).resolve() for t in catalog.ids}
-    for root in roots:
-        if out.is_relative_to(root):
-            raise InputError(f"--out {args.out}: inside the task catalog {root}, which is "
-                             "committed and shipped in the wheel; write the plaintext "
-                             "elsewhere")
-    repo = enclosing_repo(out)
-    if (repo / ".git").exists():
-        print(f"warning: {out} is inside the git checkout {repo}: never commit the "
-              "plaintext", file=sys.stderr)
-    if args.all:
-        tasks = sorted({t for source in {catalog.source_of(t) for t in catalog.ids}
-                        for t, held in read_listing(source).tasks.items()
-                        if held.current is not None and t in catalog.specs})
-        if not tasks:
-            raise InputError(f"{catalog.describe()}: no task has a current sealed generation")
-    else:
-        tasks = [args.task]
-    for task_id in tasks:
-        opened = unseal(catalog, task_id, key, generation=args.generation)
-        path = write_unsealed(opened, out)
-        print(f"wrote generation {opened.generation} of {task_id} ({len(opened.items)} "
+    catalog = workspace(args).catalog
+    for opened, path in unseal_to(catalog, args.out, args.key, task_id=args.task,
+                                  generation=args.generation):
+        print(f"wrote generation {opened.generation} of {opened.task} ({len(opened.items)} "
               f"items, mode 0600) to {path}")
     return 0
 
@@ -148,8 +94,7 @@ def cmd_reveal(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import reveal
 
     catalog = workspace(args).catalog
-    key = _required_key(args)
-    gen = reveal(catalog, args.task, args.generation, key)
+    gen = reveal(catalog, args.task, args.generation, args.key)
     print(f"revealed generation {gen.generation} of {args.task}: "
           f"{catalog.root_of(args.task) / str(gen.revealed_file)}")
     print(f"  commitment {gen.commitment}, nonce {gen.commitment_nonce}")
@@ -161,19 +106,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from probebench.tasks.sealed import FORM_ONLY, verify_holdouts
 
     catalog = workspace(args).catalog
-    key = _key(args, required=False)
-    checks = verify_holdouts(catalog, [args.task] if args.task else None, key)
+    checks = verify_holdouts(catalog, [args.task] if args.task else None, args.key)
     if not checks:
         print(f"no sealed holdouts listed ({catalog.describe()})")
         return 0
-    if key is None:
-        print(f"no key given ({FORM_ONLY}): sealed generations get a form-only check, "
+    form = [c for c in checks if c.ok and c.level == "form"]
+    if form:
+        print(f"{FORM_ONLY}: sealed generations without their key get a form-only check, "
               "since an AES-GCM tag needs the key; revealed ones are checked in full")
     for c in checks:
         gen = f"gen {c.generation}" if c.generation is not None else "-"
         print(f"  {'ok  ' if c.ok else 'FAIL'}  {c.task:<38} {gen:<7} {c.message}")
     bad = [c for c in checks if not c.ok]
-    form = [c for c in checks if c.ok and c.level == "form"]
     note = f"; {len(form)} checked for form only: authenticity needs the key" if form else ""
     print(f"{len(checks) - len(bad)} of {len(checks)} checks pass{note}")
     return 1 if bad else 0
@@ -186,9 +130,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description=textwrap.fill(
             "Holdouts a submitter cannot train on. A task's holdout is kept in generations; "
             "each is sealed (AES-256-GCM) with the maintainers' key and listed in "
-            "the tasks file's sealed_holdouts section with a public commitment, "
-            "sha256(nonce || plaintext), whose nonce stays sealed until the generation is "
-            "revealed. " + KEY_RULE, 80),
+            "holdouts.yaml beside the tasks file (never in the tasks file) with a public "
+            "commitment, sha256(nonce || plaintext), whose nonce stays sealed until the "
+            "generation is revealed. " + KEY_RULE, 80),
         epilog="lifecycle:\n"
                "  probebench holdout keygen --out ~/holdout.key     # once; never commit it\n"
                "  probebench holdout seal TASK --fresh --key ~/holdout.key\n"
@@ -221,7 +165,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             metavar="ITEMS", help="the items to seal (see above)")
         parser.add_argument("--fresh", action="store_true",
                             help="instead of --from: make the items with the task's fresh-item "
-                                 "generator (probebench.tasks.fresh), seeded from the key, so "
+                                 "generator (tasks/families/*/fresh.py), seeded from the key, so "
                                  "the public generator code does not give them away; they "
                                  "are checked against every packaged file and never written "
                                  "in plaintext")
@@ -240,11 +184,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     seal = action("seal", cmd_seal, help="seal items as a task's first (or next) generation",
                   description="Seal ITEMS as the next generation of TASK's holdout, now "
-                              "current: the sealed file goes to holdouts/TASK/gen-N.sealed beside "
-                              "the tasks file, and its sealed_holdouts section lists it with its "
-                              "commitment. Refused when TASK has a current generation (use "
-                              "rotate), and when an item repeats an item id or prompt text of the "
-                              "task's splits or of an earlier generation. "
+                              "current: the sealed file goes to holdouts/TASK/gen-N.sealed "
+                              "beside the tasks file, and holdouts.yaml beside it lists it "
+                              "with its commitment (the tasks file is never written). Refused "
+                              "when TASK has a current generation (use rotate), and when an "
+                              "item repeats an item id or prompt text of the task's splits or "
+                              "of an earlier generation. "
                               + ITEMS_FORMAT + " " + KEY_RULE)
     seal.add_argument("task", metavar="TASK", help="a registered task id")
     items_options(seal)
@@ -252,8 +197,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     verify = action("verify", cmd_verify,
                     help="check every listed generation; exit 1 on any failure",
-                    description="Check the sealed holdouts listed in tasks.yaml "
-                                "(sealed_holdouts). With the key: each generation is decrypted, "
+                    description="Check the sealed holdouts listed in holdouts.yaml beside "
+                                "each tasks file. With the key: each generation is decrypted, "
                                 "authenticated and matched to its commitment. Without it: form "
                                 "only (files present, sizes and SHA-256 as listed, sealed files "
                                 "well formed), since an AES-GCM tag cannot be checked without the "
@@ -292,7 +237,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     reveal = action("reveal", cmd_reveal, help="publish a retired generation's plaintext",
                     description="Write a retired generation's plaintext to "
                                 "holdouts/TASK/gen-N.revealed.jsonl (its exact bytes) and its "
-                                "commitment nonce into tasks.yaml (sealed_holdouts), so that "
+                                "commitment nonce into holdouts.yaml, so that "
                                 "anyone can check it against the commitment listed since its "
                                 "sealing (`holdout verify`, no key needed). The current generation"
                                 " is never revealed: rotate first. " + KEY_RULE)

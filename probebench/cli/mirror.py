@@ -23,7 +23,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--registry-sha256", default=None, metavar="HEX", help=PIN_HELP)
 
 
-def _auroc(values: dict[str, float | None]) -> str:
+def _per_task(values: dict[str, float | None]) -> str:
     shown = [f"{t} {v:.3f}" for t, v in sorted(values.items()) if v is not None]
     return "; ".join(shown) or "no stored result"
 
@@ -41,7 +41,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len(e.id) for e in entries)
     for e in entries:
         print(f"{e.id:<{width}}  {e.status:<14}  {e.model:<14} {e.layer}:{e.position:<13} "
-              f"{e.probe_type:<7} AUROC {_auroc(e.auroc)}")
+              f"{e.probe_type:<7} AUROC {_per_task(e.auroc)}")
     print(f"{len(entries)} entries")
     return 0
 

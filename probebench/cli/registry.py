@@ -25,20 +25,15 @@ from probebench.errors import InputError
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from probebench.intake.check import (
-        changed_entry_files,
-        check_registry,
-        pull_request_problems,
-    )
+    from probebench.intake.check import check_registry
 
     ws = workspace(args, uses_registry=True)
-    files = changed_entry_files(ws.registry, args.base) if args.changed else None
-    if files is not None and not files:
+    results = check_registry(ws.registry, ws.repo, catalog=ws.catalog,
+                             changed_since=args.base if args.changed else None,
+                             author=args.author)
+    if args.changed and not results:
         print(f"no entry changed since {args.base}")
         return 0
-    results = check_registry(ws.registry, ws.repo, catalog=ws.catalog, files=files)
-    if args.changed:
-        pull_request_problems(ws.registry, args.base, results, author=args.author)
     for r in results:
         mark = "ok  " if r.ok else "FAIL"
         print(f"  {mark}  {r.entry_id or r.path}  {'; '.join(r.notes)}")
@@ -167,16 +162,13 @@ def cmd_check_task(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.session import Session, SubmitOptions
     from probebench.hashing import atomic_write_bytes
-    from probebench.registry.guards import RegistryGuards
     from probebench.runs.evaluate import evaluate_entry
 
     ws = workspace(args, uses_registry=True)
     if args.submission and len(args.entries) != 1:
         raise InputError("--submission writes one entry's submission: give one ENTRY_ID")
-    guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
-                                                **runtime(args), guards=guards,
-                                                progress=not args.quiet))
+                                                **runtime(args), progress=not args.quiet))
     status = 0
     key = holdout_key(args)
     for entry_id in args.entries:
@@ -211,14 +203,11 @@ def _add_allow_dirty(parser: argparse.ArgumentParser) -> None:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from probebench.evaluation.session import Session, SubmitOptions
-    from probebench.registry.guards import RegistryGuards
     from probebench.runs.publish import publish_pending
 
     ws = workspace(args, uses_registry=True)
-    guards = RegistryGuards(ws.registry, ws.repo, catalog=ws.catalog)
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
-                                                **runtime(args), guards=guards,
-                                                progress=not args.quiet))
+                                                **runtime(args), progress=not args.quiet))
     report = publish_pending(ws.registry, ws.repo, session, allow_dirty=args.allow_dirty,
                              holdout_key=holdout_key(args))
     for entry_id in report.published:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from probebench.cli.common import (
     add_bootstrap,
@@ -24,121 +24,59 @@ from probebench.cli.mirror import add_source_options
 from probebench.errors import InputError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE, LATENCY_PROMPTS, LATENCY_WARMUP
 
+if TYPE_CHECKING:
+    from probebench.evaluation.results import Submission
+
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from probebench.evaluation.guards import Guard, GuardLookup, fixed_guard, no_guards
-    from probebench.evaluation.published import BaselineLookup, no_published_baselines
-    from probebench.evaluation.report import render_report
-    from probebench.evaluation.samples import sample_records, samples_path_problem, write_samples
     from probebench.evaluation.session import SubmitOptions
-    from probebench.evaluation.submit import submit_many
-    from probebench.hashing import atomic_write_bytes
+    from probebench.runs.submit import FROM_REGISTRY, Outputs, submit_many
 
-    tasks = csv_list(args.tasks)
     if len(args.artifacts) > 1 and args.out_dir is None:
         raise InputError("several artifacts need --out-dir (one folder per probe)")
     if args.no_guard and args.guard is not None:
         raise InputError("--guard and --no-guard contradict each other")
-    samples_name = args.log_samples
-    if samples_name is not None and args.out_dir is not None \
-            and Path(samples_name).name != str(samples_name):
+    samples = args.log_samples
+    if samples is not None and args.out_dir is not None and Path(samples).name != str(samples):
         raise InputError(f"with --out-dir, --log-samples takes a file name (each artifact's "
-                         f"records go to <dir>/<artifact>/NAME), found {samples_name}")
-    if samples_name is not None and args.out_dir is None:
-        problem = samples_path_problem(Path(samples_name))
-        if problem is not None:  # refused before any model work
-            raise InputError(f"--log-samples: {problem}")
+                         f"records go to <dir>/<artifact>/NAME), found {samples}")
     folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
-    ws = workspace(args, private=True)
-    source = None
-    wants_guards = args.guard is None and not args.no_guard
-    if wants_guards or not args.compute_baselines:
-        source = _registry(args, ws, for_guards=wants_guards)
-    guards: GuardLookup
-    if args.no_guard:
-        guards = no_guards
-    elif args.guard is not None:
-        guards = fixed_guard(Guard(args.guard, args.guard.name))
-    elif source is None:
-        guards = no_guards
+    if args.out_dir is not None:
+        outputs = [Outputs.in_folder(Path(args.out_dir) / f.resolve().name, samples)
+                   for f in folders]
     else:
-        from probebench.registry.guards import RegistryGuards
-
-        source.ensure_guards()
-        guards = RegistryGuards(source.registry, source.repo, catalog=ws.catalog)
-    published: BaselineLookup = no_published_baselines
-    if source is not None and not args.compute_baselines:
-        from probebench.registry.baselines import RegistryBaselines
-
-        published = RegistryBaselines(source.registry, source.repo,
-                                      ensure=source.ensure_baselines)
+        outputs = [Outputs(Path(args.out), Path(args.report),
+                           None if samples is None else Path(samples))]
+    ws = workspace(args, private=True)
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
-                            transfer_targets=args.transfer_to or (), guards=guards,
+                            transfer_targets=args.transfer_to or (),
                             cache=not args.no_cache, progress=not args.quiet,
-                            limit=args.limit, latency_prompts=args.latency_prompts,
-                            published_baselines=published)
-    results = submit_many(folders, tasks, options, catalog=ws.catalog)
-    for artifact, result in zip(folders, results, strict=True):
-        if args.out_dir is not None:
-            folder = Path(args.out_dir) / artifact.resolve().name
-            out, report = folder / "submission.json", folder / "REPORT.md"
-            samples = None if samples_name is None else folder / samples_name
-        else:
-            out, report = Path(args.out), Path(args.report)
-            samples = None if samples_name is None else Path(samples_name)
-        # the prompts' texts, for REPORT.md's errors and the samples file
-        records = sample_records(result, ws.catalog)
-        text = render_report(result, samples=records).encode("utf-8")
-        if samples is not None:  # first: a path that cannot be written stops the rest
-            write_samples(samples, records)
-        atomic_write_bytes(out, result.to_json().encode("utf-8"))
-        atomic_write_bytes(report, text)
-        wrote = f"{out} and {report}" if samples is None else f"{out}, {report} and {samples}"
-        print(f"{result.probe.id}: wrote {wrote}")
-        if result.limit is not None:
-            print(f"  NOTE: {result.limit.note}")
-        for task in result.tasks:
-            auroc = task.auroc
-            shown = "n/a" if auroc.value is None else (
-                f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]")
-            acc = task.accuracy.value
-            name = "AUROC" if task.classes is None else "macro AUROC"
-            print(f"  {task.id:<32} {name} {shown}  {task.accuracy_name} "
-                  f"{'n/a' if acc is None else f'{acc:.3f}'}  "
-                  f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
+                            limit=args.limit, latency_prompts=args.latency_prompts)
+    results = submit_many(folders, tasks=csv_list(args.tasks), options=options,
+                          catalog=ws.catalog, registry=args.registry_source,
+                          registry_sha256=args.registry_sha256,
+                          guard=None if args.no_guard else args.guard or FROM_REGISTRY,
+                          compute_baselines=args.compute_baselines, outputs=outputs,
+                          repo=ws.repo)
+    for result, out in zip(results, outputs, strict=True):
+        files = [str(f) for f in out.files()]
+        print(f"{result.probe.id}: wrote {', '.join(files[:-1])} and {files[-1]}")
+        _print_summary(result)
     return 0
 
 
-def _registry(args: argparse.Namespace, ws: Any, *, for_guards: bool) -> Any:
-    """The registry that names each model's guard and publishes the tasks' baselines:
-    the one given (--registry, a folder, a built leaderboard or a URL), else
-    $PROBEBENCH_REGISTRY, the checkout's, the published one (``open_registry``), so a
-    pip user's corrected AUROC and baselines are the leaderboard's. None found when none
-    was asked for: the guard is imputed (said on stderr when it was wanted) and the
-    baselines are computed. With --guard or --no-guard only a registry given or the
-    checkout's is read (for its baselines)."""
-    import sys
-
-    from probebench.registry.mirror import open_registry
-
-    try:
-        # only for baselines: never the published registry unasked
-        source = open_registry(args.registry_source, sha256=args.registry_sha256,
-                               start=ws.repo, published=for_guards)
-        if for_guards:
-            source.ensure_guards()
-    except InputError as exc:
-        if args.registry_source is not None:
-            raise
-        if for_guards:
-            print(f"probebench: no registry to take the eval-awareness guard from ({exc}); "
-                  f"the corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and "
-                  "flagged (give --registry, or --guard)", file=sys.stderr)
-        return None
-    if not args.quiet:
-        print(f"probebench: guards and published baselines from the {source.describe()}",
-              file=sys.stderr)
-    return source
+def _print_summary(result: Submission) -> None:
+    if result.limit is not None:
+        print(f"  NOTE: {result.limit.note}")
+    for task in result.tasks:
+        auroc = task.auroc
+        shown = "n/a" if auroc.value is None else (
+            f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]")
+        acc = task.accuracy.value
+        name = "AUROC" if task.classes is None else "macro AUROC"
+        print(f"  {task.id:<32} {name} {shown}  {task.accuracy_name} "
+              f"{'n/a' if acc is None else f'{acc:.3f}'}  "
+              f"marks {', '.join(f'{k} {m.mark}' for k, m in sorted(task.marks.items()))}")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

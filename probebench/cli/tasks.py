@@ -84,7 +84,7 @@ def _option_value(text: str) -> object:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from probebench.tasks.formats import get_format
+    from probebench.tasks.families import get_format
     from probebench.tasks.scaffold import add_task, new_spec
 
     tasks_file = Path(args.to)
@@ -146,7 +146,7 @@ def _verb_files(catalog: TaskCatalog) -> tuple[dict[str, Path], str]:
 
 
 def cmd_check_verbs(args: argparse.Namespace) -> int:
-    from probebench.tasks.formats.verbs import verb_files
+    from probebench.tasks.families.verbs.format import verb_files
     from probebench.tasks.verbs.checks import check_verbs
 
     files, task_id = _verb_files(workspace(args).catalog)

@@ -38,8 +38,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     trained = train(config, catalog=catalog, progress=not args.quiet, cache=not args.no_cache)
     created = dt.date.fromisoformat(args.created_at) if args.created_at else None
     write_artifact(trained, out, author=args.author, contact=args.contact,
-                   license=args.license, created_at=created, force=args.force,
-                   catalog=catalog)
+                   license=args.license, created_at=created, force=args.force)
     print(trained.describe())
     print(trained.metrics_table())
     include = "".join(f" --include {p}" for p in getattr(args, "include", None) or [])

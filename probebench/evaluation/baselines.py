@@ -25,7 +25,7 @@ stored with the task (``registry/baselines/``) as well as beside each result.
   such as MiniLM has no surprisal, so no such baseline.
 
 Each baseline keeps its score of every labelled test prompt (``BaselineOut.scores``, in
-the order of the result's predictions), so that **the gap** (``auroc_gap``,
+the order of the result's predictions), so that **the gap** (``gap_interval``,
 ``GAP_DEFINITION``) can be resampled on the probe's items, at evaluation time and again
 when the leaderboard is built: the probe's AUROC minus the best baseline's (the highest
 AUROC point estimate among the baselines with an AUROC), with a paired item-bootstrap
@@ -43,13 +43,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from probebench.evaluation.headline import interval_out, labelled, sub_seed
-from probebench.evaluation.metrics import (
-    Interval,
-    paired_difference,
-    resample_counts,
-    weighted_auroc,
-    weighted_macro_auroc,
-)
+from probebench.evaluation.metrics import Interval, item_bootstrap, weighted_auroc
 from probebench.evaluation.results import BaselineGapOut, BaselineOut, PromptScores
 from probebench.prompts import Prompt
 
@@ -139,26 +133,23 @@ def best_baseline(baselines: Mapping[str, BaselineOut]) -> str | None:
     return min((name for name, v in found if v == top), key=order)
 
 
-def auroc_gap(labels: np.ndarray, probe: np.ndarray, baseline: np.ndarray,
-              item_of: np.ndarray, *, seed: int, n_resamples: int) -> Interval:
+def gap_interval(labels: np.ndarray, probe: np.ndarray, baseline: np.ndarray,
+                 item_of: np.ndarray, *, seed: int, n_resamples: int) -> Interval:
     """AUROC of ``probe`` minus AUROC of ``baseline`` over the same labelled prompts,
-    with a paired item-bootstrap 95% CI: each resample draws items once
-    (``resample_counts``, seeded with ``seed``) and both AUROCs are recomputed on it.
-    Binary: ``labels`` in {0, 1}, scores (n,). Multi-class: ``labels`` are class
-    indices and the scores class probabilities (n, K); the AUROC is the macro AUROC."""
+    with a paired item-bootstrap 95% CI: one ``item_bootstrap`` of the difference, so
+    each resample draws the items once (seeded with ``seed``) and both AUROCs are
+    recomputed on it (``weighted_auroc``, its point value too). Binary: ``labels`` in
+    {0, 1}, scores (n,). Multi-class: ``labels`` are class indices and the scores class
+    probabilities (n, K); the AUROC is the macro AUROC."""
     y = np.asarray(labels, dtype=np.int64)
     a = np.asarray(probe, dtype=np.float64)
     b = np.asarray(baseline, dtype=np.float64)
-    _, dense = np.unique(np.asarray(item_of), return_inverse=True)
-    counts = resample_counts(int(dense.max()) + 1, n_resamples, np.random.default_rng(seed))
-    weights = counts[:, dense]
-    ones = np.ones((1, y.size))
 
-    def stat(s: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return weighted_macro_auroc(y, s, w) if s.ndim == 2 else weighted_auroc(y, s, w)
+    def difference(weights: np.ndarray) -> np.ndarray:
+        return np.asarray(weighted_auroc(y, a, weights) - weighted_auroc(y, b, weights))
 
-    value = float(stat(a, ones)[0] - stat(b, ones)[0])
-    return paired_difference(value, stat(a, weights), stat(b, weights))
+    value = float(difference(np.ones((1, y.size)))[0])
+    return item_bootstrap(value, difference, item_of, n_resamples=n_resamples, seed=seed)
 
 
 def gap_seed(seed: int, task_id: str) -> int:
@@ -184,9 +175,9 @@ def baseline_gap(baselines: Mapping[str, BaselineOut], predictions: PromptScores
     probe = predictions.class_probs if multiclass else predictions.probs
     if scores is None or probe is None or len(scores) != len(probe):
         return None, None
-    iv = auroc_gap(np.asarray(predictions.labels), np.asarray(probe), np.asarray(scores),
-                   np.asarray(predictions.items), seed=gap_seed(seed, task_id),
-                   n_resamples=n_resamples)
+    iv = gap_interval(np.asarray(predictions.labels), np.asarray(probe),
+                      np.asarray(scores), np.asarray(predictions.items),
+                      seed=gap_seed(seed, task_id), n_resamples=n_resamples)
     out = interval_out(iv)
     gap = BaselineGapOut(value=out.value, ci_low=out.ci_low, ci_high=out.ci_high,
                          resamples=out.resamples, dropped=out.dropped, baseline=name,

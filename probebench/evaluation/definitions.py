@@ -2,7 +2,10 @@
 
 A ``MetricDef`` holds what one metric is: its name, the leaderboard's header for it, the
 one-line definition, which way is better, where it comes from, the function of
-``metrics`` that computes it and its mark bounds. Everything else reads it:
+``metrics`` that computes it (and its weighted form, which the item bootstrap resamples)
+and its mark bounds. It is also the dispatch: ``headline`` computes every metric whose
+definition says what the headline ``reads`` for it, by calling its ``compute``, so "how
+is X computed" is answered by ``METRICS[X].compute``. Everything else reads it too:
 ``metric_definitions()`` (the ``definitions`` block of ``submission.json``, which REPORT.md
 lists), METHODOLOGY.md's list of definitions and its marks table
 (``leaderboard.methodology``), the leaderboard's column headers and tooltips
@@ -19,6 +22,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from probebench.errors import InputError
 from probebench.evaluation.metrics import (
     ECE_BINS,
@@ -27,9 +32,12 @@ from probebench.evaluation.metrics import (
     brier_score_loss,
     expected_calibration_error,
     fpr_at_tpr_error,
+    mean_score,
+    weighted_auroc,
+    weighted_mean,
 )
 from probebench.evaluation.transfer import CORPUS_SIZE, HOLD_OUT_EVERY
-from probebench.tasks.formats import format_names, get_format
+from probebench.tasks.families import format_names, get_format
 from probebench.yamlsafe import load_yaml
 
 #: eval-awareness-corrected AUROC without a guard: this share of the AUROC, flagged
@@ -67,6 +75,18 @@ class Direction(Enum):
     HIGHER = "higher is better"
     LOWER = "lower is better"
     NONE = "no direction"
+
+
+class Reads(Enum):
+    """What ``headline`` passes a metric's ``compute`` (and ``weighted``) on a task's test
+    split."""
+
+    PROMPTS = "labels and scores of the test prompts"
+    """``compute(y_true, y_score)``: binary, the labelled prompts' labels and P(positive);
+    multi-class, every prompt's class index and class probabilities."""
+    ITEMS = "each test item's score"
+    """``compute(values)``: the correctness of each item that has one, by the task
+    format's rule."""
 
 
 @dataclass(frozen=True)
@@ -107,11 +127,20 @@ class MetricDef:
     citation: Citation | None = None
     """Where the metric comes from, where one paper defines it."""
     compute: Callable[..., float] | None = None
-    """The function of ``probebench.evaluation.metrics`` that computes the number from
-    labels and scores, where one does. For AUROC it is ``auroc_score``: the other
-    functions named after AUROC resample it (``weighted_auroc``, ``bootstrap_auroc``),
-    wrap it with seeds (``headline.auroc_interval``, ``headline.task_auroc``) or are the
-    multi-class macro average (``multiclass.macro_auroc_score`` and its bootstrap)."""
+    """The function of ``probebench.evaluation.metrics`` that computes the number, where
+    one does, binary or multi-class (for AUROC ``auroc_score``, the one-vs-rest macro
+    AUROC of class probabilities). ``headline`` and ``headline.metric_interval`` call it;
+    without it they do not produce the metric."""
+    weighted: Callable[..., np.ndarray] | None = None
+    """The same statistic under (B, n) item weights (``weighted_auroc``), which
+    ``metrics.item_bootstrap`` resamples for the metric's 95% CI; None: the metric is
+    reported as a point value."""
+    reads: Reads | None = None
+    """What ``headline`` passes ``compute`` on each task's test split; None: the metric
+    is not a headline metric (it is computed where its own prompts are read, e.g. the
+    shifted AUROC after the fixed context)."""
+    binary_only: bool = False
+    """The metric has no multi-class meaning: a multi-class task reports None."""
     marks: MarkBounds | None = None
     """The mark bounds from ``marks.yaml``; None when the metric gets no mark."""
     part_of: str | None = None
@@ -164,7 +193,8 @@ def _format_accuracy(accuracy_name: str) -> Callable[[], str]:
 _DEFS = (
     MetricDef("auroc", "AUROC",
               "sklearn.metrics.roc_auc_score over the labelled test prompts; ties count "
-              "1/2.", Direction.HIGHER, compute=auroc_score),
+              "1/2.", Direction.HIGHER, compute=auroc_score, weighted=weighted_auroc,
+              reads=Reads.PROMPTS),
     MetricDef("ci", "95% CI",
               "95% percentile interval of an item bootstrap (items resampled with "
               "replacement, prompts weighted by their item's count); resamples missing a "
@@ -172,25 +202,28 @@ _DEFS = (
     MetricDef("ece", "ECE",
               f"{ECE_BINS} equal-width bins on P(positive); sum of bin share x |positive "
               "rate - mean P|.", Direction.LOWER, citation=GUO_2017,
-              compute=expected_calibration_error),
+              compute=expected_calibration_error, reads=Reads.PROMPTS),
     MetricDef("brier", "Brier", "mean (P(positive) - label)^2.", Direction.LOWER,
-              citation=BRIER_1950, compute=brier_score_loss),
+              citation=BRIER_1950, compute=brier_score_loss, reads=Reads.PROMPTS),
     MetricDef("fpr_at_99tpr", "FPR@99TPR",
               f"FPR at the first ROC threshold, highest first, whose TPR >= {TPR_TARGET}.",
-              Direction.LOWER, compute=fpr_at_tpr_error),
+              Direction.LOWER, compute=fpr_at_tpr_error, reads=Reads.PROMPTS,
+              binary_only=True),
     MetricDef("latency_ms", "Latency",
               "median ms per prompt, batch size 1, text to probability, after "
               f"{LATENCY_WARMUP} warm-up runs, on the evaluation device (kept in the "
               "timing block).", Direction.LOWER),
     MetricDef("distshift_auroc", "Shifted AUROC",
               f"AUROC of the same test prompts read after {SHIFT_CONTEXT}; positions read "
-              "the prompt's own tokens.", Direction.HIGHER, compute=auroc_score),
+              "the prompt's own tokens.", Direction.HIGHER, compute=auroc_score,
+              weighted=weighted_auroc),
     MetricDef("evalaware_auroc", "Eval-aware AUROC",
               f"AUROC on the {_share()} of each class's items (items grouped by the labels "
               "they hold: the spec's stratified bottom-quartile split) that a registered "
               "eval-awareness guard for the model rates least evaluation-like; "
               f"without a guard, {EVALAWARE_IMPUTE} x AUROC, flagged imputed.",
-              Direction.HIGHER, compute=auroc_score),
+              Direction.HIGHER, compute=auroc_score, weighted=weighted_auroc,
+              binary_only=True),
     MetricDef("transfer", "Transfer",
               "per declared target MODEL@LAYER:POSITION: an affine ridge map from the "
               "target's activations to the probe's model's, fitted in float64 on a fixed "
@@ -223,7 +256,8 @@ _DEFS = (
               "pairs on causal models, the model's own answer "
               "(BLiMP, verbs: total surprisal after BOS; SyntaxGym: its region "
               "predictions).", Direction.NONE),
-    MetricDef("accuracy", "Accuracy", accuracy_definition, Direction.HIGHER),
+    MetricDef("accuracy", "Accuracy", accuracy_definition, Direction.HIGHER,
+              compute=mean_score, weighted=weighted_mean, reads=Reads.ITEMS),
     MetricDef("mc_accuracy", "Multiple-choice accuracy", _format_accuracy("mc_accuracy"),
               Direction.HIGHER, part_of="accuracy"),
     MetricDef("marks", "Marks",
@@ -259,6 +293,12 @@ def _with_marks(defs: tuple[MetricDef, ...], path: Path) -> dict[str, MetricDef]
 METRICS: dict[str, MetricDef] = _with_marks(_DEFS, MARKS_FILE)
 
 
+def headline_metrics() -> list[MetricDef]:
+    """The metrics ``headline`` computes on every task's test split, in ``METRICS``
+    order: those whose definition says what the headline reads and how to compute it."""
+    return [d for d in METRICS.values() if d.reads is not None and d.compute is not None]
+
+
 def metric_definitions() -> dict[str, str]:
     """metric name -> its definition (the ``definitions`` block of submission.json)."""
     return {d.name: d.text for d in METRICS.values() if d.part_of is None}
@@ -279,6 +319,8 @@ __all__ = [
     "Direction",
     "MarkBounds",
     "MetricDef",
+    "Reads",
     "accuracy_definition",
+    "headline_metrics",
     "metric_definitions",
 ]

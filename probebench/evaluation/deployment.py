@@ -87,7 +87,7 @@ def transfer_to(session: Session, model: str, weights: ProbeWeights, task_id: st
                               seed=sub_seed(session.options.seed, "transfer-control", name))
     idx, y = flat.labelled()
     probs = weights.predict_proba(fitted.fitted(test))[:, 1]
-    auroc = session.auroc_ci(y, probs[idx], flat.item_of[idx], task_id, "transfer", name)
+    auroc = session.ci("auroc", y, probs[idx], flat.item_of[idx], task_id, "transfer", name)
     control = float(np.mean([auroc_score(y, weights.predict_proba(c(test))[idx, 1])
                              for c in fitted.controls]))
     transfer = transfer_ratio(auroc.value, source_auroc)

@@ -20,27 +20,28 @@ from probebench.sites import Site
 
 
 def guard_site(session: Session, meta: ProbeMeta, bundle: str) -> Site | None:
-    """The site the model's guard reads, when ``evalaware_auroc`` will read it (the
+    """The site the model's guard reads, when ``evalaware_corrected`` will read it (the
     model has a guard and the probe is not it): the test pass extracts it too."""
     guard = session.guard(meta.model)
     if guard is None or guard.bundle_sha256 == bundle:
         return None
     guard_meta = read_meta(guard.folder / "meta.yaml")
-    if guard_meta.model != meta.model:  # refused by evalaware_auroc, with its reason
+    if guard_meta.model != meta.model:  # refused by evalaware_corrected, with its reason
         return None
     return Site(guard_meta.layer, guard_meta.position)
 
 
-def evalaware_auroc(session: Session, meta: ProbeMeta, bundle: str, task_id: str,
-                    flat: Flat, probs: np.ndarray, idx: np.ndarray, y: np.ndarray,
-                    auroc: IntervalOut) -> FlaggedOut:
-    """The corrected AUROC of the probe with bundle hash ``bundle``, whose test
-    probabilities are ``probs`` (labelled prompts ``idx`` with labels ``y``)."""
+def evalaware_corrected(session: Session, meta: ProbeMeta, bundle: str, task_id: str,
+                        flat: Flat, probs: np.ndarray, idx: np.ndarray, y: np.ndarray,
+                        auroc: IntervalOut) -> FlaggedOut:
+    """The eval-awareness-corrected AUROC (``METRICS["evalaware_auroc"]``) of the probe
+    with bundle hash ``bundle``, whose test probabilities are ``probs`` (labelled prompts
+    ``idx`` with labels ``y``)."""
     guard = session.guard(meta.model)
     imputed = None if auroc.value is None else EVALAWARE_IMPUTE * auroc.value
     if guard is None:
         return FlaggedOut(value=imputed, imputed=True,
-                          note=f"no eval-awareness guard for {meta.model}: "
+                          note=f"{session.options.guards.missing(meta.model)}: "
                                f"{EVALAWARE_IMPUTE} x AUROC")
     if guard.bundle_sha256 == bundle:
         return FlaggedOut(value=imputed, imputed=True,
@@ -66,8 +67,8 @@ def evalaware_auroc(session: Session, meta: ProbeMeta, bundle: str, task_id: str
             break
         chosen.add(int(extra))
     mask = np.isin(flat.item_of[idx], list(chosen))
-    iv = session.auroc_ci(y[mask], probs[idx][mask], flat.item_of[idx][mask], task_id,
-                          "evalaware")
+    iv = session.ci("evalaware_auroc", y[mask], probs[idx][mask], flat.item_of[idx][mask],
+                    task_id, "evalaware")
     return FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high, imputed=False,
                       note=f"{len(chosen)} of {len(order)} items rated least evaluation-like "
                            f"by the guard {guard.name} (the least quarter of each class)")
@@ -100,4 +101,4 @@ def stratified_least(items: np.ndarray, rating: np.ndarray,
     return chosen
 
 
-__all__ = ["evalaware_auroc", "guard_site", "stratified_least"]
+__all__ = ["evalaware_corrected", "guard_site", "stratified_least"]

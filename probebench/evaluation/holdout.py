@@ -2,7 +2,8 @@
 
 The sealed generation's items are decrypted in memory by the caller (who holds the key),
 read through the session without the disk cache (their activations never reach the
-disk), and scored like a test set: AUROC with the same item bootstrap (``task_auroc``).
+disk), and scored like a test set: AUROC with the same item bootstrap
+(``headline_interval``).
 
 **Retention** is how much of the probe's test AUROC above chance survives on items it can
 never have seen: ``(holdout AUROC - 0.5) / (test AUROC - 0.5)``, clamped to [0, 1] (None
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from probebench.artifact.weights import ProbeWeights
-from probebench.evaluation.headline import Flat, task_auroc
+from probebench.evaluation.headline import Flat, headline_interval
 from probebench.evaluation.power import items_drop
 from probebench.evaluation.results import HoldoutOut, SelectivityOut
 from probebench.evaluation.session import Session
@@ -86,8 +87,8 @@ def score_holdout(session: Session, model: str, weights: ProbeWeights, site: Sit
     acts = session.activations_at(model, f"{task_id}/sealed-g{generation}", flat.prompts,
                                   [site], disk_cache=False)[site]
     probs = weights.predict_proba(acts)[:, 1]
-    auroc = task_auroc(task_id, items, probs, seed=session.options.seed,
-                       n_resamples=session.options.bootstrap)
+    auroc = headline_interval(task_id, items, probs, seed=session.options.seed,
+                              n_resamples=session.options.bootstrap)
     idx, _ = flat.labelled()
     assert auroc.value is not None
     drop = items_drop(items)

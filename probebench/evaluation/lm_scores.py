@@ -42,7 +42,7 @@ from probebench.models.loading import LoadedModel, ModelIdentity, ResolvedModel
 from probebench.models.surprisal import SCORING_VERSION
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import LMScoring, TaskFormat, format_names, get_format
+from probebench.tasks.families import LMScoring, TaskFormat, format_names, get_format
 from probebench.tasks.spec import TaskSpec
 from probebench.version import __version__
 

@@ -1,24 +1,35 @@
-"""Metrics of a probe's scores against binary labels, and item bootstraps.
+"""Every statistic of a probe's scores, binary and multi-class, and the one item bootstrap.
 
 Names follow scikit-learn: ``*_score`` is better when higher, ``*_error``/``*_loss``
-when lower (a test holds each metric's direction to its function's name). Every
-function takes ``y_true`` (n,) in {0, 1} and ``y_score`` (n,) of P(positive) or any
-monotone score.
+when lower (a test holds each metric's direction to its function's name). Each function
+takes ``y_true`` and ``y_score``:
+
+* binary: ``y_true`` (n,) in {0, 1}, ``y_score`` (n,) of P(positive) or any monotone
+  score;
+* multi-class: ``y_true`` (n,) class indices 0..K-1, ``y_score`` (n, K >= 3) class
+  probabilities in the task's sorted class order (``TaskFormat.classes``). The AUROC is
+  then the one-vs-rest macro AUROC (the mean over classes k of the AUROC of P(k) for
+  "class k" against "any other class", as ``sklearn.metrics.roc_auc_score(y, P,
+  multi_class="ovr", average="macro")`` computes it), the ECE is top-label (the binary
+  ECE of "the most probable class is right" against its probability) and the Brier loss
+  sums over classes (0 to 2). FPR at 99% TPR has no multi-class meaning.
 
 What a metric means (its definition as ``submission.json`` carries it, its direction,
-citation and marks) is its ``MetricDef`` in ``probebench.evaluation.definitions``, whose
-``compute`` names the function here that computes it: ``auroc_score`` for AUROC, which
-``weighted_auroc`` and ``bootstrap_auroc`` resample.
+citation and marks) is its ``MetricDef`` in ``probebench.evaluation.definitions``: its
+``compute`` is the function here that computes the number, and its ``weighted``, where
+it has a 95% CI, the same statistic under item weights that ``item_bootstrap``
+resamples (``weighted_auroc`` for the AUROC, ``weighted_mean`` for the accuracy).
 
 Bootstrap: items, not prompts, are resampled with replacement (a BLiMP pair or a verb
 question with all its candidates moves as one); every prompt of an item counts as many
 times as its item was drawn. The 95% interval is the percentile interval (2.5th and
-97.5th percentiles) of the resampled statistic; resamples where a class is absent are
-dropped and counted. Seeded through ``numpy.random.default_rng(seed)``.
+97.5th percentiles) of the resampled statistic; resamples where it is undefined (a
+class absent) are dropped and counted. Seeded through ``numpy.random.default_rng(seed)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +40,10 @@ ECE_BINS = 15
 #: bootstrap resamples behind every 95% CI unless a caller asks for another number
 N_RESAMPLES = 1000
 TPR_TARGET = 0.99
+
+#: a statistic under item weights: (B, n) weights of the n prompts -> (B,) values, NaN
+#: where a row leaves it undefined
+WeightedStatistic = Callable[[np.ndarray], np.ndarray]
 
 
 class MetricError(ProbebenchError):
@@ -48,6 +63,18 @@ def _check(y_true: np.ndarray, y_score: np.ndarray) -> tuple[np.ndarray, np.ndar
     return y.astype(np.int64), s
 
 
+def _check_classes(y_true: np.ndarray, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y_true, dtype=np.int64)
+    p = np.asarray(proba, dtype=np.float64)
+    if p.ndim != 2 or y.ndim != 1 or p.shape[0] != y.shape[0] or p.shape[1] < 3:
+        raise MetricError(f"y {y.shape} and proba {p.shape} must be (n,) and (n, K >= 3)")
+    if y.size and (y.min() < 0 or y.max() >= p.shape[1]):
+        raise MetricError(f"y must hold class indices 0..{p.shape[1] - 1}")
+    if not np.isfinite(p).all():
+        raise MetricError("proba holds NaN or infinite values")
+    return y, p
+
+
 def _two_classes(y: np.ndarray) -> None:
     n_pos = int(y.sum())
     if n_pos == 0 or n_pos == len(y):
@@ -55,11 +82,23 @@ def _two_classes(y: np.ndarray) -> None:
 
 
 def auroc_score(y_true: np.ndarray, y_score: np.ndarray) -> float:
-    """Area under the ROC curve.
+    """Area under the ROC curve; of class probabilities (n, K), the one-vs-rest macro
+    AUROC, for which every class must occur.
 
     >>> auroc_score(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
     0.75
+    >>> p = np.array([[.8, .1, .1], [.2, .7, .1], [.1, .2, .7], [.3, .3, .4]])
+    >>> auroc_score(np.array([0, 1, 2, 2]), p)
+    1.0
     """
+    if np.ndim(y_score) == 2:
+        y, p = _check_classes(y_true, y_score)
+        value = float(weighted_macro_auroc(y, p, np.ones((1, y.size)))[0])
+        if not np.isfinite(value):
+            missing = sorted(set(range(p.shape[1])) - set(y.tolist()))
+            raise MetricError(f"macro AUROC needs every class; classes {missing} have no "
+                              "prompt")
+        return value
     from sklearn.metrics import roc_auc_score
 
     y, s = _check(y_true, y_score)
@@ -71,11 +110,16 @@ def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray,
                                n_bins: int = ECE_BINS) -> float:
     """ECE over ``n_bins`` equal-width bins of P(positive) over [0, 1] (a score of
     exactly 1 falls in the last bin): the sum over bins of (bin size / n) * |observed
-    positive rate - mean P in the bin|.
+    positive rate - mean P in the bin|. Of class probabilities (n, K), top-label: the
+    ECE of "the most probable class (ties: the first) is right" against its probability.
 
     >>> expected_calibration_error(np.array([0, 1]), np.array([0.0, 1.0]))
     0.0
     """
+    if np.ndim(y_prob) == 2:
+        y_, p_ = _check_classes(y_true, y_prob)
+        right = (np.argmax(p_, axis=1) == y_).astype(np.int64)
+        return expected_calibration_error(right, p_.max(axis=1), n_bins)
     y, p = _check(y_true, y_prob)
     if ((p < 0) | (p > 1)).any():
         raise MetricError("ECE needs probabilities in [0, 1]")
@@ -88,11 +132,16 @@ def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray,
 
 
 def brier_score_loss(y_true: np.ndarray, y_prob: np.ndarray) -> float:
-    """Mean squared error of P(positive).
+    """Mean squared error of P(positive); of class probabilities (n, K), the mean over
+    prompts of sum_k (P_k - [y == k])^2 (0 to 2).
 
     >>> brier_score_loss(np.array([0, 1]), np.array([0.25, 0.5]))
     0.15625
     """
+    if np.ndim(y_prob) == 2:
+        y_, p_ = _check_classes(y_true, y_prob)
+        onehot = np.eye(p_.shape[1])[y_]
+        return float(np.mean(np.sum((p_ - onehot) ** 2, axis=1)))
     y, p = _check(y_true, y_prob)
     return float(np.mean((p - y) ** 2))
 
@@ -100,7 +149,7 @@ def brier_score_loss(y_true: np.ndarray, y_prob: np.ndarray) -> float:
 def fpr_at_tpr_error(y_true: np.ndarray, y_score: np.ndarray,
                      tpr_target: float = TPR_TARGET) -> float:
     """FPR at the first threshold (highest first) whose TPR reaches ``tpr_target``, with
-    no interpolation to the nearest point.
+    no interpolation to the nearest point. Binary only.
 
     >>> fpr_at_tpr_error(np.array([0, 0, 1, 1]), np.array([0.1, 0.9, 0.8, 0.7]), 0.99)
     0.5
@@ -114,38 +163,37 @@ def fpr_at_tpr_error(y_true: np.ndarray, y_score: np.ndarray,
     return float(fpr[first])
 
 
-# --- bootstrap ---------------------------------------------------------------------------
+def mean_score(values: np.ndarray) -> float:
+    """The mean of per-item scores (an item's correctness: the accuracy).
+
+    >>> mean_score(np.array([1.0, 0.0, 0.5, 1.0]))
+    0.625
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        raise MetricError("no items to average")
+    return float(v.mean())
 
 
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    low: float
-    high: float
-    resamples: int        #: resamples used
-    dropped: int          #: resamples dropped (a class absent)
-
-
-def resample_counts(n_items: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """(n_resamples, n_items) int32: how often each item is drawn in each resample."""
-    draws = rng.integers(0, n_items, size=(n_resamples, n_items))
-    flat = draws + (np.arange(n_resamples, dtype=np.int64) * n_items)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_items)
-    return counts.reshape(n_resamples, n_items).astype(np.int32)
+# --- weighted forms: each statistic under (B, n) item weights ---------------------------
 
 
 def weighted_auroc(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """AUROC of each row of ``weights`` (B, n) over the same labelled scores (n,).
+    """``auroc_score`` of each row of ``weights`` (B, n) over the same labelled scores
+    (n,), or class probabilities (n, K) (``weighted_macro_auroc``).
 
     The Mann-Whitney form with ties as one half: for each tie group of scores, the
     positive weight times (negative weight strictly below + half the tied negative
     weight), over total positive times total negative weight. NaN where a class has
     no weight. Vectorised: one sort, then cumulative sums per row.
     """
+    s = np.asarray(s, dtype=np.float64)
+    if s.ndim == 2:
+        return weighted_macro_auroc(y, s, weights)
     order = np.argsort(s, kind="stable")
     s_sorted = s[order]
     starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
-    pos = (y[order] == 1)
+    pos = (np.asarray(y)[order] == 1)
     # float32 holds every count, cumulative count and half-integer product exactly here
     # (all below 2**24); the final sums run in float64
     w = weights[:, order].astype(np.float32)
@@ -161,37 +209,15 @@ def weighted_auroc(y: np.ndarray, s: np.ndarray, weights: np.ndarray) -> np.ndar
         return np.where(denom > 0, u / np.where(denom > 0, denom, 1.0), np.nan)
 
 
-def _interval(value: float, stats: np.ndarray) -> Interval:
-    ok = stats[np.isfinite(stats)]
-    if ok.size == 0:
-        return Interval(value, float("nan"), float("nan"), 0, int(stats.size))
-    low, high = np.percentile(ok, [2.5, 97.5])
-    return Interval(value, float(low), float(high), int(ok.size), int(stats.size - ok.size))
-
-
-def bootstrap_auroc(y_true: np.ndarray, y_score: np.ndarray, item_of: np.ndarray, *,
-                    n_resamples: int = N_RESAMPLES, seed: int = 0) -> Interval:
-    """AUROC with a 95% percentile interval from resampling items.
-
-    ``item_of`` (n,) gives each prompt's item index (0..n_items-1).
-    """
-    y, s = _check(y_true, y_score)
-    value = auroc_score(y, s)
-    item_of = np.asarray(item_of, dtype=np.int64)
-    n_items = int(item_of.max()) + 1
-    counts = resample_counts(n_items, n_resamples, np.random.default_rng(seed))
-    return _interval(value, weighted_auroc(y, s, counts[:, item_of]))
-
-
-def bootstrap_mean(values: np.ndarray, *, n_resamples: int = N_RESAMPLES,
-                   seed: int = 0) -> Interval:
-    """Mean of per-item values (e.g. 0/1 correctness) with a 95% percentile interval."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        raise MetricError("no items to average")
-    counts = resample_counts(v.size, n_resamples, np.random.default_rng(seed))
-    stats = counts @ v / v.size
-    return _interval(float(v.mean()), stats)
+def weighted_macro_auroc(y: np.ndarray, proba: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The one-vs-rest macro AUROC of each row of ``weights`` (B, n): class indices
+    ``y`` (n,) against class probabilities ``proba`` (n, K). NaN where a class has no
+    weight on one side."""
+    y_ = np.asarray(y, dtype=np.int64)
+    p_ = np.asarray(proba, dtype=np.float64)
+    per_class = np.stack([weighted_auroc((y_ == k).astype(np.int64), p_[:, k], weights)
+                          for k in range(p_.shape[1])])
+    return np.asarray(per_class.mean(axis=0), dtype=np.float64)
 
 
 def weighted_calibration_error(y: np.ndarray, p: np.ndarray, weights: np.ndarray,
@@ -219,19 +245,61 @@ def weighted_calibration_error(y: np.ndarray, p: np.ndarray, weights: np.ndarray
                         np.nan)
 
 
-def weighted_macro_auroc(y: np.ndarray, proba: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """One-vs-rest macro AUROC (``probebench.evaluation.multiclass``) of each row of
-    ``weights`` (B, n): class indices ``y`` (n,) against class probabilities ``proba``
-    (n, K). NaN where a class has no weight on one side."""
-    y_ = np.asarray(y, dtype=np.int64)
-    p_ = np.asarray(proba, dtype=np.float64)
-    per_class = np.stack([weighted_auroc((y_ == k).astype(np.int64), p_[:, k], weights)
-                          for k in range(p_.shape[1])])
-    return np.asarray(per_class.mean(axis=0), dtype=np.float64)
+def weighted_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``mean_score`` of each row of ``weights`` (B, n): each value counts as often as
+    its weight. NaN where a row has no weight.
+
+    >>> weighted_mean(np.array([1.0, 0.0]), np.array([[1, 1], [2, 0]])).tolist()
+    [0.5, 1.0]
+    """
+    v = np.asarray(values, dtype=np.float64)
+    total = np.asarray(weights).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(weights @ v / total, dtype=np.float64)
 
 
-def paired_difference(value: float, stats_a: np.ndarray, stats_b: np.ndarray) -> Interval:
-    """``value`` (a - b on the full test set) with the 95% percentile interval of a - b
-    over resamples that drew the same items for both (rows where either is undefined
-    are dropped and counted)."""
-    return _interval(value, np.asarray(stats_a) - np.asarray(stats_b))
+# --- the item bootstrap ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+    resamples: int        #: resamples used
+    dropped: int          #: resamples dropped (the statistic undefined)
+
+
+def resample_counts(n_items: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_items) int32: how often each item is drawn in each resample."""
+    draws = rng.integers(0, n_items, size=(n_resamples, n_items))
+    flat = draws + (np.arange(n_resamples, dtype=np.int64) * n_items)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_items)
+    return counts.reshape(n_resamples, n_items).astype(np.int32)
+
+
+def _interval(value: float, stats: np.ndarray) -> Interval:
+    ok = stats[np.isfinite(stats)]
+    if ok.size == 0:
+        return Interval(value, float("nan"), float("nan"), 0, int(stats.size))
+    low, high = np.percentile(ok, [2.5, 97.5])
+    return Interval(value, float(low), float(high), int(ok.size), int(stats.size - ok.size))
+
+
+def item_bootstrap(value: float, statistic: WeightedStatistic, item_of: np.ndarray, *,
+                   n_resamples: int = N_RESAMPLES, seed: int = 0) -> Interval:
+    """``value`` (the statistic on the full sample) with the 95% percentile interval of
+    ``statistic`` over ``n_resamples`` item resamples: each resample draws the items
+    (``item_of`` (n,): any item label of each prompt) with replacement, and every prompt
+    weighs as often as its item was drawn. A paired difference is one statistic (a's
+    minus b's under the same weights).
+
+    >>> y, s = np.array([0, 1, 0, 1]), np.array([0.1, 0.9, 0.6, 0.4])
+    >>> iv = item_bootstrap(auroc_score(y, s), lambda w: weighted_auroc(y, s, w),
+    ...                     np.array([0, 0, 1, 1]), n_resamples=100)
+    >>> iv.value, iv.resamples + iv.dropped
+    (0.75, 100)
+    """
+    _, dense = np.unique(np.asarray(item_of), return_inverse=True)
+    counts = resample_counts(int(dense.max()) + 1, n_resamples, np.random.default_rng(seed))
+    return _interval(value, statistic(counts[:, dense]))

@@ -1,9 +1,9 @@
-"""One multi-class task -> ``TaskResult``: the session's side of ``multiclass`` (which
-defines the numbers), as ``task`` is for a binary task.
+"""One multi-class task -> ``TaskResult``, as ``task`` is for a binary task: the same
+``headline`` and item bootstrap, given class probabilities.
 
 Accuracy and macro AUROC, per-class slices, the shifted macro AUROC and the majority and
-length baselines. The eval-awareness correction, transfer and control-task selectivity
-are defined for binary probes only and are left out, saying so.
+length baselines (``multiclass``). The eval-awareness correction, transfer and
+control-task selectivity are defined for binary probes only and are left out, saying so.
 
 The gap to the baselines is the binary one's with the macro AUROC in place of the AUROC
 (``baselines.baseline_gap``): the probe's macro AUROC minus the best baseline's (majority
@@ -21,19 +21,17 @@ from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
 from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import Latency, measure_cost, measure_latency
-from probebench.evaluation.headline import Flat, sub_seed
+from probebench.evaluation.headline import Flat, headline, slice_accuracies, sub_seed
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.results import (
     BaselineOut,
     FlaggedOut,
     IntervalOut,
     PromptScores,
-    SliceOut,
     TaskResult,
 )
 from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
 from probebench.sites import Site
-from probebench.tasks.formats import group_by_slice
 
 
 def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
@@ -55,20 +53,15 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
     fmt = data.format
     y = mc.class_indices(fmt, flat.prompts, classes, f"task {task_id} test")
     opts = session.options
-    head = mc.multiclass_headline(task_id, fmt, items, classes, proba, seed=opts.seed,
-                                  n_resamples=opts.bootstrap)
-    slices = {
-        name: {value: SliceOut(n_items=len(vals),
-                               accuracy=session.mean_ci(list(vals), task_id, "slice", name,
-                                                        value))
-               for value, vals in groups.items()}
-        for name, groups in group_by_slice(items, head.item_scores, spec.slices).items()}
+    head = headline(task_id, fmt, items, proba, classes=classes, seed=opts.seed,
+                    n_resamples=opts.bootstrap)
+    slices = slice_accuracies(task_id, items, head.item_scores, spec.slices, seed=opts.seed,
+                              n_resamples=opts.bootstrap)
     try:
         shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
                                       prefix=CONTEXT_FILE.read_text("utf-8"))
-        iv = mc.macro_auroc_interval(y, weights.predict_proba(shifted), flat.item_of,
-                                     seed=opts.seed, n_resamples=opts.bootstrap,
-                                     parts=(task_id, "distshift"))
+        iv = session.ci("distshift_auroc", y, weights.predict_proba(shifted), flat.item_of,
+                        task_id, "distshift")
         distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
                                imputed=False, note="macro AUROC after the fixed context")
     except SiteError as exc:
@@ -113,9 +106,8 @@ def _multiclass_baselines(session: Session, task_id: str, classes: tuple[str, ..
             ("length", mc.length_class_proba(train, y_train, flat.prompts, len(classes),
                                              sub_seed(opts.seed, task_id, "length")))):
         try:
-            auroc: IntervalOut | None = mc.macro_auroc_interval(
-                y, proba, flat.item_of, seed=opts.seed, n_resamples=opts.bootstrap,
-                parts=(task_id, "baseline", name))
+            auroc: IntervalOut | None = session.ci("auroc", y, proba, flat.item_of, task_id,
+                                                   "baseline", name)
         except MetricError:
             auroc = None
         accuracy = session.mean_ci(mc.item_correctness(data.test, proba, y), task_id,

@@ -28,10 +28,10 @@ Z_80 = 0.8416212335729143
 TARGET_DROP = 10.0
 
 
-def auroc_se(auroc: float, n_pos: int, n_neg: int) -> float:
+def standard_error(auroc: float, n_pos: int, n_neg: int) -> float:
     """Hanley-McNeil standard error of an AUROC.
 
-    >>> round(auroc_se(0.75, 100, 100), 4)
+    >>> round(standard_error(0.75, 100, 100), 4)
     0.0344
     """
     if n_pos < 1 or n_neg < 1:
@@ -52,7 +52,7 @@ def minimum_detectable_drop(n_pos: int, n_neg: int, *, auroc: float = TYPICAL_AU
     >>> round(minimum_detectable_drop(12, 12), 1)
     28.4
     """
-    return 100.0 * (Z_975 + power_z) * auroc_se(auroc, n_pos, n_neg)
+    return 100.0 * (Z_975 + power_z) * standard_error(auroc, n_pos, n_neg)
 
 
 def label_counts(items: Sequence[Item]) -> tuple[int, int]:
@@ -70,5 +70,5 @@ def items_drop(items: Sequence[Item], *, auroc: float = TYPICAL_AUROC) -> float 
     return minimum_detectable_drop(n_pos, n_neg, auroc=auroc)
 
 
-__all__ = ["TARGET_DROP", "TYPICAL_AUROC", "auroc_se", "items_drop", "label_counts",
-           "minimum_detectable_drop"]
+__all__ = ["TARGET_DROP", "TYPICAL_AUROC", "items_drop", "label_counts",
+           "minimum_detectable_drop", "standard_error"]

@@ -55,7 +55,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats import TaskData
+from probebench.tasks.families import TaskData
 from probebench.tasks.hygiene import hashed_split
 
 #: hidden units of the MLP probe unless told otherwise

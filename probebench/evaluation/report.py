@@ -22,7 +22,7 @@ from probebench.evaluation.samples import N_ERRORS, confident_errors
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-#: the definitions that differ for a multi-class task (``probebench.evaluation.multiclass``)
+#: the definitions that differ for a multi-class task (``probebench.evaluation.metrics``)
 MULTICLASS_DEFINITIONS = {
     "auroc": "one-vs-rest macro AUROC: the mean over classes k of the AUROC of P(k) for "
              "class k against every other class (sklearn.metrics.roc_auc_score with "

@@ -227,7 +227,7 @@ class TaskResult(_Model):
                                   "order (None for a binary task). Then auroc is the "
                                   "one-vs-rest macro AUROC, accuracy the argmax accuracy, "
                                   "ece the top-label ECE and brier the multi-class Brier "
-                                  "(probebench.evaluation.multiclass).")
+                                  "(probebench.evaluation.metrics).")
 
 
 class ProbeInfo(_Model):
@@ -346,11 +346,18 @@ class Submission(_Model):
                           ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def read_submission(path: Path) -> Submission:
-    """A ``submission.json`` written by ``probebench submit`` or ``registry evaluate``."""
+def read_submission(path: str | Path) -> Submission:
+    """A ``submission.json`` written by ``probebench submit`` or ``registry evaluate``.
+
+    Raises:
+        InputError: the file cannot be read, or is no submission of this version (the
+            message names the file and the field).
+    """
     from pydantic import ValidationError
 
     from probebench.errors import InputError, field_problem
+
+    path = Path(path)
 
     try:
         return Submission.model_validate_json(path.read_bytes())

@@ -76,7 +76,7 @@ from probebench.hashing import sha256_bytes, sha256_json
 from probebench.sites import Site
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import TaskFormat, get_format
+from probebench.tasks.families import TaskFormat, get_format
 
 CONTROL_SALT = "probebench-control-v1"
 #: the selectivity code's version, part of its disk-cache key: raise it whenever what

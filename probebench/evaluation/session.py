@@ -3,10 +3,10 @@ several submissions.
 
 A ``Session`` loads each model at most once (and not at all when every activation is
 cached), loads and verifies each task once, and memoises activations, surprisals, the
-tasks' baselines and the guards. Its ``auroc_ci`` and ``mean_ci`` are the headline's
-intervals seeded from the run's seed and bootstrap count. Nothing here reads the
-registry or the working directory: the task catalog and the guard lookup are the
-caller's.
+tasks' baselines and the guards. Its ``ci`` and ``mean_ci`` are the headline's
+intervals (``headline.metric_interval``) seeded from the run's seed and bootstrap count.
+Nothing here reads the registry or the working directory: the task catalog and the guard
+lookup are the caller's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from probebench.errors import ProbebenchError
 from probebench.evaluation.definitions import LATENCY_PROMPTS
 from probebench.evaluation.guards import Guard, GuardLookup, no_guards
-from probebench.evaluation.headline import auroc_interval, mean_interval, sub_seed
+from probebench.evaluation.headline import mean_interval, metric_interval, sub_seed
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.published import BaselineLookup, no_published_baselines
 from probebench.evaluation.results import BaselineOut, IntervalOut
@@ -43,7 +43,7 @@ from probebench.models.surprisal import SCORING_VERSION, sentence_log_probs
 from probebench.prompts import Prompt
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import TaskData
+from probebench.tasks.families import TaskData
 
 #: the fixed long neutral context of the distribution-shift pass
 CONTEXT_FILE = Path(__file__).with_name("context") / "declaration.txt"
@@ -347,11 +347,13 @@ class Session:
             self._surprisal[key] = scores
         return self._surprisal[key]
 
-    def auroc_ci(self, y: np.ndarray, s: np.ndarray, item_of: np.ndarray,
-                 *seed_parts: str) -> IntervalOut:
-        """AUROC with its item-bootstrap CI, seeded from the run's seed and ``seed_parts``."""
-        return auroc_interval(y, s, item_of, seed=self.options.seed,
-                              n_resamples=self.options.bootstrap, parts=seed_parts)
+    def ci(self, metric: str, y: np.ndarray, s: np.ndarray, item_of: np.ndarray,
+           *seed_parts: str) -> IntervalOut:
+        """``metric`` of labels ``y`` and scores ``s`` (an AUROC: ``auroc``,
+        ``distshift_auroc``, ``evalaware_auroc``) as its ``MetricDef`` computes it, with its
+        item-bootstrap CI, seeded from the run's seed and ``seed_parts``."""
+        return metric_interval(metric, y, s, item_of=item_of, seed=self.options.seed,
+                               n_resamples=self.options.bootstrap, parts=seed_parts)
 
     def mean_ci(self, values: Sequence[float | None], *seed_parts: str) -> IntervalOut:
         """The mean of item scores with its item-bootstrap CI, seeded likewise."""

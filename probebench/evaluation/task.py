@@ -1,8 +1,9 @@
 """One task -> ``TaskResult`` for one probe: the binary path, step by step.
 
 The headline (AUROC and the format's accuracy with their item-bootstrap CIs, ECE, Brier,
-FPR at 99% TPR) comes from ``headline``; then the slices, the distribution shift (the
-same prompts after ``CONTEXT_FILE``), the eval-awareness correction (``evalaware``),
+FPR at 99% TPR, as their definitions compute them) comes from ``headline``; then the
+slices, the distribution shift (the same prompts after ``CONTEXT_FILE``), the
+eval-awareness correction (``evalaware``),
 transfer, cost and latency (``deployment``), the task's baselines (``task_baselines``)
 and the probe's gap to the best of them (``baselines.baseline_gap``: AUROC minus the best
 baseline's, paired item bootstrap, and whether its CI lies above 0), control-task
@@ -22,8 +23,8 @@ from probebench.evaluation.deployment import (
     measure_latency,
     measure_transfer,
 )
-from probebench.evaluation.evalaware import evalaware_auroc, guard_site
-from probebench.evaluation.headline import Flat, headline
+from probebench.evaluation.evalaware import evalaware_corrected, guard_site
+from probebench.evaluation.headline import Flat, headline, slice_accuracies
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.multiclass_task import evaluate_multiclass
 from probebench.evaluation.results import (
@@ -31,14 +32,12 @@ from probebench.evaluation.results import (
     IntervalOut,
     MarkOut,
     PromptScores,
-    SliceOut,
     TaskResult,
 )
 from probebench.evaluation.selectivity import task_selectivity
 from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
 from probebench.evaluation.task_baselines import compute_baselines
 from probebench.sites import Site
-from probebench.tasks.formats import group_by_slice
 
 
 def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
@@ -77,27 +76,23 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
     fmt = data.format
     head = headline(task_id, fmt, items, probs, seed=session.options.seed,
                     n_resamples=session.options.bootstrap)
-    auroc, accuracy, scores = head.auroc, head.accuracy, head.item_scores
-
-    slices = {
-        name: {value: SliceOut(n_items=len(vals),
-                               accuracy=session.mean_ci(list(vals), task_id, "slice", name,
-                                                        value))
-               for value, vals in groups.items()}
-        for name, groups in group_by_slice(items, scores, spec.slices).items()}
+    auroc, accuracy = head.auroc, head.accuracy
+    slices = slice_accuracies(task_id, items, head.item_scores, spec.slices,
+                              seed=session.options.seed, n_resamples=session.options.bootstrap)
 
     # distribution shift: the same prompts after a long neutral context
     try:
         shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
                                       prefix=CONTEXT_FILE.read_text("utf-8"))
         p_shift = weights.predict_proba(shifted)[:, 1]
-        iv = session.auroc_ci(y, p_shift[idx], item_of, task_id, "distshift")
+        iv = session.ci("distshift_auroc", y, p_shift[idx], item_of, task_id, "distshift")
         distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
                                imputed=False, note="measured after the fixed context")
     except SiteError as exc:
         distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
 
-    evalaware = evalaware_auroc(session, meta, bundle, task_id, flat, probs, idx, y, auroc)
+    evalaware = evalaware_corrected(session, meta, bundle, task_id, flat, probs, idx, y,
+                                    auroc)
     transfer = measure_transfer(session, meta.model, weights, task_id, flat, site, acts)
     baselines = compute_baselines(session, meta.model, task_id, site)
     control = task_selectivity(session, meta, weights, task_id, site)

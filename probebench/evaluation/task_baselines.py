@@ -107,12 +107,13 @@ def _compute(session: Session, model: str, task_id: str, site: Site
 
     def score(name: str, s: np.ndarray, threshold: float | None = 0.5) -> BaselineOut:
         try:
-            auroc = session.auroc_ci(y, s[idx], flat.item_of[idx], task_id, "baseline", name)
+            auroc = session.ci("auroc", y, s[idx], flat.item_of[idx], task_id, "baseline",
+                               name)
         except MetricError:
             auroc = None
         acc = interval(fmt.item_scores(data.test, s, flat.item_of, threshold), name)
         # the score of every labelled prompt, in the order of the result's predictions:
-        # the gap to a probe is resampled on the same items (``baselines.auroc_gap``)
+        # the gap to a probe is resampled on the same items (``baselines.gap_interval``)
         return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name],
                            scores=[float(v) for v in s[idx]])
 

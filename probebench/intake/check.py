@@ -224,12 +224,20 @@ def _unique(files: list[Path], results: list[EntryCheck], key: Callable[[Entry],
 
 
 def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
-                   files: list[Path] | None = None) -> list[EntryCheck]:
-    """Check the entries of the registry ``root`` (every one, or the entry ``files``
-    given): schema, file name = id, license, tasks registered in ``catalog``, artifact
-    resolvable (from ``repo_root``) and valid with the bundle hash the entry registers,
-    declared parameters and size; ids and artifacts unique across the whole registry.
+                   files: list[Path] | None = None, changed_since: str | None = None,
+                   author: str | None = None) -> list[EntryCheck]:
+    """Check the entries of the registry ``root`` (every one, the entry ``files`` given,
+    or with ``changed_since`` a git revision: the entries changed since its merge base,
+    none when none changed): schema, file name = id, license, tasks registered in
+    ``catalog``, artifact resolvable (from ``repo_root``) and valid with the bundle hash
+    the entry registers, declared parameters and size; ids and artifacts unique across
+    the whole registry. With ``changed_since`` also a probe pull request's rules
+    (``pull_request_problems``, with the pull request's ``author``).
     One ``EntryCheck`` per file, with its problems (none: it passes)."""
+    if changed_since is not None:
+        files = changed_entry_files(root, changed_since)
+        if not files:
+            return []
     all_files = entry_files(root)
     results = [check_entry(p, root, repo_root, catalog) for p in (files or all_files)]
     # ids are unique across the whole registry, not just the checked files; and one
@@ -239,4 +247,6 @@ def check_registry(root: Path, repo_root: Path, *, catalog: TaskCatalog,
     _unique(all_files, results, lambda e: e.artifact_sha256,
             lambda r, key, other: f"{r.path}: artifact {key[:12]} is already registered "
                                   f"by {other}")
+    if changed_since is not None:
+        pull_request_problems(root, changed_since, results, author=author)
     return results

@@ -61,7 +61,7 @@ from probebench.licenses import license_kind
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.datapaths import data_path_problem
-from probebench.tasks.formats import TaskData, get_format
+from probebench.tasks.families import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.pii import Finding, scan_lines
 from probebench.tasks.spec import TaskSpec, read_tasks_file
@@ -240,11 +240,6 @@ def _schema(folder: Path, label: str, task_id: str, found: list[str],
         # then fill what this file's defaults said: the task spells out its fields
         problems.append(f"{where}: 'format_defaults' belongs to the catalog; write the "
                         "fields into the task itself")
-    if parsed.sealed_holdouts:
-        # sealed generations are the maintainers' own, sealed with their key after the
-        # task is registered
-        problems.append(f"{where}: 'sealed_holdouts' belongs to the catalog: the maintainers "
-                        "seal a registered task's holdouts with their key")
     if spec.id != task_id:
         problems.append(f"{where}: field 'id' is {spec.id!r}; the folder says {task_id!r}")
     if spec.id in catalog.specs:

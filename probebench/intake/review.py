@@ -45,7 +45,7 @@ from probebench.runs.evaluate import evaluate_entry
 from probebench.sandbox.bwrap import SandboxLimits
 from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
 from probebench.tasks.pii import scan_file
 
 

@@ -21,6 +21,11 @@ A task page's baselines are the task's own (``registry/baselines/``), never an e
 so they do not change when entries come and go. All links are relative, so the pages
 work from ``file://``.
 
+A build runs in four stages, each one function passing plain data to the next:
+``select_entries`` (which entries are shown, and as what: ``Selection``) ->
+``score_entries`` (gaps to the baselines and ProbeScores: ``Scores``) -> ``rank_entries``
+(``Rankings``) -> ``render_site`` (the pages and downloads).
+
 Beside the pages: ``leaderboard.json``, ``leaderboard.csv`` and their schema
 (``downloads``), and the files the pages link (``files``: copied under ``files/``, or
 linked under a source URL). Column headers and their tooltips come from ``columns``,
@@ -34,6 +39,7 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +118,8 @@ from probebench.registry.entry import Entry, entry_files, read_entry
 from probebench.registry.guards import guard_ids
 from probebench.registry.store import ResultRecord, latest_results
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
+from probebench.tasks.spec import TaskSpec
 from probebench.train.sweep import read_sweep
 from probebench.version import __version__
 
@@ -248,18 +255,122 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       n_resamples=n_resamples, seed=seed, source_url=source_url)
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build was asked for (``build_leaderboard``'s arguments, the spec loaded)."""
+
+    registry: Path
+    catalog: TaskCatalog
+    spec: ProbeScoreSpec
+    n_resamples: int
+    seed: int
+    source_url: str | None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which entries the site shows, and in which role (``select_entries``)."""
+
+    every: list[Entry]                            #: every entry of the registry
+    #: the entries shown: those with stored results of their current artifact
+    entries: list[Entry]
+    results: dict[str, dict[str, ResultRecord]]   #: entry id -> task -> latest record
+    skipped: list[str]                            #: the entries not shown, with why
+    guards: dict[str, str]                        #: guard entry id -> what makes it one
+    live: list[Entry]                             #: the live task probes: the ranked
+    pending: list[Entry]                          #: awaiting review, by id
+    archived: list[Entry]                         #: deprecated, by id
+    task_ids: list[str]                           #: every task with results or baselines
+    formats: dict[str, str]                       #: task id -> its format (its family)
+
+    @cached_property
+    def by_id(self) -> dict[str, Entry]:
+        return {e.id: e for e in self.entries}
+
+    def family(self, entry_id: str) -> str:
+        """The family of an entry's task set."""
+        return family_of(self.formats[t] for t in self.results[entry_id])
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The shown entries' gaps to their baselines and ProbeScores (``score_entries``)."""
+
+    gaps: dict[str, dict[str, Gap]]            #: entry id -> task -> gap to the baselines
+    scored: dict[str, Scored]                  #: entry id -> scored on all its tasks
+    breakdowns: dict[str, ScoreBreakdown]      #: entry id -> ProbeScore on all its tasks
+    #: the mean AUROC over an entry's tasks, by axis source (a spec may call it anything)
+    mean_auroc: dict[str, float]
+    #: task id -> the live entries on it, each scored on that task's result alone
+    on_task: dict[str, list[Scored]]
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """The rankings of the live entries (``rank_entries``)."""
+
+    groups: list[RankedGroup]                  #: one per exact task set
+    task_groups: dict[str, RankedGroup]        #: task id -> the ranking on it alone
+
+    def group_of(self, entry_id: str) -> RankedGroup | None:
+        return next((g for g in self.groups if entry_id in g.order), None)
+
+    def n_on_task(self, task_id: str) -> int:
+        group = self.task_groups.get(task_id)
+        return 0 if group is None else len(group.order)
+
+
 def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str,
            n_resamples: int, seed: int, source_url: str | None) -> BuildSummary:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
+    """select -> score -> rank -> render, then the built folder replaces ``out``."""
     if source_url is not None and safe_url(source_url) is None:
         raise InputError(f"source URL {source_url!r}: expected an http(s) URL of the "
                          "repository's files, e.g. https://github.com/OWNER/REPO/blob/COMMIT")
-    spec = load_probescore_spec(spec_version)
+    opts = BuildOptions(registry, catalog, load_probescore_spec(spec_version), n_resamples,
+                        seed, source_url)
+    selection = select_entries(registry, catalog)
+    scores = score_entries(registry, selection, opts.spec)
+    rankings = rank_entries(selection, scores, opts.spec, n_resamples=n_resamples, seed=seed)
+    building = out.with_name(f".{out.name}.building")
+    left_out = render_site(building, opts, selection, scores, rankings)
+    if out.exists():
+        shutil.rmtree(out)
+    building.replace(out)
+    return _summary(out, selection, scores, rankings, selection.skipped + left_out)
+
+
+# --- select ---------------------------------------------------------------------------
+
+def select_entries(registry: Path, catalog: TaskCatalog) -> Selection:
+    """The entries the site shows (those with stored results of their current artifact;
+    the others are skipped, with why) and their roles: live task probes (ranked), pending
+    review, deprecated (archived), guards (never ranked); the tasks and their formats."""
+    every = [read_entry(path) for path in entry_files(registry)]
+    entries, results, skipped = _with_current_results(registry, every)
+    # guard tasks come from every guard entry, shown or not: a guard whose results await
+    # a new publish still makes an entry on its tasks alone a guard
+    shown = {e.id for e in entries}
+    guards = {i: why for i, why in guard_entries(registry, every).items() if i in shown}
+    # only live task probes are ranked: pending ones await review, deprecated ones are
+    # archived, guards are never compared with task probes
+    live = [e for e in entries if e.status == "live" and e.id not in guards]
+    pending = sorted((e for e in entries if e.status == "pending_review"
+                      and e.id not in guards), key=lambda e: e.id)
+    archived = sorted((e for e in every if e.status == "deprecated"), key=lambda e: e.id)
+    baseline_tasks = {p.name for p in (registry / BASELINES_FOLDER).glob("*") if p.is_dir()}
+    task_ids = sorted({t for r in results.values() for t in r} | baseline_tasks)
+    formats = {t: _task_format(catalog, results, t) for t in task_ids}
+    return Selection(every, entries, results, skipped, guards, live, pending, archived,
+                     task_ids, formats)
+
+
+def _with_current_results(registry: Path, every: Sequence[Entry]
+                          ) -> tuple[list[Entry], dict[str, dict[str, ResultRecord]], list[str]]:
+    """The entries whose latest stored results (on their own tasks) are of their current
+    artifact, those results, and why each other entry is skipped."""
     entries: list[Entry] = []
     results: dict[str, dict[str, ResultRecord]] = {}
     skipped = []
-    every = [read_entry(path) for path in entry_files(registry)]
     for entry in every:
         stored = {t: r for t, r in latest_results(registry, entry.id).items()
                   if t in entry.tasks}
@@ -275,181 +386,266 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
             continue
         entries.append(entry)
         results[entry.id] = stored
+    return entries, results, skipped
 
-    def task_format(task_id: str) -> str:
-        task_spec = catalog.specs.get(task_id)
-        if task_spec is not None:
-            return task_spec.format
-        # a task this catalog does not register: the format its stored results name
-        return next(r[task_id].result.format for r in results.values() if task_id in r)
 
-    # guard tasks come from every guard entry, shown or not: a guard whose results await
-    # a new publish still makes an entry on its tasks alone a guard
-    shown = {e.id for e in entries}
-    guards = {i: why for i, why in guard_entries(registry, every).items() if i in shown}
-    gaps = _gaps(registry, results)
-    scored = {e.id: _scored(e, results[e.id], gaps[e.id]) for e in entries}
+def _task_format(catalog: TaskCatalog, results: Mapping[str, Mapping[str, ResultRecord]],
+                 task_id: str) -> str:
+    task_spec = catalog.specs.get(task_id)
+    if task_spec is not None:
+        return task_spec.format
+    # a task this catalog does not register: the format its stored results name
+    return next(r[task_id].result.format for r in results.values() if task_id in r)
+
+
+# --- score ----------------------------------------------------------------------------
+
+def score_entries(registry: Path, selection: Selection, spec: ProbeScoreSpec) -> Scores:
+    """Every shown entry's gap to its baselines on each task, its axis values and its
+    ProbeScore over all its tasks, and each live entry scored on each of its tasks alone
+    (what a task's own ranking compares)."""
+    gaps = _gaps(registry, selection.results)
+    scored = {e.id: _scored(e, selection.results[e.id], gaps[e.id])
+              for e in selection.entries}
+    on_task: dict[str, list[Scored]] = {}
+    for task_id in selection.task_ids:
+        on_task[task_id] = [_scored(e, {task_id: selection.results[e.id][task_id]},
+                                    gaps[e.id])
+                            for e in selection.live if task_id in selection.results[e.id]]
     breakdowns = {i: probescore(spec, s.values, closed_license=s.closed)
                   for i, s in scored.items()}
-    # only live task probes are ranked: pending ones await review, deprecated ones are
-    # archived, guards are never compared with task probes
-    live = [e for e in entries if e.status == "live" and e.id not in guards]
-    pending = sorted((e for e in entries if e.status == "pending_review"
-                      and e.id not in guards), key=lambda e: e.id)
-    archived = sorted((e for e in every if e.status == "deprecated"), key=lambda e: e.id)
-    groups = comparable_groups([scored[e.id] for e in live], spec, family=task_format,
+    mean_auroc = {i: s.values["auroc"].value for i, s in scored.items()}
+    return Scores(gaps, scored, breakdowns, mean_auroc, on_task)
+
+
+# --- rank -----------------------------------------------------------------------------
+
+def rank_entries(selection: Selection, scores: Scores, spec: ProbeScoreSpec, *,
+                 n_resamples: int, seed: int) -> Rankings:
+    """The live entries ranked by exact task set (``ranks.comparable_groups``), and on
+    each task alone; the baselines gate both (``ranks``)."""
+    groups = comparable_groups([scores.scored[e.id] for e in selection.live], spec,
+                               family=selection.formats.__getitem__,
                                n_resamples=n_resamples, seed=seed)
-    group_of = {i: g for g in groups for i in g.order}
-    baseline_tasks = {p.name for p in (registry / BASELINES_FOLDER).glob("*") if p.is_dir()}
-    task_ids = sorted({t for r in results.values() for t in r} | baseline_tasks)
-    task_groups = {}
-    for task_id in task_ids:
-        on_task = [_scored(e, {task_id: results[e.id][task_id]}, gaps[e.id]) for e in live
-                   if task_id in results[e.id]]
-        if on_task:
-            task_groups[task_id] = rank_group(on_task, spec, family=task_format(task_id),
-                                              n_resamples=n_resamples, seed=seed)
+    task_groups = {task_id: rank_group(on_task, spec, family=selection.formats[task_id],
+                                       n_resamples=n_resamples, seed=seed)
+                   for task_id, on_task in scores.on_task.items() if on_task}
+    return Rankings(groups, task_groups)
 
-    def entry_family(e: Entry) -> str:
-        return family_of(task_format(t) for t in results[e.id])
 
-    families = sorted({g.family for g in groups} | {entry_family(e) for e in pending},
-                      key=family_sort_key)
+# --- render ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Site:
+    """What every page writer reads: the build's stages, the templates, the folder."""
+
+    folder: Path
+    opts: BuildOptions
+    sel: Selection
+    scores: Scores
+    ranks: Rankings
+    env: Any                                   #: the jinja2 Environment
+    common: dict[str, Any]                     #: what every template reads
+    files: LeaderboardFiles
+    families: list[str]                        #: the families shown, in page order
+    filters: dict[str, Any]                    #: the index's and family pages' filters
+
+    def write(self, page: str, template: str, **context: Any) -> None:
+        html = self.env.get_template(template).render(**self.common, **context)
+        (self.folder / page).write_text(html, encoding="utf-8")
+
+
+def render_site(folder: Path, opts: BuildOptions, selection: Selection, scores: Scores,
+                rankings: Rankings) -> list[str]:
+    """Write every page and download of the site into ``folder`` (made afresh), and the
+    registry mirror; returns what the mirror left out, with why."""
+    site = _open_site(folder, opts, selection, scores, rankings)
+    sections = _sections(site)
+    _write_index(site, sections)
+    _write_family_pages(site, sections)
+    _write_guards_and_archive(site)
+    _write_entry_pages(site)
+    _write_task_pages(site)
+    _write_tasks_index(site)
+    _write_methodology(site)
+    _write_downloads(site)
+    _, left_out = write_mirror(folder, opts.registry, selection.every, catalog=opts.catalog,
+                               spec_version=opts.spec.version)
+    return left_out
+
+
+def _environment() -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["inline_md"] = inline_markdown
     env.filters["plain_md"] = plain_markdown
     env.filters["wbr"] = breakable
-    common = {"spec": spec, "version": __version__, "cols": columns(spec),
-              "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
-    tmp = out.with_name(f".{out.name}.building")
-    if tmp.exists():  # left by a build that was killed (we hold the lock)
-        shutil.rmtree(tmp)
-    for folder in ("entries", "tasks", "families"):
-        (tmp / folder).mkdir(parents=True)
-    shutil.copytree(HERE / "static", tmp / "static")
-    files = LeaderboardFiles(tmp, registry.parent, source_url)
+    return env
 
-    entry_by_id = {e.id: e for e in entries}
-    # the mean AUROC over an entry's tasks, by axis source (a spec may call its axis anything)
-    mean_auroc = {i: s.values["auroc"].value for i, s in scored.items()}
-    group_views = [_group_view(g, entry_by_id, breakdowns, mean_auroc, results, gaps, spec)
-                   for g in groups]
-    live_ids = {e.id for e in live}
-    listed = live + pending + [entry_by_id[i] for i in sorted(guards)]
-    filters = _filters(listed, results, guards, task_format)
+
+def _open_site(folder: Path, opts: BuildOptions, sel: Selection, scores: Scores,
+               ranks: Rankings) -> _Site:
+    """The site's shared context, in a fresh ``folder`` holding the static files."""
+    families = sorted({g.family for g in ranks.groups} | {sel.family(e.id) for e in sel.pending},
+                      key=family_sort_key)
+    env = _environment()
+    common = {"spec": opts.spec, "version": __version__, "cols": columns(opts.spec),
+              "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
+    if folder.exists():  # left by a build that was killed (we hold the lock)
+        shutil.rmtree(folder)
+    for sub in ("entries", "tasks", "families"):
+        (folder / sub).mkdir(parents=True)
+    shutil.copytree(HERE / "static", folder / "static")
+    files = LeaderboardFiles(folder, opts.registry.parent, opts.source_url)
+    listed = sel.live + sel.pending + [sel.by_id[i] for i in sorted(sel.guards)]
+    return _Site(folder, opts, sel, scores, ranks, env, common, files, families,
+                 _filters(listed, sel.results, sel.guards, sel.formats))
+
+
+def _sections(site: _Site) -> list[dict[str, Any]]:
+    """One section per family: its ranked groups, their chart, its pending entries."""
+    sel, scores = site.sel, site.scores
+    group_views = [_group_view(g, sel.by_id, scores.breakdowns, scores.mean_auroc,
+                               sel.results, scores.gaps, site.opts.spec)
+                   for g in site.ranks.groups]
     sections: list[dict[str, Any]] = []
-    for family in families:
+    for family in site.families:
         family_groups = [v for v in group_views if v["family"] == family]
         sections.append({
             "key": family, "name": family_name(family), "href": family_page(family),
             "groups": family_groups, "chart": _scores_chart(family_groups, family_name(family)),
-            "pending": [(e, page_name(e.id)) for e in pending if entry_family(e) == family]})
+            "pending": [(e, page_name(e.id)) for e in sel.pending
+                        if sel.family(e.id) == family]})
+    return sections
 
-    def unranked(e: Entry, status: str) -> dict[str, Any]:
-        return _entry_row(e, results[e.id], breakdowns[e.id], entry_family(e), status,
-                          gaps[e.id])
 
-    index = env.get_template("index.html.j2").render(
-        **common, root="", title="Leaderboard", sections=sections, n_resamples=n_resamples,
-        n_live=len(live_ids), filters=filters,
-        guards=[(unranked(entry_by_id[i], "guard"), why) for i, why in sorted(guards.items())],
-        pending=[unranked(e, e.status) for e in pending], n_archived=len(archived))
-    (tmp / "index.html").write_text(index, encoding="utf-8")
-    family_tpl = env.get_template("family.html.j2")
+def _unranked_row(site: _Site, e: Entry, status: str) -> dict[str, Any]:
+    return _entry_row(e, site.sel.results[e.id], site.scores.breakdowns[e.id],
+                      site.sel.family(e.id), status, site.scores.gaps[e.id])
+
+
+def _write_index(site: _Site, sections: list[dict[str, Any]]) -> None:
+    sel = site.sel
+    site.write(
+        "index.html", "index.html.j2", root="", title="Leaderboard", sections=sections,
+        n_resamples=site.opts.n_resamples, n_live=len({e.id for e in sel.live}),
+        filters=site.filters,
+        guards=[(_unranked_row(site, sel.by_id[i], "guard"), why)
+                for i, why in sorted(sel.guards.items())],
+        pending=[_unranked_row(site, e, e.status) for e in sel.pending],
+        n_archived=len(sel.archived))
+
+
+def _write_family_pages(site: _Site, sections: list[dict[str, Any]]) -> None:
     for section in sections:
         tasks = sorted({t for g in section["groups"] for t in g["tasks"]}
-                       | {t for e, _ in section["pending"] for t in results[e.id]})
-        html = family_tpl.render(
-            **common, root="../", title=section["name"], section=section,
-            n_resamples=n_resamples, filters=filters,
-            tasks=[(t, len(task_groups[t].order) if t in task_groups else 0)
-                   for t in tasks])
-        (tmp / section["href"]).write_text(html, encoding="utf-8")
-    (tmp / "guards.html").write_text(env.get_template("guards.html.j2").render(
-        **common, root="", title="Guards",
-        guards=[_guard_view(entry_by_id[i], why, results[i]) for i, why in
-                sorted(guards.items())]), encoding="utf-8")
-    (tmp / "archive.html").write_text(env.get_template("archive.html.j2").render(
-        **common, root="", title="Archive",
-        archived=[(e, page_name(e.id) if e.id in results else None) for e in archived]),
-        encoding="utf-8")
+                       | {t for e, _ in section["pending"] for t in site.sel.results[e.id]})
+        site.write(section["href"], "family.html.j2", root="../", title=section["name"],
+                   section=section, n_resamples=site.opts.n_resamples, filters=site.filters,
+                   tasks=[(t, site.ranks.n_on_task(t)) for t in tasks])
 
-    entry_tpl = env.get_template("entry.html.j2")
-    for e in entries:
-        group = group_of.get(e.id)
-        standing = None
-        if group is not None:
-            standing = {"rank": group.ranks[e.id], "n": len(group.ranked),
-                        "tasks": group.tasks, "family": family_name(group.family),
-                        "href": family_page(group.family),
-                        "anchor": "set-" + "--".join(group.tasks)}
-        tasks = []
-        for t, rec in sorted(results[e.id].items()):
-            view = _task_view(t, rec)
-            task_group = task_groups.get(t)
-            view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.ranked),
-                                 "score": task_group.scores[e.id]}
-                                if task_group is not None and e.id in task_group.ranks
-                                else None)
-            view["baselines"] = baselines_beside(registry, t, rec)
-            view["gap"] = _gap_view(gaps[e.id][t])
-            view["holdout"] = entry_holdout(catalog, t, rec)
-            tasks.append(view)
-        html = entry_tpl.render(
-            **common, root="../", title=e.short_name, e=e, standing=standing,
-            guard=guards.get(e.id), score=breakdowns[e.id], tasks=tasks,
-            files=linked_files(files, registry, e, results[e.id], spec.version),
-            history=history_by_task(registry, e.id, sorted(results[e.id])),
-            reproduce=reproduce_commands(e, results[e.id]))
-        (tmp / page_name(e.id)).write_text(html, encoding="utf-8")
 
-    _task_pages(env, common, tmp, registry, task_ids, entries, results, guards,
-                task_groups, _sweeps(registry), catalog, n_resamples, files, gaps)
-    guard_tasks = {t for i in guards for t in results[i]}
+def _write_guards_and_archive(site: _Site) -> None:
+    sel = site.sel
+    site.write("guards.html", "guards.html.j2", root="", title="Guards",
+               guards=[_guard_view(sel.by_id[i], why, sel.results[i])
+                       for i, why in sorted(sel.guards.items())])
+    site.write("archive.html", "archive.html.j2", root="", title="Archive",
+               archived=[(e, page_name(e.id) if e.id in sel.results else None)
+                         for e in sel.archived])
+
+
+def _write_entry_pages(site: _Site) -> None:
+    sel, registry = site.sel, site.opts.registry
+    for e in sel.entries:
+        site.write(
+            page_name(e.id), "entry.html.j2", root="../", title=e.short_name, e=e,
+            standing=_standing(site.ranks.group_of(e.id), e.id), guard=sel.guards.get(e.id),
+            score=site.scores.breakdowns[e.id], tasks=_entry_task_views(site, e),
+            files=linked_files(site.files, registry, e, sel.results[e.id],
+                               site.opts.spec.version),
+            history=history_by_task(registry, e.id, sorted(sel.results[e.id])),
+            reproduce=reproduce_commands(e, sel.results[e.id]))
+
+
+def _standing(group: RankedGroup | None, entry_id: str) -> dict[str, Any] | None:
+    """Where an entry page says the entry stands: its rank in its task set's group."""
+    if group is None:
+        return None
+    return {"rank": group.ranks[entry_id], "n": len(group.ranked), "tasks": group.tasks,
+            "family": family_name(group.family), "href": family_page(group.family),
+            "anchor": "set-" + "--".join(group.tasks)}
+
+
+def _entry_task_views(site: _Site, e: Entry) -> list[dict[str, Any]]:
+    """An entry page's task sections: each result, its standing on the task alone, the
+    task's baselines beside it, the gap, the sealed holdout."""
+    tasks = []
+    for t, rec in sorted(site.sel.results[e.id].items()):
+        view = _task_view(t, rec)
+        task_group = site.ranks.task_groups.get(t)
+        view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.ranked),
+                             "score": task_group.scores[e.id]}
+                            if task_group is not None and e.id in task_group.ranks
+                            else None)
+        view["baselines"] = baselines_beside(site.opts.registry, t, rec)
+        view["gap"] = _gap_view(site.scores.gaps[e.id][t])
+        view["holdout"] = entry_holdout(site.opts.catalog, t, rec)
+        tasks.append(view)
+    return tasks
+
+
+def _write_tasks_index(site: _Site) -> None:
+    """tasks.html: every task by family, guard tasks last."""
+    sel, catalog = site.sel, site.opts.catalog
+    guard_tasks = {t for i in sel.guards for t in sel.results[i]}
     by_family: dict[str, list[tuple[str, str, int]]] = {}
-    for t in task_ids:
-        key = "guard tasks" if t in guard_tasks else family_name(task_format(t))
+    for t in sel.task_ids:
+        key = "guard tasks" if t in guard_tasks else family_name(sel.formats[t])
         title = catalog.specs[t].title if t in catalog.specs else t
-        by_family.setdefault(key, []).append(
-            (t, title, len(task_groups[t].order) if t in task_groups else 0))
-    order = [family_name(f) for f in sorted({task_format(t) for t in task_ids},
+        by_family.setdefault(key, []).append((t, title, site.ranks.n_on_task(t)))
+    order = [family_name(f) for f in sorted({sel.formats[t] for t in sel.task_ids},
                                               key=family_sort_key)] + ["guard tasks"]
-    (tmp / "tasks.html").write_text(env.get_template("tasks.html.j2").render(
-        **common, root="", title="Tasks",
-        task_families=[(k, by_family[k]) for k in order if k in by_family]),
-        encoding="utf-8")
-    weights = spec.normalised()
-    (tmp / "methodology.html").write_text(env.get_template("methodology.html.j2").render(
-        **common, root="", title="Methodology", weights=weights, n_resamples=n_resamples,
+    site.write("tasks.html", "tasks.html.j2", root="", title="Tasks",
+               task_families=[(k, by_family[k]) for k in order if k in by_family])
+
+
+def _write_methodology(site: _Site) -> None:
+    site.write(
+        "methodology.html", "methodology.html.j2", root="", title="Methodology",
+        weights=site.opts.spec.normalised(), n_resamples=site.opts.n_resamples,
         closed_license_score=license_score("closed"), closed_ceiling=CLOSED_LICENSE_CEILING,
         imputes={"evalaware": EVALAWARE_IMPUTE, "distshift": DISTSHIFT_IMPUTE,
                  "transfer": TRANSFER_IMPUTE,
-                 "mapped_transfer": MAPPED_TRANSFER_IMPUTE, "unmeasured": UNMEASURED}),
-        encoding="utf-8")
-    board = _downloads(spec, entries, results, guards, groups, task_groups, breakdowns,
-                       task_format, gaps, scored, n_resamples=n_resamples, seed=seed)
-    (tmp / "leaderboard.json").write_text(leaderboard_json(board), encoding="utf-8")
-    (tmp / "leaderboard.csv").write_text(leaderboard_csv(board.results), encoding="utf-8")
-    (tmp / "leaderboard.schema.json").write_text(leaderboard_schema(), encoding="utf-8")
-    _, left_out = write_mirror(tmp, registry, every, catalog=catalog,
-                               spec_version=spec.version)
-    skipped += left_out
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.replace(out)
+                 "mapped_transfer": MAPPED_TRANSFER_IMPUTE, "unmeasured": UNMEASURED})
+
+
+def _write_downloads(site: _Site) -> None:
+    """leaderboard.json, leaderboard.csv and the JSON's schema."""
+    board = _downloads(site.opts, site.sel, site.scores, site.ranks)
+    (site.folder / "leaderboard.json").write_text(leaderboard_json(board), encoding="utf-8")
+    (site.folder / "leaderboard.csv").write_text(leaderboard_csv(board.results),
+                                                 encoding="utf-8")
+    (site.folder / "leaderboard.schema.json").write_text(leaderboard_schema(),
+                                                         encoding="utf-8")
+
+
+def _summary(out: Path, sel: Selection, scores: Scores, ranks: Rankings,
+             skipped: list[str]) -> BuildSummary:
     ranking = [RankedTable(g.family, g.tasks, tuple(
         RankedEntry(g.ranks[i].rank, g.ranks[i].best, g.ranks[i].worst, i, g.scores[i],
-                    mean_auroc[i], entry_by_id[i].model, g.ranks[i].unranked)
-        for i in g.order)) for g in groups]
-    return BuildSummary(out, len(entries), skipped, ranking, sorted(guards))
+                    scores.mean_auroc[i], sel.by_id[i].model, g.ranks[i].unranked)
+        for i in g.order)) for g in ranks.groups]
+    return BuildSummary(out, len(sel.entries), skipped, ranking, sorted(sel.guards))
 
 
 def _filters(listed: Sequence[Entry], results: Mapping[str, dict[str, ResultRecord]],
-             guards: Mapping[str, str], task_format: Any) -> dict[str, Any]:
+             guards: Mapping[str, str], formats: Mapping[str, str]) -> dict[str, Any]:
     """The choices of the index's and family pages' filters, from the entries listed."""
     tasks = sorted({t for e in listed for t in results[e.id]})
-    families = sorted({task_format(t) for t in tasks}, key=family_sort_key)
+    families = sorted({formats[t] for t in tasks}, key=family_sort_key)
     statuses = sorted({"guard" if e.id in guards else e.status for e in listed},
                       key=["live", "pending_review", "guard"].index)
     return {"models": sorted({e.model for e in listed}),
@@ -732,47 +928,48 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
     return row
 
 
-def _task_pages(env: Any, common: dict[str, Any], out: Path, registry: Path,
-                task_ids: Sequence[str], entries: Sequence[Entry],
-                results: dict[str, dict[str, ResultRecord]], guards: Mapping[str, str],
-                task_groups: Mapping[str, RankedGroup],
-                sweeps: dict[str, list[dict[str, Any]]], catalog: TaskCatalog,
-                n_resamples: int, files: LeaderboardFiles,
-                gaps: Mapping[str, Mapping[str, Gap]]) -> None:
-    template = env.get_template("task.html.j2")
-    by_id = {e.id: e for e in entries}
-    for task_id in task_ids:
-        on_task = [e for e in entries if task_id in results[e.id]]
-        group = task_groups.get(task_id)
+def _write_task_pages(site: _Site) -> None:
+    """One page per task: the live entries ranked on it alone, then pending entries and
+    guards; the task's baselines, sealed holdouts, sweeps and data."""
+    sel, catalog = site.sel, site.opts.catalog
+    sweeps = _sweeps(site.opts.registry)
+    for task_id in sel.task_ids:
+        on_task = [e for e in sel.entries if task_id in sel.results[e.id]]
+        group = site.ranks.task_groups.get(task_id)
 
         def row(e: Entry, group: RankedGroup | None, task_id: str = task_id
                 ) -> dict[str, Any]:
-            return _task_row(e, results[e.id][task_id], group, gaps[e.id][task_id])
+            return _task_row(e, sel.results[e.id][task_id], group,
+                             site.scores.gaps[e.id][task_id])
 
-        ranked = [row(by_id[i], group) for i in group.order] if group is not None else []
-        pending = [row(e, None) for e in on_task
-                   if e.status == "pending_review" and e.id not in guards]
-        guard_rows = [row(e, None) for e in on_task
-                      if e.id in guards and e.status != "deprecated"]
-        names = [results[e.id][task_id].result.accuracy_name for e in on_task]
         spec = catalog.specs.get(task_id)
-        task = {"id": task_id, "title": spec.title if spec else task_id,
-                "version": spec.version if spec else "?", "format": spec.format if spec else "?",
-                "license": spec.license if spec else "?",
-                "test_sha256": spec.test_sha256 if spec else "?"}
-        stored = task_baselines(registry, task_id)
-        baselines = _baselines_view(stored, spec.test_sha256 if spec else None)
-        holdouts = (holdout_context(task_holdouts(catalog, task_id, registry,
+        stored = task_baselines(site.opts.registry, task_id)
+        names = [sel.results[e.id][task_id].result.accuracy_name for e in on_task]
+        holdouts = (holdout_context(task_holdouts(catalog, task_id, site.opts.registry,
                                                   [e.id for e in on_task]))
                     if spec is not None else None)
-        html = template.render(**common, root="../", title=task_id, task=task, rows=ranked,
-                               n_ranked=len(group.ranked) if group is not None else 0,
-                               surface=surface_flag(catalog, task_id, stored),
-                               pending=pending, guard_rows=guard_rows, baselines=baselines,
-                               accuracy_name=names[0] if names else "accuracy",
-                               n_resamples=n_resamples, sweeps=sweeps.get(task_id, []),
-                               data=task_data(catalog, task_id, files), holdouts=holdouts)
-        (out / "tasks" / f"{task_id}.html").write_text(html, encoding="utf-8")
+        site.write(
+            f"tasks/{task_id}.html", "task.html.j2", root="../", title=task_id,
+            task=_task_header(task_id, spec),
+            rows=[row(sel.by_id[i], group) for i in group.order] if group is not None else [],
+            n_ranked=len(group.ranked) if group is not None else 0,
+            surface=surface_flag(catalog, task_id, stored),
+            pending=[row(e, None) for e in on_task
+                     if e.status == "pending_review" and e.id not in sel.guards],
+            guard_rows=[row(e, None) for e in on_task
+                        if e.id in sel.guards and e.status != "deprecated"],
+            baselines=_baselines_view(stored, spec.test_sha256 if spec else None),
+            accuracy_name=names[0] if names else "accuracy",
+            n_resamples=site.opts.n_resamples, sweeps=sweeps.get(task_id, []),
+            data=task_data(catalog, task_id, site.files), holdouts=holdouts)
+
+
+def _task_header(task_id: str, spec: TaskSpec | None) -> dict[str, Any]:
+    """What a task page's header says of the task ("?" for a task the catalog lacks)."""
+    return {"id": task_id, "title": spec.title if spec else task_id,
+            "version": spec.version if spec else "?", "format": spec.format if spec else "?",
+            "license": spec.license if spec else "?",
+            "test_sha256": spec.test_sha256 if spec else "?"}
 
 
 def _holdout_fields(rec: ResultRecord) -> dict[str, Any]:
@@ -789,87 +986,102 @@ def _holdout_fields(rec: ResultRecord) -> dict[str, Any]:
             "goodhart_resistance": None if goodhart.imputed else round(goodhart.value, 6)}
 
 
-def _downloads(spec: ProbeScoreSpec, entries: Sequence[Entry],
-               results: Mapping[str, dict[str, ResultRecord]], guards: Mapping[str, str],
-               groups: Sequence[RankedGroup], task_groups: Mapping[str, RankedGroup],
-               breakdowns: Mapping[str, ScoreBreakdown], task_format: Any,
-               gaps: Mapping[str, Mapping[str, Gap]], scored: Mapping[str, Scored], *,
-               n_resamples: int, seed: int) -> Leaderboard:
+def _downloads(opts: BuildOptions, sel: Selection, scores: Scores,
+               ranks: Rankings) -> Leaderboard:
     """leaderboard.json's content: one row per (entry, task), every ranking, every
     entry's ProbeScore breakdown."""
-    def lo_hi(x: IntervalOut | None) -> tuple[float | None, float | None, float | None]:
-        return (None, None, None) if x is None else (x.value, x.ci_low, x.ci_high)
+    entries = sorted(sel.entries, key=lambda e: e.id)
+    return Leaderboard(probebench_version=__version__, spec_version=opts.spec.version,
+                       rank_resamples=opts.n_resamples, rank_seed=opts.seed,
+                       results=[row for e in entries
+                                for row in _result_rows(opts.spec, e, sel, scores, ranks)],
+                       rankings=[_ranking(g, sel, scores) for g in ranks.groups],
+                       probescores=[_entry_score(opts.spec, e, sel, scores.breakdowns[e.id])
+                                    for e in entries])
 
+
+def _lo_hi(x: IntervalOut | None) -> tuple[float | None, float | None, float | None]:
+    return (None, None, None) if x is None else (x.value, x.ci_low, x.ci_high)
+
+
+def _result_rows(spec: ProbeScoreSpec, e: Entry, sel: Selection, scores: Scores,
+                 ranks: Rankings) -> list[ResultRow]:
+    """leaderboard.json's rows of one entry: one per task, by task."""
     rows = []
-    for e in sorted(entries, key=lambda e: e.id):
-        for task, rec in sorted(results[e.id].items()):
-            t, run = rec.result, rec.run
-            sel = lo_hi(t.selectivity.selectivity if t.selectivity else None)
-            group = task_groups.get(task)
-            rank = group.ranks.get(e.id) if group is not None else None
-            gap = gaps[e.id][task]
-            rows.append(ResultRow(
-                entry_id=e.id, short_name=e.short_name, name=e.name, author=e.author,
-                org=e.org, status=e.status, guard=e.id in guards, category=e.category,
-                model=e.model, layer=e.layer, position=e.position, probe_type=e.probe_type,
-                license=e.license, artifact_url=e.artifact_url,
-                artifact_sha256=e.artifact_sha256, task=task, task_version=t.version,
-                family=task_format(task), test_sha256=t.test_sha256, n_items=t.n_items,
-                auroc=t.auroc.value, auroc_ci_low=t.auroc.ci_low, auroc_ci_high=t.auroc.ci_high,
-                best_baseline=gap.baseline, best_baseline_auroc=gap.baseline_auroc,
-                baseline_gap=_round(gap.value), baseline_gap_ci_low=_round(gap.low),
-                baseline_gap_ci_high=_round(gap.high), baseline_gap_method=gap.method,
-                beats_baselines=gap.beats, accuracy_name=t.accuracy_name, accuracy=t.accuracy.value,
-                accuracy_ci_low=t.accuracy.ci_low, accuracy_ci_high=t.accuracy.ci_high,
-                ece=t.ece, brier=t.brier, fpr_at_99tpr=t.fpr_at_99tpr, selectivity=sel[0],
-                selectivity_ci_low=sel[1], selectivity_ci_high=sel[2],
-                distshift_auroc=t.distshift_auroc.value,
-                distshift_imputed=t.distshift_auroc.imputed,
-                evalaware_auroc=t.evalaware_auroc.value,
-                evalaware_imputed=t.evalaware_auroc.imputed,
-                **_holdout_fields(rec),
-                gflops_per_prompt=None if t.cost is None else
-                round(t.cost.flops_per_prompt / 1e9, 6),
-                latency_ms=rec.latency_ms,
-                task_probescore=round(probescore(spec, axis_values({task: rec}, e.license),
-                                                 closed_license=e.license == "closed").total, 6),
-                task_rank=rank.rank if rank else None, task_rank_best=rank.best if rank else None,
-                task_rank_worst=rank.worst if rank else None,
-                task_unranked=rank.unranked or None if rank else None,
-                evaluated_at=run.evaluated_at if run else None,
-                probebench_version=rec.versions.get("probebench"),
-                probebench_commit=run.probebench_commit if run else None, device=rec.device,
-                dtype=rec.dtype, hardware=run.hardware if run else None, seed=rec.seed,
-                bootstrap_resamples=rec.bootstrap_resamples, page=page_name(e.id)))
-    def group_gap(i: str, tasks: Sequence[str]) -> Gap | None:
-        return worst_gap(gaps[i][t] for t in tasks)
+    for task, rec in sorted(sel.results[e.id].items()):
+        t, run = rec.result, rec.run
+        sel_iv = _lo_hi(t.selectivity.selectivity if t.selectivity else None)
+        group = ranks.task_groups.get(task)
+        rank = group.ranks.get(e.id) if group is not None else None
+        gap = scores.gaps[e.id][task]
+        rows.append(ResultRow(
+            entry_id=e.id, short_name=e.short_name, name=e.name, author=e.author,
+            org=e.org, status=e.status, guard=e.id in sel.guards, category=e.category,
+            model=e.model, layer=e.layer, position=e.position, probe_type=e.probe_type,
+            license=e.license, artifact_url=e.artifact_url,
+            artifact_sha256=e.artifact_sha256, task=task, task_version=t.version,
+            family=sel.formats[task], test_sha256=t.test_sha256, n_items=t.n_items,
+            auroc=t.auroc.value, auroc_ci_low=t.auroc.ci_low, auroc_ci_high=t.auroc.ci_high,
+            best_baseline=gap.baseline, best_baseline_auroc=gap.baseline_auroc,
+            baseline_gap=_round(gap.value), baseline_gap_ci_low=_round(gap.low),
+            baseline_gap_ci_high=_round(gap.high), baseline_gap_method=gap.method,
+            beats_baselines=gap.beats, accuracy_name=t.accuracy_name, accuracy=t.accuracy.value,
+            accuracy_ci_low=t.accuracy.ci_low, accuracy_ci_high=t.accuracy.ci_high,
+            ece=t.ece, brier=t.brier, fpr_at_99tpr=t.fpr_at_99tpr, selectivity=sel_iv[0],
+            selectivity_ci_low=sel_iv[1], selectivity_ci_high=sel_iv[2],
+            distshift_auroc=t.distshift_auroc.value,
+            distshift_imputed=t.distshift_auroc.imputed,
+            evalaware_auroc=t.evalaware_auroc.value,
+            evalaware_imputed=t.evalaware_auroc.imputed,
+            **_holdout_fields(rec),
+            gflops_per_prompt=None if t.cost is None else
+            round(t.cost.flops_per_prompt / 1e9, 6),
+            latency_ms=rec.latency_ms,
+            task_probescore=round(probescore(spec, axis_values({task: rec}, e.license),
+                                             closed_license=e.license == "closed").total, 6),
+            task_rank=rank.rank if rank else None, task_rank_best=rank.best if rank else None,
+            task_rank_worst=rank.worst if rank else None,
+            task_unranked=rank.unranked or None if rank else None,
+            evaluated_at=run.evaluated_at if run else None,
+            probebench_version=rec.versions.get("probebench"),
+            probebench_commit=run.probebench_commit if run else None, device=rec.device,
+            dtype=rec.dtype, hardware=run.hardware if run else None, seed=rec.seed,
+            bootstrap_resamples=rec.bootstrap_resamples, page=page_name(e.id)))
+    return rows
 
-    rankings = [Ranking(family=g.family, tasks=list(g.tasks), entries=[RankedRow(
+
+def _ranking(g: RankedGroup, sel: Selection, scores: Scores) -> Ranking:
+    """leaderboard.json's ranking of one group, in its order."""
+    def group_gap(i: str) -> Gap | None:
+        return worst_gap(scores.gaps[i][t] for t in g.tasks)
+
+    return Ranking(family=g.family, tasks=list(g.tasks), entries=[RankedRow(
         entry_id=i, rank=g.ranks[i].rank, rank_best=g.ranks[i].best,
         rank_worst=g.ranks[i].worst, probescore=round(g.scores[i], 6),
         probescore_ci_low=round(g.ranks[i].score_low, 6),
         probescore_ci_high=round(g.ranks[i].score_high, 6),
         probescore_ci_note=g.ranks[i].score_note or None,
-        auroc=round(sum(r.result.auroc.value or 0.0 for r in results[i].values())
-                    / len(results[i]), 6),
+        auroc=round(sum(r.result.auroc.value or 0.0 for r in sel.results[i].values())
+                    / len(sel.results[i]), 6),
         auroc_ci_low=round(g.ranks[i].auroc_low, 6),
         auroc_ci_high=round(g.ranks[i].auroc_high, 6),
-        beats_baselines=scored[i].beats,
-        baseline_gap=_round(worst.value if (worst := group_gap(i, g.tasks)) else None),
+        beats_baselines=scores.scored[i].beats,
+        baseline_gap=_round(worst.value if (worst := group_gap(i)) else None),
         baseline_gap_ci_low=_round(worst.low if worst else None),
         baseline_gap_ci_high=_round(worst.high if worst else None),
-        unranked=g.ranks[i].unranked or None) for i in g.order]) for g in groups]
-    scores = [EntryScore(entry_id=e.id, tasks=sorted(results[e.id]),
-                         probescore=round(breakdowns[e.id].total, 6),
-                         axes={a.name: AxisScore(
-                             value=round(breakdowns[e.id].values[a.name].value, 6),
-                             imputed=breakdowns[e.id].values[a.name].imputed,
-                             contribution=round(breakdowns[e.id].contributions[a.name], 6),
-                             capped=a.name in breakdowns[e.id].capped) for a in spec.axes})
-              for e in sorted(entries, key=lambda e: e.id)]
-    return Leaderboard(probebench_version=__version__, spec_version=spec.version,
-                       rank_resamples=n_resamples, rank_seed=seed, results=rows,
-                       rankings=rankings, probescores=scores)
+        unranked=g.ranks[i].unranked or None) for i in g.order])
+
+
+def _entry_score(spec: ProbeScoreSpec, e: Entry, sel: Selection,
+                 breakdown: ScoreBreakdown) -> EntryScore:
+    """leaderboard.json's ProbeScore breakdown of one entry, axis by axis."""
+    return EntryScore(entry_id=e.id, tasks=sorted(sel.results[e.id]),
+                      probescore=round(breakdown.total, 6),
+                      axes={a.name: AxisScore(
+                          value=round(breakdown.values[a.name].value, 6),
+                          imputed=breakdown.values[a.name].imputed,
+                          contribution=round(breakdown.contributions[a.name], 6),
+                          capped=a.name in breakdown.capped) for a in spec.axes})
 
 
 def _round(x: float | None) -> float | None:

@@ -3,10 +3,10 @@
 Generation 0 is the task's public holdout (``holdouts`` in tasks.yaml: a hand-written set
 or a hashed share carved out of the train split). It is disjoint from the test set but
 readable by anyone, so it was revealed the day it was registered. Generations 1, 2, ...
-are sealed (``probebench.tasks.sealed``): listed with their public commitment and dates,
-their plaintext published only when retired and revealed. A task with a live entry has a
-current sealed generation; the others keep generation 0 until a probe is registered on
-them, and their pages say so.
+are sealed (``probebench.tasks.sealed``): listed in ``holdouts.yaml`` beside the tasks
+file with their public commitment and dates, their plaintext published only when retired
+and revealed. A task with a live entry has a current sealed generation; the others keep
+generation 0 until a probe is registered on them, and their pages say so.
 
 For every generation the page shows its size and its minimum detectable drop
 (``probebench.evaluation.power``); for a revealed sealed generation, the stored scores of
@@ -55,10 +55,6 @@ class TaskHoldouts:
     generations: list[GenerationView]
     #: what the page says about the task's holdout as a whole
     note: str
-
-    @property
-    def sealed_current(self) -> GenerationView | None:
-        return next((g for g in self.generations if g.status == "current"), None)
 
 
 def _public(catalog: TaskCatalog, task_id: str) -> GenerationView | None:

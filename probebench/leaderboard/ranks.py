@@ -18,7 +18,8 @@ ProbeScore and rank intervals: one joint paired item bootstrap over the entries 
 group. For each task, one matrix of item counts is drawn per resample and shared by
 every entry scored on that task (paired: entries are compared on the same resampled
 test sets). On each resample every axis with sampling uncertainty is recomputed from
-the stored result, then the ProbeScore, with the 30% cap applied inside the resample:
+the stored result, then the ProbeScore, with the 30% cap applied inside the resample
+(``probescore.probescore_batch``, the one cap that also makes the point value):
 
 * AUROC (binary; the macro AUROC of a multi-class task) and calibration (ECE; top-label
   on a multi-class task) from the stored per-prompt predictions, each prompt counted as
@@ -64,12 +65,13 @@ from probebench.evaluation.metrics import (
 )
 from probebench.leaderboard.probescore import (
     AXES,
-    CLOSED_LICENSE_CEILING,
     AxisValue,
     ProbeScoreSpec,
     probescore,
+    probescore_batch,
 )
 from probebench.registry.store import ResultRecord
+from probebench.tasks.families import FAMILY_NAMES
 
 
 @dataclass
@@ -346,32 +348,6 @@ def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
     return sorted(out)
 
 
-def _totals(spec: ProbeScoreSpec, values: Mapping[str, np.ndarray], closed: bool
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """ProbeScore totals of B value sets at once ((B,) per axis source): the normalised
-    weights, and the cap by the same fixed point as ``probescore.apply_cap`` (and the
-    closed-license ceiling as ``probescore``), applied within each set. Returns the
-    totals (B,) and which axes are capped (B, axes), in ``spec.axes`` order."""
-    weights = spec.normalised()
-    raw = np.stack([weights[a.name] * np.asarray(values[a.source], dtype=np.float64)
-                    for a in spec.axes], axis=1)
-    caps = np.array([CLOSED_LICENSE_CEILING if closed and a.source == "license"
-                     else spec.cap for a in spec.axes])
-    capped = np.zeros(raw.shape, dtype=bool)
-    total = raw.sum(axis=1)
-    for _ in range(len(spec.axes) + 1):
-        free = np.where(capped, 0.0, raw).sum(axis=1)
-        share = np.where(capped, caps, 0.0).sum(axis=1)
-        ok = share < 1.0
-        total = np.where(ok, free / np.where(ok, 1.0 - share, 1.0), 0.0)
-        over = ~capped & (raw > caps * total[:, None] + 1e-15)
-        if not over.any():
-            break
-        capped |= over
-    contributions = np.where(capped, caps * total[:, None], raw)
-    return contributions.sum(axis=1), capped
-
-
 def _zero_width_note(spec: ProbeScoreSpec, axis_draws: Mapping[str, np.ndarray],
                      capped_always: set[str], n_resamples: int) -> str:
     """Why an entry's ProbeScore did not move over the resamples."""
@@ -422,7 +398,8 @@ def draw_scores(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
             records = [_record_at(rec, draws[task], b) for task, rec in ordered]
             for src in varying:  # the axes' own definitions, on the resampled numbers
                 axis_draws[src][b] = AXES[src].compute(records, "").value
-        boot[:, j], capped = _totals(spec, axis_draws, entry.closed)
+        batch = probescore_batch(spec, axis_draws, closed_license=entry.closed)
+        boot[:, j], capped = batch.totals, batch.capped
         low, high = np.percentile(boot[:, j], [2.5, 97.5])
         capped_always = {a.name for k, a in enumerate(spec.axes) if capped[:, k].all()}
         notes.append(_zero_width_note(spec, axis_draws, capped_always, n_resamples)
@@ -477,9 +454,6 @@ def unranked_reason(entry: Scored) -> str:
     return f"{lead}: {entry.baseline_note}" if entry.baseline_note else lead
 
 
-#: benchmark families, by the format of their tasks, in the order pages show them; a
-#: task of another format forms its own family, named after the format
-FAMILY_NAMES = {"verbs": "Verb grammar", "blimp": "BLiMP", "syntaxgym": "SyntaxGym"}
 #: the family of a task set whose tasks come from several families
 CROSS_FAMILY = "cross-family"
 

@@ -72,5 +72,10 @@ class RegistryGuards:
     def __call__(self, model: str) -> Guard | None:
         return guard_for(model, self.registry, self.repo, catalog=self.catalog)
 
+    def missing(self, model: str) -> str:
+        # the words stored results have always carried for this case; no path, so the
+        # note is the same on every machine
+        return f"no eval-awareness guard for {model}"
+
 
 __all__ = ["GUARDS_FILE", "RegistryGuards", "guard_for", "guard_ids"]

@@ -243,11 +243,6 @@ class RegistrySource:
             listed = set(self.index.baselines)
             self._ensure([p for p in paths if p in listed])
 
-    def ensure_all(self) -> None:
-        """Every file of the mirror (what a whole-registry command reads)."""
-        if self.index is not None:
-            self._ensure(sorted(self.index.files))
-
     # -- files ---------------------------------------------------------------------
     def _ensure(self, paths: Iterable[str]) -> None:
         assert self.index is not None

@@ -26,6 +26,7 @@ from probebench.evaluation.submit import submit
 from probebench.provenance import probebench_commit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
+from probebench.registry.guards import RegistryGuards
 from probebench.registry.store import precision_problems, refuse_dirty, store_submission
 from probebench.sites import Site
 from probebench.sources.resolve import resolve_artifact
@@ -102,7 +103,11 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     work). A session limited to the first items of each task (``SubmitOptions.limit``)
     is refused before anything runs: registry results cover whole test sets. So is
     storing from a working tree with uncommitted changes (a ``+dirty`` commit) unless
-    ``allow_dirty``: results name the commit that measured them."""
+    ``allow_dirty``: results name the commit that measured them.
+
+    The run's policy is the registry's, whatever ``session.options`` say: each model's
+    guard is the one ``registry/guards.yaml`` names, the latency is measured in this run
+    and the task baselines are computed in it (the options are restored afterwards)."""
     limit = session.options.limit
     if limit is not None:
         raise InputError(f"{entry_id}: a registry evaluation covers whole test sets; this "
@@ -112,19 +117,20 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
     opts = session.options
-    targets, reuse, published = (opts.transfer_targets, opts.reuse_latency,
-                                 opts.published_baselines)
+    saved = (opts.transfer_targets, opts.reuse_latency, opts.published_baselines, opts.guards)
     opts.transfer_targets = entry.transfer_targets
     # what the registry keeps is measured and computed in this run: its latency, and the
     # task baselines it publishes (never read back from its own records)
     opts.reuse_latency = False
     opts.published_baselines = no_published_baselines
+    # an entry of this registry is corrected by this registry's guard, whoever calls
+    opts.guards = RegistryGuards(registry, repo, catalog=session.catalog)
     try:
         result = submit(folder, entry.tasks, session=session,
                         expected_sha256=entry.artifact_sha256)
     finally:
-        opts.transfer_targets, opts.reuse_latency = targets, reuse
-        opts.published_baselines = published
+        (opts.transfer_targets, opts.reuse_latency, opts.published_baselines,
+         opts.guards) = saved
     holdouts: dict[str, HoldoutOut] = {}
     unscored = [t.id for t in result.tasks
                 if current_generation(session.catalog, t.id) is not None]

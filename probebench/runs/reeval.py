@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, field_problem
-from probebench.evaluation.headline import Flat, task_auroc
+from probebench.evaluation.headline import Flat, headline_interval
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.session import Session, SubmitOptions
 from probebench.hashing import atomic_write_bytes, sha256_json
@@ -297,8 +297,8 @@ def run_group(plan: Plan, group_id: str, registry: Path, repo: Path, *,
                                       disk_cache=held.sealed is None)
         for entry_id, weights, site in ready:
             probs = weights.predict_proba(acts[site])[:, 1]
-            iv = task_auroc(unit.task, held.items, probs, seed=plan.seed,
-                            n_resamples=plan.bootstrap)
+            iv = headline_interval(unit.task, held.items, probs, seed=plan.seed,
+                                   n_resamples=plan.bootstrap)
             assert iv.value is not None and iv.ci_low is not None and iv.ci_high is not None
             stored = latest_results(registry, entry_id).get(unit.task)
             result.changes.append(Change(

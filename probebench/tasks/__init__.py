@@ -2,7 +2,7 @@
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog, TaskDriftError
-from probebench.tasks.formats import TaskData, TaskFormat, get_format, register_format
+from probebench.tasks.families import TaskData, TaskFormat, get_format, register_format
 from probebench.tasks.spec import TaskSpec, read_tasks_file
 
 __all__ = ["Item", "TaskCatalog", "TaskData", "TaskDriftError", "TaskFormat", "TaskSpec",

@@ -26,7 +26,7 @@ from probebench.errors import InputError, ProbebenchError
 from probebench.hashing import sha256_file
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats import TaskData, get_format
+from probebench.tasks.families import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import HoldoutSpec, TaskSpec, read_tasks_file
 

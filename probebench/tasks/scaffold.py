@@ -33,7 +33,7 @@ from probebench.errors import InputError, field_problem
 from probebench.hashing import atomic_write_bytes
 from probebench.licenses import check_license
 from probebench.tasks.catalog import TASKS_FILE, TaskCatalog, spec_hashes
-from probebench.tasks.formats import get_format
+from probebench.tasks.families import get_format
 from probebench.tasks.spec import TaskSpec, parse_tasks_text, read_tasks_file
 
 #: a placeholder hash, replaced before anything is written

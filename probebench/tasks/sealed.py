@@ -3,10 +3,11 @@
 A task's holdout is kept in *generations*. Each generation's items are sealed with the
 maintainers' key; only the ciphertext and a public commitment are in the repository and
 the wheel. The lifecycle, one function each (the ``probebench holdout`` commands call
-them): :func:`seal` the first generation, :func:`rotate` (retire the current one and seal
-the next), :func:`reveal` a retired one (its plaintext and commitment nonce go into the
-repository, so anyone can check the old commitment), :func:`unseal` (plaintext for
-maintainers) and :func:`verify_holdouts`.
+them, and do all that the commands do): :func:`seal` the first generation, :func:`rotate`
+(retire the current one and seal the next), :func:`reveal` a retired one (its plaintext
+and commitment nonce go into the repository, so anyone can check the old commitment),
+:func:`unseal` (plaintext for maintainers, in memory; :func:`unseal_to` writes it) and
+:func:`verify_holdouts`.
 
 **Plaintext.** The generation's items in the canonical form of test-set hashes
 (``probebench.tasks.hygiene.canonical_test_text``: items sorted by id, each
@@ -25,19 +26,20 @@ is ``canonical_json({"format", "task", "generation"})``, computed from where the
 The encrypted envelope is one header line of canonical JSON (format, task, generation,
 ``commitment_nonce`` in hex, ``n_items``), a newline, then the plaintext.
 
-**Listing** (the ``sealed_holdouts`` section of the tasks file, ``tasks.yaml``, written
-before its ``tasks``; every other line of the file is kept byte for byte, and a task's
-generation 0 is its public holdout under ``holdouts``): per task, every generation with its
-number, status (``current``, ``retired``, ``revealed``), commitment, sealed file and its
-SHA-256 and size, the key id (a one-way fingerprint of the key, so a wrong key is named as
-such), n_items, the dates, and for a revealed one the revealed file
-(``holdouts/<task>/gen-<N>.revealed.jsonl``, the plaintext's exact bytes) and the
-commitment nonce. Written only by these functions, each write atomic.
+**Listing** (``holdouts.yaml`` beside the tasks file, ``probebench.tasks.holdout_listing``;
+the tasks file is never written, and a task's generation 0 is its public holdout under
+``holdouts`` there): per task, every generation with its number, status (``current``,
+``retired``, ``revealed``), commitment, sealed file and its SHA-256 and size, the key id
+(a one-way fingerprint of the key, so a wrong key is named as such), n_items, the dates,
+and for a revealed one the revealed file (``holdouts/<task>/gen-<N>.revealed.jsonl``, the
+plaintext's exact bytes) and the commitment nonce. Written only by these functions, each
+write atomic.
 
-**The key** is 32 random bytes, written as 64 hex digits (base64 is read too). It comes
-only from a key file given explicitly (``--key FILE``) or from the environment variable
-``PROBEBENCH_HOLDOUT_KEY`` holding the key's text (as a GitHub secret is passed); no
-default path is ever read. Without one, :class:`HoldoutKeyMissingError`.
+**The key** (``probebench.tasks.holdout_key``) is 32 random bytes, written as 64 hex
+digits. Every function here takes it as its bytes, as a key file given explicitly
+(``--key FILE``), or from the environment variable ``PROBEBENCH_HOLDOUT_KEY`` holding the
+key's text (as a GitHub secret is passed); no default path is ever read. Without one,
+:class:`HoldoutKeyMissingError`.
 
 Without the key, :func:`verify_holdouts` checks form only (files present, sizes and
 hashes as listed, the sealed files well formed): an AES-GCM tag cannot be checked
@@ -50,65 +52,61 @@ import base64
 import binascii
 import contextlib
 import datetime as dt
-import hashlib
 import logging
 import os
 import secrets
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
 from probebench.hashing import atomic_write_bytes, canonical_json, sha256_bytes
 from probebench.jsonsafe import loads_json, read_capped
+from probebench.paths import enclosing_repo
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.hygiene import canonical_test_text
-from probebench.tasks.spec import (
-    Generation,
-    TaskHoldouts,
-    parse_tasks_text,
-    read_tasks_file,
+from probebench.tasks.holdout_key import (
+    KEY_ENV,
+    HoldoutKey,
+    HoldoutKeyInvalidError,
+    HoldoutKeyMissingError,
+    key_bytes,
+    key_id,
+    parse_key,
+    read_key,
+    write_key_file,
 )
+from probebench.tasks.holdout_listing import (
+    LISTING_FILE,
+    Generation,
+    HoldoutFormError,
+    HoldoutsFile,
+    TaskHoldouts,
+    read_listing,
+    write_listing,
+)
+from probebench.tasks.hygiene import canonical_test_text
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 log = logging.getLogger(__name__)
 
-KEY_ENV = "PROBEBENCH_HOLDOUT_KEY"
-#: the tasks file's section that lists every sealed generation
-LISTING = "sealed_holdouts"
 FOLDER = "holdouts"
 SEALED_FORMAT = "probebench-sealed-holdout/1"
 ENVELOPE_FORMAT = "probebench-holdout-envelope/1"
 CIPHER: Literal["AES-256-GCM"] = "AES-256-GCM"
-KEY_BYTES = 32
 NONCE_BYTES = 12
 COMMITMENT_NONCE_BYTES = 32
 #: the largest sealed or revealed file read (a holdout of a few thousand items is ~1 MB)
 MAX_HOLDOUT_BYTES = 64 << 20
 
-KEY_HELP = ("give --key FILE (a key file written by `probebench holdout keygen`) or set "
-            f"{KEY_ENV} to the key's text; no default path is read")
-
-
 # --- errors -------------------------------------------------------------------------
-
-class HoldoutKeyMissingError(InputError):
-    """A command needs the holdout key and none was given (``--key`` or the variable)."""
-
-
-class HoldoutKeyInvalidError(InputError):
-    """The key's text is not 32 bytes in hex or base64."""
-
 
 class HoldoutAuthenticationError(InputError):
     """A sealed file failed authentication: changed, moved from another task or
@@ -121,87 +119,6 @@ class HoldoutWrongKeyError(HoldoutAuthenticationError):
 
 class HoldoutStateError(InputError):
     """A lifecycle step that the generation's status does not allow."""
-
-
-class HoldoutFormError(InputError):
-    """The listing or a file it names is malformed, missing or changed."""
-
-
-# --- the key ------------------------------------------------------------------------
-
-def key_id(key: bytes) -> str:
-    """A one-way fingerprint of a key (16 hex digits), listed with each generation so
-    that a wrong key is named as such; it reveals nothing about the key."""
-    return hashlib.sha256(b"probebench-holdout-key-id/1\0" + key).hexdigest()[:16]
-
-
-def parse_key(text: str, where: str) -> bytes:
-    """The 32 key bytes of ``text`` (64 hex digits, or base64); the error never shows
-    the text."""
-    value = text.strip()
-    if len(value) == 2 * KEY_BYTES:
-        with contextlib.suppress(ValueError):
-            return bytes.fromhex(value)
-    with contextlib.suppress(binascii.Error, ValueError):
-        raw = base64.b64decode(value, validate=True)
-        if len(raw) == KEY_BYTES:
-            return raw
-    raise HoldoutKeyInvalidError(f"{where}: not a holdout key (expected {KEY_BYTES} bytes as "
-                            f"{2 * KEY_BYTES} hex digits or base64, found {len(value)} "
-                            "characters); write one with `probebench holdout keygen`")
-
-
-def read_key(key_file: Path | None = None, *, environ: Mapping[str, str] | None = None,
-             required: bool = True) -> bytes | None:
-    """The holdout key: from ``key_file`` when given, else from ``$PROBEBENCH_HOLDOUT_KEY``
-    (the key's text). No default path is read. Neither: :class:`HoldoutKeyMissingError` when
-    ``required``, else None."""
-    if key_file is not None:
-        path = Path(key_file)
-        if not path.is_file():
-            raise HoldoutKeyMissingError(f"--key {path}: no such key file ({KEY_HELP})")
-        with contextlib.suppress(OSError):
-            if os.name == "posix" and path.stat().st_mode & 0o077:
-                log.warning("%s: the key file is readable by others; chmod 600 it", path)
-        try:
-            text = path.read_text("ascii")
-        except (OSError, UnicodeDecodeError):
-            raise HoldoutKeyInvalidError(f"--key {path}: not a holdout key (not ASCII text)")\
-                from None
-        return parse_key(text, f"--key {path}")
-    env = os.environ if environ is None else environ
-    text = env.get(KEY_ENV, "")
-    if text.strip():
-        return parse_key(text, f"${KEY_ENV}")
-    if required:
-        raise HoldoutKeyMissingError(f"this needs the holdout key: {KEY_HELP}")
-    return None
-
-
-def write_key_file(path: Path) -> str:
-    """Write a new random key to ``path`` (hex text, mode 0600) and return its key id.
-    An existing file is never replaced: the file appears whole or not at all."""
-    path = Path(path)
-    if path.exists() or path.is_symlink():
-        raise InputError(f"{path}: already exists; a key file is never overwritten (a lost "
-                         "key cannot open what it sealed)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(KEY_BYTES)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as handle:  # mkstemp: mode 0600
-            handle.write(key.hex() + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # fails if the name was taken meanwhile
-        except FileExistsError:
-            raise InputError(f"{path}: already exists; a key file is never overwritten")\
-                from None
-    finally:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-    return key_id(key)
 
 
 # --- items --------------------------------------------------------------------------
@@ -290,103 +207,14 @@ def commitment_of(plaintext: bytes, nonce: bytes) -> str:
     return sha256_bytes(nonce + plaintext)
 
 
-# --- the listing --------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HoldoutsFile:
-    """A tasks file's ``sealed_holdouts`` section: task id -> its sealed generations."""
-
-    tasks: dict[str, TaskHoldouts]
-
-    def of(self, task_id: str) -> TaskHoldouts:
-        return self.tasks.get(task_id) or TaskHoldouts()
+#: what ``items`` of :func:`seal` and :func:`rotate` is to have the task's fresh-item
+#: generator make them
+FRESH: Literal["fresh"] = "fresh"
+#: the items to seal: Items, a JSONL file of item records (:func:`read_items`), or FRESH
+HoldoutItems = Sequence[Item] | os.PathLike[str] | Literal["fresh"]
 
 
-_HEADER = (
-    "# Sealed holdouts: written by `probebench holdout` (seal, rotate, reveal), never by\n"
-    "# hand. Each generation's items are sealed (AES-256-GCM) in its sealed_file; the\n"
-    "# commitment is sha256(commitment_nonce || plaintext), the nonce published at the\n"
-    "# reveal. `probebench holdout verify` checks it all (docs/tasks.md, \"Sealed\n"
-    "# holdouts\"). A task's generation 0 is its public holdout, under `holdouts` below.\n")
-
-
-#: parsed listings by the tasks file's (path, inode, size, mtime): a leaderboard build
-#: asks for every task's generations, and parsing tasks.yaml each time cost seconds
-_LISTINGS: dict[tuple[str, int, int, int], dict[str, TaskHoldouts]] = {}
-
-
-def read_listing(tasks_file: Path) -> HoldoutsFile:
-    """The ``sealed_holdouts`` section of the tasks file ``tasks_file`` (empty when it
-    has none); a copy, parsed once per version of the file."""
-    path = Path(tasks_file)
-    try:
-        info = path.stat()
-        stamp: tuple[str, int, int, int] | None = (str(path.resolve()), info.st_ino,
-                                                   info.st_size, info.st_mtime_ns)
-    except OSError:
-        stamp = None  # read_tasks_file names the problem
-    if stamp is None or stamp not in _LISTINGS:
-        parsed = dict(read_tasks_file(path).sealed_holdouts)
-        if stamp is None:
-            return HoldoutsFile(parsed)
-        _LISTINGS[stamp] = parsed
-    return HoldoutsFile({task: held.model_copy(deep=True)
-                         for task, held in _LISTINGS[stamp].items()})
-
-
-def _top_level_keys(text: str, where: Path) -> list[tuple[str, int]]:
-    """(key, offset of its line) of each top-level key of a YAML mapping document."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        raise HoldoutFormError(f"{where}: not YAML ({exc})") from None
-    if not isinstance(node, yaml.MappingNode):
-        raise HoldoutFormError(f"{where}: expected a mapping at the top")
-    out = []
-    for key, _ in node.value:
-        offset = key.start_mark.index
-        if key.start_mark.column != 0:
-            raise HoldoutFormError(f"{where}: top-level key {key.value!r} is not at the start "
-                                   "of its line; write the file in block style")
-        out.append((str(key.value), offset))
-    return out
-
-
-def listing_text(text: str, listing: HoldoutsFile, where: Path) -> str:
-    """``text`` (a tasks file) with its ``sealed_holdouts`` section replaced by
-    ``listing``'s, or inserted before ``tasks:``; every other line kept as it is."""
-    section = {k: v.model_dump(mode="json", exclude_none=True)
-               for k, v in sorted(listing.tasks.items()) if v.generations}
-    block = _HEADER + yaml.safe_dump({LISTING: section}, sort_keys=False,
-                                     allow_unicode=True, width=88)
-    keys = _top_level_keys(text, where)
-    names = [k for k, _ in keys]
-    if LISTING in names:
-        k = names.index(LISTING)
-        start = keys[k][1]
-        # the header comment written with it goes too
-        if text[:start].endswith(_HEADER):
-            start -= len(_HEADER)
-        end = keys[k + 1][1] if k + 1 < len(keys) else len(text)
-        return text[:start] + block + text[end:]
-    if "tasks" not in names:
-        raise HoldoutFormError(f"{where}: no 'tasks:' key to put the sealed_holdouts before")
-    at = dict(keys)["tasks"]
-    return text[:at] + block + text[at:]
-
-
-def _write_listing(tasks_file: Path, listing: HoldoutsFile) -> None:
-    """Rewrite the tasks file's ``sealed_holdouts`` section (atomically, the rest of the
-    file byte for byte), after checking that the new text parses to the same tasks."""
-    path = Path(tasks_file)
-    text = path.read_text("utf-8")
-    new = listing_text(text, listing, path)
-    before, after = parse_tasks_text(text, path), parse_tasks_text(new, path)
-    if after.tasks != before.tasks or after.format_defaults != before.format_defaults:
-        raise HoldoutFormError(f"{path}: rewriting sealed_holdouts would change its tasks; "
-                               "nothing was written")
-    atomic_write_bytes(path, new.encode("utf-8"))
-
+# --- paths --------------------------------------------------------------------------
 
 def sealed_path(task_id: str, generation: int) -> str:
     return f"{FOLDER}/{task_id}/gen-{generation}.sealed"
@@ -612,9 +440,27 @@ def _check_new_items(catalog: TaskCatalog, task_id: str, number: int, items: Seq
                              "what a submitter can see")
 
 
-def _seal_next(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: bytes,
-               today: dt.date | None, *, rotating: bool) -> tuple[Generation | None,
-                                                                  Generation]:
+def _items_to_seal(catalog: TaskCatalog, task_id: str, items: HoldoutItems, key: bytes,
+                   number: int, n_items: int | None) -> list[Item]:
+    """The items that ``items`` stands for (see :func:`seal`)."""
+    if isinstance(items, str):
+        if items != FRESH:
+            raise InputError(f"items {items!r}: give Items, a Path to a JSONL file of item "
+                             f"records, or {FRESH!r} for the task's fresh-item generator")
+        from probebench.tasks.fresh_items import fresh_items  # the generators load only here
+
+        return fresh_items(catalog, task_id, key, number, n_items=n_items)
+    if n_items is not None:
+        raise InputError(f"n_items {n_items}: only fresh items ({FRESH!r}) are made to a "
+                         "size")
+    if isinstance(items, os.PathLike):
+        return read_items(Path(items))
+    return list(items)
+
+
+def _seal_next(catalog: TaskCatalog, task_id: str, items: HoldoutItems, key: bytes,
+               today: dt.date | None, n_items: int | None, *,
+               rotating: bool) -> tuple[Generation | None, Generation]:
     root, listing, held = _task(catalog, task_id)
     current = held.current
     retired: Generation | None = None
@@ -630,49 +476,69 @@ def _seal_next(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: b
                                 f"({current.generation}): retire it and seal the next with "
                                 "`probebench holdout rotate`")
     number = len(held.generations) + 1
-    _check_new_items(catalog, task_id, number, items, held.generations, root, key)
-    sealed, commitment = seal_bytes(task_id, number, items, key)
+    chosen = _items_to_seal(catalog, task_id, items, key, number, n_items)
+    _check_new_items(catalog, task_id, number, chosen, held.generations, root, key)
+    sealed, commitment = seal_bytes(task_id, number, chosen, key)
     rel = sealed_path(task_id, number)
-    labels = [p.label for item in items for p in item.prompts]
+    labels = [p.label for item in chosen for p in item.prompts]
     gen = Generation(generation=number, status="current", commitment=commitment,
                      sealed_file=rel, sealed_sha256=sha256_bytes(sealed),
-                     sealed_bytes=len(sealed), key_id=key_id(key), n_items=len(items),
+                     sealed_bytes=len(sealed), key_id=key_id(key), n_items=len(chosen),
                      n_label_1=labels.count(1), n_label_0=labels.count(0),
                      sealed_at=_today(today))
     gens = [retired if retired is not None and g.generation == retired.generation else g
             for g in held.generations] + [gen]
-    tasks = {**listing.tasks, task_id: TaskHoldouts(generations=gens)}
-    path = data_file(root, rel)
-    atomic_write_bytes(path, sealed)
-    try:
-        _write_listing(catalog.source_of(task_id), HoldoutsFile(tasks))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            path.unlink()  # no sealed file that no listing names
-        raise
+    _write_with(catalog, task_id, listing.with_task(task_id, gens), data_file(root, rel),
+                sealed)
     return retired, gen
 
 
-def seal(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: bytes, *,
-         today: dt.date | None = None) -> Generation:
-    """Seal ``items`` as the next generation of ``task_id``'s holdout, now current.
+def _write_with(catalog: TaskCatalog, task_id: str, listing: HoldoutsFile, path: Path,
+                data: bytes) -> None:
+    """Write ``data`` to ``path`` (a file the new listing names), then the listing; a
+    failed listing write takes the file back, so no file is left that no listing names."""
+    atomic_write_bytes(path, data)
+    try:
+        write_listing(catalog.source_of(task_id), listing)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+
+
+def seal(catalog: TaskCatalog, task_id: str, items: HoldoutItems, key: HoldoutKey = None, *,
+         n_items: int | None = None, today: dt.date | None = None) -> Generation:
+    """Seal ``items`` as the next generation of ``task_id``'s holdout, now current, and
+    list it in ``holdouts.yaml`` beside the task's tasks file (the tasks file itself is
+    never written).
+
+    ``items``: a sequence of ``Item``; a ``Path`` to a JSONL file of item records (or a
+    folder holding ``items.jsonl``, :func:`read_items`); or ``"fresh"``: the task's
+    fresh-item generator makes them, seeded from the key and the generation, in memory
+    only (``n_items`` of them, default the generator's). ``key``: the key's bytes, a key
+    file's ``Path``, or None for ``$PROBEBENCH_HOLDOUT_KEY`` (:func:`read_key`).
     Refused when a current generation exists (:func:`rotate` retires it), or when an
     item repeats an item id or prompt text of the task or of an earlier generation."""
-    return _seal_next(catalog, task_id, items, key, today, rotating=False)[1]
+    secret = key_bytes(key)
+    return _seal_next(catalog, task_id, items, secret, today, n_items, rotating=False)[1]
 
 
-def rotate(catalog: TaskCatalog, task_id: str, items: Sequence[Item], key: bytes, *,
-           today: dt.date | None = None) -> tuple[Generation, Generation]:
+def rotate(catalog: TaskCatalog, task_id: str, items: HoldoutItems, key: HoldoutKey = None,
+           *, n_items: int | None = None, today: dt.date | None = None
+           ) -> tuple[Generation, Generation]:
     """Retire the current generation (the key must open it) and seal ``items`` as the
-    next: (the retired generation, the new current one), in one listing write."""
-    retired, gen = _seal_next(catalog, task_id, items, key, today, rotating=True)
+    next: (the retired generation, the new current one), in one listing write.
+    ``items``, ``key`` and ``n_items`` as for :func:`seal`."""
+    secret = key_bytes(key)
+    retired, gen = _seal_next(catalog, task_id, items, secret, today, n_items, rotating=True)
     assert retired is not None
     return retired, gen
 
 
-def unseal(catalog: TaskCatalog, task_id: str, key: bytes, *,
+def unseal(catalog: TaskCatalog, task_id: str, key: HoldoutKey = None, *,
            generation: int | None = None) -> Unsealed:
-    """The plaintext items of a generation (default: the current one), checked."""
+    """The plaintext items of a generation (default: the current one), checked, in
+    memory. ``key`` as for :func:`seal`."""
     root, _, held = _task(catalog, task_id)
     gen = held.current if generation is None else held.get(generation)
     if gen is None:
@@ -680,7 +546,7 @@ def unseal(catalog: TaskCatalog, task_id: str, key: bytes, *,
             f"no generation {generation}"
         raise HoldoutStateError(f"{task_id} has {which} (listed: "
                                 f"{[g.generation for g in held.generations]})")
-    return open_generation(root, task_id, gen, key)
+    return open_generation(root, task_id, gen, key_bytes(key))
 
 
 def current_generation(catalog: TaskCatalog, task_id: str) -> Generation | None:
@@ -693,6 +559,11 @@ def generations(catalog: TaskCatalog, task_id: str) -> list[Generation]:
     return list(read_listing(catalog.source_of(task_id)).of(task_id).generations)
 
 
+def sealed_tasks(catalog: TaskCatalog) -> list[str]:
+    """The catalog's tasks that have a current sealed generation, sorted."""
+    return sorted(t for t in catalog.ids if current_generation(catalog, t) is not None)
+
+
 def write_unsealed(unsealed: Unsealed, out: Path) -> Path:
     """Write ``OUT/<task>/gen-<N>.jsonl`` (mode 0600, atomically): the items, one
     canonical record a line, as :func:`read_items` reads them back."""
@@ -702,12 +573,53 @@ def write_unsealed(unsealed: Unsealed, out: Path) -> Path:
     return path
 
 
-def reveal(catalog: TaskCatalog, task_id: str, generation: int, key: bytes, *,
+def _plaintext_folder(catalog: TaskCatalog, out: Path) -> Path:
+    """``out``, resolved; refused inside a task catalog's folder (committed, and shipped
+    in the wheel), warned about inside a git checkout."""
+    folder = Path(out).resolve()
+    for root in sorted({catalog.root_of(t).resolve() for t in catalog.ids}):
+        if folder.is_relative_to(root):
+            raise InputError(f"{out}: inside the task catalog {root}, which is "
+                             "committed and shipped in the wheel; write the plaintext "
+                             "elsewhere")
+    repo = enclosing_repo(folder)
+    if (repo / ".git").exists():
+        log.warning("%s is inside the git checkout %s: never commit the plaintext",
+                    folder, repo)
+    return folder
+
+
+def unseal_to(catalog: TaskCatalog, out: Path, key: HoldoutKey = None, *,
+              task_id: str | None = None, generation: int | None = None
+              ) -> list[tuple[Unsealed, Path]]:
+    """Decrypt ``task_id``'s current generation (or ``generation``), or with no
+    ``task_id`` every task's current one, and write each to ``OUT/<task>/gen-<N>.jsonl``
+    (:func:`write_unsealed`, mode 0600): (the generation opened, its file), in task
+    order. ``out`` may not be inside a task catalog's folder; inside a git checkout it
+    is warned about. ``key`` as for :func:`seal`."""
+    if task_id is None and generation is not None:
+        raise InputError(f"generation {generation} picks one task's generation: name the "
+                         "task (a TASK with --generation)")
+    secret = key_bytes(key)
+    folder = _plaintext_folder(catalog, out)
+    tasks = [task_id] if task_id is not None else sealed_tasks(catalog)
+    if not tasks:
+        raise InputError(f"{catalog.describe()}: no task has a current sealed generation")
+    done = []
+    for task in tasks:
+        opened = unseal(catalog, task, secret, generation=generation)
+        done.append((opened, write_unsealed(opened, folder)))
+    return done
+
+
+def reveal(catalog: TaskCatalog, task_id: str, generation: int, key: HoldoutKey = None, *,
            today: dt.date | None = None) -> Generation:
     """Publish a retired generation: its plaintext's exact bytes go to
-    ``holdouts/<task>/gen-<N>.revealed.jsonl`` and its commitment nonce into the listing,
-    so anyone can check the commitment listed since its sealing. The current generation
-    is never revealed (rotate first)."""
+    ``holdouts/<task>/gen-<N>.revealed.jsonl`` and its commitment nonce into the listing
+    (``holdouts.yaml``), so anyone can check the commitment listed since its sealing.
+    The current generation is never revealed (rotate first). ``key`` as for
+    :func:`seal`."""
+    secret = key_bytes(key)
     root, listing, held = _task(catalog, task_id)
     gen = held.get(generation)
     if gen is None:
@@ -717,22 +629,15 @@ def reveal(catalog: TaskCatalog, task_id: str, generation: int, key: bytes, *,
                 if gen.status == "current" else "")
         raise HoldoutStateError(f"generation {generation} of {task_id} is {gen.status}; "
                                 f"only a retired generation is revealed{hint}")
-    opened = open_generation(root, task_id, gen, key)
+    opened = open_generation(root, task_id, gen, secret)
     rel = revealed_path(task_id, generation)
     shown = gen.model_copy(update={"status": "revealed", "revealed_at": _today(today),
                                    "revealed_file": rel,
                                    "commitment_nonce": opened.commitment_nonce})
     Generation.model_validate(shown.model_dump())
     gens = [shown if g.generation == generation else g for g in held.generations]
-    path = data_file(root, rel)
-    atomic_write_bytes(path, opened.plaintext)
-    try:
-        _write_listing(catalog.source_of(task_id),
-                       HoldoutsFile({**listing.tasks, task_id: TaskHoldouts(generations=gens)}))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        raise
+    _write_with(catalog, task_id, listing.with_task(task_id, gens), data_file(root, rel),
+                opened.plaintext)
     return shown
 
 
@@ -835,54 +740,73 @@ def _check_generation(root: Path, task_id: str, gen: Generation,
                      str(exc))
 
 
+def _check_listing(root: Path, listing: HoldoutsFile, catalog: TaskCatalog,
+                   task_ids: Sequence[str] | None, key: bytes | None) -> list[HoldoutCheck]:
+    """The generations one folder's listing names, and the files under its holdouts/
+    that none names."""
+    where = (root / LISTING_FILE).as_posix()
+    out: list[HoldoutCheck] = []
+    listed: set[str] = set()
+    for task_id, held in listing.sealed_holdouts.items():
+        if task_ids and task_id not in task_ids:
+            continue
+        listed.update(f for gen in held.generations
+                      for f in (gen.sealed_file, gen.revealed_file) if f)
+        if task_id not in catalog.specs or catalog.root_of(task_id).resolve() != root:
+            out.append(HoldoutCheck(task_id, None, False, "listing",
+                                    f"{where}: lists {task_id}, which no tasks file of this "
+                                    "folder registers"))
+            continue
+        out.extend(_check_generation(root, task_id, gen, key) for gen in held.generations)
+    folder = root / FOLDER
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            task_id = rel.split("/")[1] if rel.count("/") >= 2 else "-"
+            if (path.is_file() or path.is_symlink()) and rel not in listed and (
+                    not task_ids or task_id in task_ids):
+                out.append(HoldoutCheck(task_id, None, False, "listing",
+                                        f"{rel}: no generation in {LISTING_FILE} names it"))
+    return out
+
+
 def verify_holdouts(catalog: TaskCatalog, task_ids: Sequence[str] | None = None,
-                    key: bytes | None = None) -> list[HoldoutCheck]:
+                    key: HoldoutKey = None) -> list[HoldoutCheck]:
     """Every listed generation of ``task_ids`` (default: all listed), checked: with the
     key, opened and matched to its commitment; without one, form only (an AES-GCM tag
-    needs the key), except revealed generations, matched to their commitment. Listed
-    tasks the catalog does not register, and files under ``holdouts/`` no generation
-    names, are reported too."""
+    needs the key), except revealed generations, matched to their commitment. ``key``
+    as for :func:`seal`, but optional: without the bytes or a key file, the key is read
+    from ``$PROBEBENCH_HOLDOUT_KEY`` when set. Tasks a listing names that no tasks
+    file of its folder registers, and files under ``holdouts/`` no generation names,
+    are reported too."""
     for task_id in task_ids or ():
         catalog.spec(task_id)
-    files = sorted({catalog.source_of(t) for t in catalog.ids})
+    secret = read_key(key, required=False)
+    # one listing per folder: the tasks files of a folder share holdouts.yaml
+    folders = {catalog.root_of(t).resolve(): catalog.source_of(t) for t in catalog.ids}
     out: list[HoldoutCheck] = []
-    for tasks_file in files:
-        root = tasks_file.parent
+    for root, tasks_file in sorted(folders.items()):
         try:
             listing = read_listing(tasks_file)
         except InputError as exc:
             out.append(HoldoutCheck("-", None, False, "listing", str(exc)))
             continue
-        listed: set[str] = set()
-        for task_id, held in listing.tasks.items():
-            if task_ids and task_id not in task_ids:
-                continue
-            for gen in held.generations:
-                listed.update(f for f in (gen.sealed_file, gen.revealed_file) if f)
-            out.extend(_check_generation(root, task_id, gen, key)
-                       for gen in held.generations)
-        folder = root / FOLDER
-        if folder.is_dir():
-            for path in sorted(folder.rglob("*")):
-                rel = path.relative_to(root).as_posix()
-                task_id = rel.split("/")[1] if rel.count("/") >= 2 else "-"
-                if (path.is_file() or path.is_symlink()) and rel not in listed and (
-                        not task_ids or task_id in task_ids):
-                    out.append(HoldoutCheck(task_id, None, False, "listing",
-                                            f"{rel}: no generation in {tasks_file.name}'s "
-                                            f"{LISTING} names it"))
+        out.extend(_check_listing(root, listing, catalog, task_ids, secret))
     return out
 
 
 __all__ = [
     "CIPHER",
     "FORM_ONLY",
+    "FRESH",
     "KEY_ENV",
-    "LISTING",
+    "LISTING_FILE",
     "Generation",
     "HoldoutAuthenticationError",
     "HoldoutCheck",
     "HoldoutFormError",
+    "HoldoutItems",
+    "HoldoutKey",
     "HoldoutKeyInvalidError",
     "HoldoutKeyMissingError",
     "HoldoutStateError",
@@ -909,7 +833,9 @@ __all__ = [
     "rotate",
     "seal",
     "seal_bytes",
+    "sealed_tasks",
     "unseal",
+    "unseal_to",
     "verify_holdouts",
     "write_key_file",
     "write_unsealed",

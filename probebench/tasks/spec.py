@@ -5,12 +5,12 @@ A tasks file may open with ``format_defaults``: per format, the fields its tasks
 that leaves a field out takes the default; a field the task gives replaces the default
 whole (no merging inside a field). Ids, titles, versions, files and every hash stay with
 each task. A file without ``format_defaults`` spells every task out, as
-``probebench tasks add`` writes them.
+``probebench tasks add`` writes them. The sealed holdouts, which commands rewrite, are
+listed apart, in ``holdouts.yaml`` beside the file (``probebench.tasks.holdout_listing``).
 """
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -130,76 +130,6 @@ class FormatDefaults(BaseModel):
         return self.model_dump(exclude_unset=True)
 
 
-HoldoutStatus = Literal["current", "retired", "revealed"]
-
-
-class Generation(BaseModel):
-    """One sealed generation of a task's holdout, as the tasks file's ``sealed_holdouts``
-    lists it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    generation: int = Field(ge=1, description="1, 2, ...: the order of sealing.")
-    status: HoldoutStatus = Field(description="current (the one audits use), retired, revealed.")
-    cipher: Literal["AES-256-GCM"] = "AES-256-GCM"
-    commitment: Sha256 = Field(description="sha256(commitment_nonce || plaintext).")
-    sealed_file: DataPath = Field(description="Path relative to the listing's folder.")
-    sealed_sha256: Sha256
-    sealed_bytes: int = Field(ge=0)
-    key_id: str = Field(pattern=r"^[0-9a-f]{16}$",
-                        description="Fingerprint of the key that sealed it.")
-    n_items: int = Field(ge=1)
-    n_label_1: int | None = Field(default=None, ge=0, description="Prompts labelled 1 (for "
-                                  "the holdout's minimum detectable drop).")
-    n_label_0: int | None = Field(default=None, ge=0, description="Prompts labelled 0.")
-    sealed_at: datetime.date
-    retired_at: datetime.date | None = None
-    revealed_at: datetime.date | None = None
-    revealed_file: DataPath | None = None
-    commitment_nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$",
-                                         description="Published at the reveal.")
-
-    @model_validator(mode="after")
-    def _fields_match_status(self) -> Generation:
-        revealed = [self.revealed_at, self.revealed_file, self.commitment_nonce]
-        if self.status == "revealed":
-            if any(v is None for v in revealed):
-                raise ValueError("a revealed generation lists revealed_at, revealed_file "
-                                 "and commitment_nonce")
-        elif any(v is not None for v in revealed):
-            raise ValueError(f"a {self.status} generation lists no revealed_at, "
-                             "revealed_file or commitment_nonce")
-        if (self.status == "current") != (self.retired_at is None):
-            raise ValueError("retired_at is set exactly when the generation is retired or "
-                             "revealed")
-        return self
-
-
-class TaskHoldouts(BaseModel):
-    """A task's sealed holdout generations, oldest first."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    generations: list[Generation] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _numbered_in_order(self) -> TaskHoldouts:
-        numbers = [g.generation for g in self.generations]
-        if numbers != list(range(1, len(numbers) + 1)):
-            raise ValueError(f"generations are numbered 1, 2, ... in order, found {numbers}")
-        current = [g.generation for g in self.generations if g.status == "current"]
-        if len(current) > 1 or (current and current[0] != numbers[-1]):
-            raise ValueError("only the newest generation may be current")
-        return self
-
-    @property
-    def current(self) -> Generation | None:
-        return next((g for g in self.generations if g.status == "current"), None)
-
-    def get(self, number: int) -> Generation | None:
-        return next((g for g in self.generations if g.generation == number), None)
-
-
 class TasksFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -207,9 +137,6 @@ class TasksFile(BaseModel):
     format_defaults: dict[FormatName, FormatDefaults] = Field(
         default_factory=dict, description="Format name -> the fields its tasks share; a "
         "task's own field replaces the default whole.")
-    sealed_holdouts: dict[TaskId, TaskHoldouts] = Field(
-        default_factory=dict, description="Task id -> its sealed holdout generations "
-        "(written by `probebench holdout`, never by hand; probebench.tasks.sealed).")
     tasks: list[TaskSpec]
 
     @model_validator(mode="before")
@@ -261,6 +188,10 @@ def _validated(data: Any, path: Path) -> TasksFile:
             hint = (f"; format_defaults hold only what a format's tasks share "
                     f"({', '.join(FormatDefaults.model_fields)}): ids, titles, versions, "
                     "files and hashes stay with each task")
+        elif where == "sealed_holdouts" and first["type"] == "extra_forbidden":
+            hint = ("; sealed holdouts are listed in holdouts.yaml beside the tasks file, "
+                    "which only `probebench holdout` writes: move the section's tasks "
+                    "there, under the same key (docs/tasks.md, \"Sealed holdouts\")")
         elif "sha256" in where:
             hint = ("; a SHA-256 is 64 lowercase hex digits in quotes (YAML reads an "
                     "unquoted run of digits as a number). Let `probebench tasks add` "
@@ -271,8 +202,4 @@ def _validated(data: Any, path: Path) -> TasksFile:
         if task.id in seen:
             raise InputError(f"{path}: task id {task.id!r} is registered twice")
         seen.add(task.id)
-    stray = sorted(set(parsed.sealed_holdouts) - seen)
-    if stray:
-        raise InputError(f"{path}: sealed_holdouts lists {', '.join(stray)}, which this file "
-                         "does not register")
     return parsed

@@ -87,7 +87,12 @@ def write_artifact(trained: Trained, out: Path, *, author: str = DEFAULT_AUTHOR,
                    contact: str = DEFAULT_CONTACT, license: str = DEFAULT_LICENSE,
                    created_at: dt.date | None = None, title: str | None = None,
                    force: bool = False, catalog: TaskCatalog | None = None) -> Path:
-    """Write every file of the artifact to ``out`` (atomically, validated first)."""
+    """Write every file of the artifact to ``out`` (atomically, validated first against
+    ``catalog``, default the catalog ``trained`` was trained on, so that the test-set
+    hash of an included task is known). Returns ``out``.
+
+    ``author``, ``contact`` and ``license`` go into meta.yaml; ``force`` replaces an
+    existing artifact folder (nothing else is ever replaced)."""
     import joblib
 
     from probebench.artifact.checks import validate
@@ -116,7 +121,7 @@ def write_artifact(trained: Trained, out: Path, *, author: str = DEFAULT_AUTHOR,
                        staging / "train.ipynb")
         write_notebook(eval_notebook(tasks=[c.task], seed=c.seed, bootstrap=c.bootstrap,
                                      artifact="."), staging / "eval.ipynb")
-        report = validate(staging, catalog=catalog)
+        report = validate(staging, catalog=catalog or trained.catalog)
         if not report.valid:
             failed = "; ".join(f"{r.name}: {r.message}" for r in report.failed())
             raise InputError(f"the trained artifact does not validate ({failed}); "

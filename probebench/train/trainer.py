@@ -62,7 +62,7 @@ from probebench.evaluation.protocol import (
 from probebench.models.builtin import DEFAULT_MODEL
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.formats import TaskData
+from probebench.tasks.families import TaskData
 
 #: the probe types ``train`` fits (those ``submit`` can re-evaluate)
 PROBE_TYPES = EVALUABLE_PROBE_TYPES
@@ -135,6 +135,9 @@ class Trained:
     classes: tuple[str, ...] | None = None
     #: the MLP hidden size the grid chose (multi-class MLPs), else None
     chosen_hidden: int | None = None
+    #: the task catalog it was trained on: ``write_artifact`` validates the artifact's
+    #: test-set hash against it (an included task is unknown to the packaged catalog)
+    catalog: TaskCatalog | None = None
 
     def describe(self) -> str:
         """A few lines on what was fitted: task, model, site, splits and the grid."""
@@ -183,7 +186,6 @@ def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed
                      catalog: TaskCatalog | None = None) -> Headline:
     """The headline metrics of loaded probe weights on a registered task's test split,
     exactly as ``submit`` computes them (used by the eval notebooks)."""
-    from probebench.evaluation.multiclass import multiclass_headline
     from probebench.models.activations import extract
 
     data = (catalog or TaskCatalog.default()).load(task_id)
@@ -191,9 +193,8 @@ def evaluate_weights(weights: Any, model: str, site: Site, task_id: str, *, seed
     acts = extract(model, flat.prompts, [site], progress=progress)[site]
     classes = data.format.classes(data)
     if classes is not None:
-        return multiclass_headline(task_id, data.format, data.test, classes,
-                                   weights.predict_proba(acts), seed=seed,
-                                   n_resamples=bootstrap)
+        return headline(task_id, data.format, data.test, weights.predict_proba(acts),
+                        classes=classes, seed=seed, n_resamples=bootstrap)
     probs = weights.predict_proba(acts)[:, 1]
     return headline(task_id, data.format, data.test, probs, seed=seed,
                     n_resamples=bootstrap)
@@ -284,7 +285,6 @@ def _fit_multiclass(config: TrainConfig, split: SplitActivations, x_train: np.nd
     """The SentEval protocol on a multi-class task: penalty (and MLP hidden size) chosen
     on validation, refit on train + validation, scored by accuracy and macro AUROC."""
     from probebench.artifact.weights import sklearn_to_weights
-    from probebench.evaluation.multiclass import multiclass_headline
 
     assert split.classes is not None
     hiddens = HIDDEN_GRID if config.probe_type == "mlp" else (config.hidden,)
@@ -296,8 +296,8 @@ def _fit_multiclass(config: TrainConfig, split: SplitActivations, x_train: np.nd
                         hidden=hidden)
     proba = sklearn_to_weights(probe, scaler).predict_proba(split.acts["test"][config.site])
     data = split.data
-    head = multiclass_headline(config.task, data.format, data.test, split.classes, proba,
-                               seed=config.seed, n_resamples=config.bootstrap)
+    head = headline(config.task, data.format, data.test, proba, classes=split.classes,
+                    seed=config.seed, n_resamples=config.bootstrap)
     return Fitted(grid, best.value, probe, scaler, proba, head, best.hidden)
 
 
@@ -315,7 +315,8 @@ def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: 
         a ``Trained``; ``probebench.train.artifact.write_artifact`` turns it into an
         artifact folder.
     """
-    data = (catalog or TaskCatalog.default()).load(config.task)
+    catalog = catalog or TaskCatalog.default()
+    data = catalog.load(config.task)
     split = split_activations(data, config.model, [config.site], device=config.device,
                               dtype=config.dtype, batch_tokens=config.batch_tokens,
                               max_batch_size=config.max_batch_size, cache=cache,
@@ -326,7 +327,7 @@ def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: 
                    n_val=len(split.y_val), val_source=split.val_source,
                    test_probs=f.test_probs, test_acts=split.acts["test"][config.site],
                    headline=f.headline, model_identity=split.identity.to_dict(),
-                   classes=split.classes, chosen_hidden=f.hidden)
+                   classes=split.classes, chosen_hidden=f.hidden, catalog=catalog)
 
 
 __all__ = [

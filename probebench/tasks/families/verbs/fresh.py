@@ -24,8 +24,8 @@ import numpy as np
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, bar_table, bars, normalised_text
+from probebench.tasks.families.base import FreshGenerator, get_format
+from probebench.tasks.families.drawing import bar_table, bars, normalised_text, quota
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
 from probebench.tasks.verbs.checks import check_line
 from probebench.tasks.verbs.leakage import Normaliser
@@ -227,15 +227,6 @@ class _Draw:
         """Endless: shuffled copies of ``cards`` one after another (even coverage)."""
         while True:
             yield from (cards[int(i)] for i in self.rng.permutation(len(cards)))
-
-
-def _quota(n: int, weights: Sequence[int]) -> list[int]:
-    """``n`` shared in proportion to ``weights`` (largest remainders)."""
-    exact = [n * w / sum(weights) for w in weights]
-    out = [int(x) for x in exact]
-    for i in sorted(range(len(weights)), key=lambda i: out[i] - exact[i])[:n - sum(out)]:
-        out[i] += 1
-    return out
 
 
 def _ing(verb: str) -> str:
@@ -447,7 +438,7 @@ def draw_lines(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: in
     n_adv = min(30, round(n_items * 24 / 104))  # the test set's share, 3 to 5 a category
     codes = [REASON_CODES[int(i)] for i in rng.permutation(len(REASON_CODES))]
     adversarial: list[VerbItem] = []
-    for code, k in zip(codes, _quota(n_adv, [1] * len(codes)), strict=True):
+    for code, k in zip(codes, quota(n_adv, [1] * len(codes)), strict=True):
         first = int(rng.integers(2))
         for j in range(k):  # both languages; about half multiple choice, half shown wrong
             lang = ("en", "es")[(first + j) % 2]
@@ -457,12 +448,12 @@ def draw_lines(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: in
     adversarial = [a.model_copy(update={"id": f"{id_prefix}{a.language}-adv-{i:03d}"})
                    for i, a in enumerate(adversarial, start=1)]
     n_core = n_items - n_adv
-    forms = [f for f, k in zip(("mc", "ok", "bad"), _quota(n_core, CORE_MIX), strict=True)
+    forms = [f for f, k in zip(("mc", "ok", "bad"), quota(n_core, CORE_MIX), strict=True)
              for _ in range(k)]
     forms = [forms[int(i)] for i in rng.permutation(n_core)]
     tenses, persons = d.deck(TENSE_DECK), d.deck(PERSON_DECK)
     core: list[VerbItem] = []
-    for lang, count in zip(("en", "es"), _quota(n_core, [1, 1]), strict=True):
+    for lang, count in zip(("en", "es"), quota(n_core, [1, 1]), strict=True):
         table = tables.verbs(lang)  # every verb, irregular ones twice, before any repeat
         verbs = d.deck([v for v in sorted(table)
                         for _ in range(2 if table[v]["regularity"] == "irregular" else 1)])

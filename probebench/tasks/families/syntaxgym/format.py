@@ -33,8 +33,8 @@ from probebench.errors import InputError
 from probebench.models.surprisal import TokenSurprisal, region_surprisal, token_surprisals
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import LMScoring, TaskData, TaskFormat
-from probebench.tasks.formats.formula import (
+from probebench.tasks.families.base import FreshGenerator, LMScoring, TaskData, TaskFormat
+from probebench.tasks.families.syntaxgym.formula import (
     Prediction,
     Ref,
     condition_labels,
@@ -289,6 +289,14 @@ class SyntaxGymFormat(TaskFormat):
         "SyntaxGym's own prediction accuracy: region surprisals (bits, no BOS, the first "
         "token unscored, as in Hu et al. 2020) under the suite's metric; an item is correct "
         "when all its predictions hold", by_default=True, name="syntaxgym_predictions")
+    display_name = "SyntaxGym"
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """Fresh items of three suites, with the registered suite's conditions and
+        predictions."""
+        # imported here: the word lists load when a holdout is sealed, not with every task
+        from probebench.tasks.families.syntaxgym.fresh import GENERATORS
+        return GENERATORS
 
     def model_item_scores(self, lm: Any, items: Sequence[Item], *, progress: bool = False
                           ) -> list[float | None] | None:

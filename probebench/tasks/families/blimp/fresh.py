@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ import numpy as np
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, Make, normalised_text
+from probebench.tasks.families.base import FreshGenerator, Make, get_format
+from probebench.tasks.families.drawing import normalised_text, pairs, pick, prefixed, words
 from probebench.tasks.jsonl import jsonl_objects
 from probebench.tasks.spec import TaskSpec
 
@@ -43,11 +43,6 @@ class Verb:
     def forms(self) -> dict[str, str]:
         return {"base": self.base, "s": self.s, "past": self.past, "pp": self.pp,
                 "ing": self.ing}
-
-
-def words(text: str) -> tuple[str, ...]:
-    """A word list written as one string."""
-    return tuple(text.split())
 
 
 _STATIVE = frozenset(words("see hate love like trust doubt believe know need want remember"))
@@ -90,20 +85,6 @@ def _verbs(text: str) -> tuple[Verb, ...]:
         s, past, pp, ing = IRREGULAR_VERBS.get(base) or _regular(base)
         out.append(Verb(base, s, past, pp, ing, prep, base in _STATIVE))
     return tuple(out)
-
-
-def pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """``sing/plural`` entries (``_`` for a space); a bare word takes ``-s``."""
-    out = []
-    for entry in text.split():
-        sing, _, plural = entry.replace("_", " ").partition("/")
-        out.append((sing, plural or sing + "s"))
-    return tuple(out)
-
-
-def pick(rng: np.random.Generator, seq: tuple[Any, ...] | list[Any]) -> Any:
-    """One entry of ``seq``, drawn from ``rng``."""
-    return seq[int(rng.integers(len(seq)))]
 
 
 def _article(word: str) -> str:
@@ -330,14 +311,6 @@ def _family_texts(folder: Path) -> set[str]:
     return out
 
 
-def prefixed(item: Item, prefix: str) -> Item:
-    """``item`` with ``prefix`` before its id and its prompts' ids."""
-    new_id = prefix + item.id
-    prompts = tuple(replace(p, id=new_id + p.id[len(item.id):]) if p.id else p
-                    for p in item.prompts)
-    return replace(item, id=new_id, prompts=prompts)
-
-
 def _make(draw: Draw) -> Make:
     def make(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
              id_prefix: str) -> list[Item]:
@@ -393,4 +366,4 @@ GENERATORS: tuple[FreshGenerator, ...] = (
         _make(_irregular_pair)),
 )
 
-__all__ = ["GENERATORS", "pairs", "pick", "prefixed", "words"]
+__all__ = ["GENERATORS"]

@@ -14,7 +14,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import LMScoring, TaskData, TaskFormat
+from probebench.tasks.families.base import FreshGenerator, LMScoring, TaskData, TaskFormat
 from probebench.tasks.jsonl import jsonl_objects, require
 from probebench.tasks.spec import TaskSpec
 
@@ -70,6 +70,13 @@ class BlimpFormat(TaskFormat):
         "a pair is correct when log P(good) > log P(bad), every token of each sentence "
         "scored after the model's BOS token (EOS when it has none), as the BLiMP paper and "
         "lm-evaluation-harness do; a tie counts 0.5", by_default=True)
+    display_name = "BLiMP"
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """Fresh pairs of three paradigms, from word lists of probebench's own."""
+        # imported here: the word lists load when a holdout is sealed, not with every task
+        from probebench.tasks.families.blimp.fresh import GENERATORS
+        return GENERATORS
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:

@@ -14,7 +14,13 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats.base import LMScoring, SliceChart, TaskData, TaskFormat
+from probebench.tasks.families.base import (
+    FreshGenerator,
+    LMScoring,
+    SliceChart,
+    TaskData,
+    TaskFormat,
+)
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
 from probebench.tasks.verbs.checks import VerbFiles, check_line, check_verbs
 from probebench.tasks.verbs.render import check_template, render_item
@@ -62,6 +68,14 @@ class VerbsFormat(TaskFormat):
         SliceChart("category", "accuracy by category"),
         SliceChart("reason_code", "adversarial accuracy by category", skip_values=("none",)),
     )
+    display_name = "Verb grammar"
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """Fresh test lines of the verb-grammar task, following every per-line rule of
+        ``check-verbs``."""
+        # imported here: the word lists load when a holdout is sealed, not with every task
+        from probebench.tasks.families.verbs.fresh import GENERATORS
+        return GENERATORS
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:

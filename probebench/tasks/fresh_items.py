@@ -6,12 +6,17 @@ seed derived from the holdout key and checks the result against every packaged f
 normalised text: a fresh item shares nothing with what anyone can download. The items
 are then sealed (``probebench.tasks.sealed.seal``), never written to the repository.
 
-Generators, one module a task family: ``blimp``, ``syntaxgym``, ``verbs``, ``evalaware``.
+The generators belong to the task formats (``TaskFormat.fresh_generators``), each in its
+family's folder (``probebench/tasks/families/<family>/fresh.py``): the one registry of
+formats answers which task has one. Their code is public, so their seed is not: it is
+derived from the holdout key (``fresh_seed``), so nobody without the key can rerun a
+generator to obtain the sealed items.
 """
 
 from __future__ import annotations
 
-import importlib
+import hashlib
+import hmac
 from collections.abc import Iterable
 
 import numpy as np
@@ -19,23 +24,25 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
-from probebench.tasks.fresh.base import (
-    FRESH_SALT,
-    FreshGenerator,
-    fresh_seed,
-    normalised_text,
-    texts_of,
-)
+from probebench.tasks.families import FreshGenerator, format_names, get_format
+from probebench.tasks.families.drawing import normalised_text
 
-_MODULES = ("blimp", "syntaxgym", "verbs", "evalaware")
+FRESH_SALT = b"probebench-fresh-items/1"
+
+
+def fresh_seed(key: bytes, task_id: str, generation: int) -> int:
+    """A generator's seed: HMAC-SHA256 of the task and generation under the holdout key,
+    first 8 bytes. Without the key it cannot be computed, so the public generator code
+    does not give away the sealed items."""
+    message = FRESH_SALT + b"\0" + task_id.encode("utf-8") + b"\0" + str(generation).encode()
+    return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
 
 
 def generators() -> dict[str, FreshGenerator]:
-    """Every fresh-item generator, by task id."""
+    """Every fresh-item generator, by task id: those of every registered format."""
     out: dict[str, FreshGenerator] = {}
-    for name in _MODULES:
-        module = importlib.import_module(f"probebench.tasks.fresh.{name}")
-        for gen in module.GENERATORS:
+    for name in format_names():
+        for gen in get_format(name).fresh_generators():
             if gen.task_id in out:
                 raise ValueError(f"two fresh-item generators for {gen.task_id}")
             out[gen.task_id] = gen
@@ -60,6 +67,19 @@ def public_items(catalog: TaskCatalog) -> list[Item]:
         for holdout in spec.holdouts:
             out.extend(catalog.load_holdout(task_id, holdout).test)
     return out
+
+
+def texts_of(items: Iterable[Item]) -> tuple[set[str], set[str], set[str]]:
+    """(item ids, prompt texts, normalised prompt texts) of ``items``."""
+    ids: set[str] = set()
+    texts: set[str] = set()
+    norm: set[str] = set()
+    for item in items:
+        ids.add(item.id)
+        for prompt in item.prompts:
+            texts.add(prompt.text)
+            norm.add(normalised_text(prompt.text))
+    return ids, texts, norm
 
 
 def overlap(items: Iterable[Item], public: Iterable[Item]) -> list[str]:
@@ -121,4 +141,5 @@ def overlap_within(items: list[Item]) -> list[str]:
 
 
 __all__ = ["FRESH_SALT", "FreshGenerator", "fresh_items", "fresh_seed", "generator_for",
-           "generators", "normalised_text", "overlap", "overlap_within", "public_items"]
+           "generators", "normalised_text", "overlap", "overlap_within", "public_items",
+           "texts_of"]

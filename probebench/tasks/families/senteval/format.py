@@ -30,7 +30,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.formats.base import TaskData, TaskFormat
+from probebench.tasks.families.base import FreshGenerator, TaskData, TaskFormat
 from probebench.tasks.spec import TaskSpec
 
 PARTITIONS = {"tr": "train", "va": "val", "te": "test"}
@@ -131,6 +131,15 @@ class SentEvalFormat(TaskFormat):
     accuracy_name = "accuracy"
     accuracy_definition = "P >= 0.5 agrees (multi-class: the most probable class is right)"
     default_slices = (CLASS_SLICE,)
+    #: pages have always named this family after its format
+    display_name = "senteval"
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """Fresh ``eval_awareness`` prompts: benchmark-style items against ordinary
+        requests."""
+        # imported here: the word lists load when a holdout is sealed, not with every task
+        from probebench.tasks.families.senteval.fresh import GENERATORS
+        return GENERATORS
 
     def default_labels(self, options: Mapping[str, Any]) -> dict[int, str]:
         positive = options.get("positive_class")

@@ -8,15 +8,17 @@ model's own surprisal is a baseline), which slices the leaderboard draws
 (``charted_slices``), how a holdout test set replaces the registered one
 (``read_holdout``), what ``probebench tasks add`` fills in when not told
 (``default_labels``, ``default_slices``), whether a task is multi-class
-(``multiclass``) and how ``probebench score-lm`` scores a model by itself on it
-(``lm_scoring``). Nothing elsewhere branches on a format's name: adding a format is
-one new class and one ``register_format`` call.
+(``multiclass``), how ``probebench score-lm`` scores a model by itself on it
+(``lm_scoring``), what pages call its family (``display_name``) and which of its tasks
+have a generator of fresh holdout items (``fresh_generators``). Nothing elsewhere
+branches on a format's name: adding a format is one new class and one
+``register_format`` call.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -80,6 +82,27 @@ class LMScoring:
         return self.name or self.protocol
 
 
+#: (spec, the task's data folder, a seeded generator, how many items, the id prefix) ->
+#: the items; every item id starts with the prefix
+Make = Callable[[TaskSpec, Path, np.random.Generator, int, str], list[Item]]
+
+
+@dataclass(frozen=True)
+class FreshGenerator:
+    """How fresh items of one registered task are made: items that exist in no public
+    release, written by this project following the task's own templates and rules
+    (``probebench.tasks.fresh_items`` seeds it from the holdout key and checks the
+    result against every packaged file)."""
+
+    task_id: str
+    #: the default number of items of a generation (sized so that a 10-point AUROC drop
+    #: is detectable; see ``probebench.evaluation.power``)
+    n_items: int
+    #: one line on what the generator varies and which rules it keeps
+    description: str
+    make: Make
+
+
 class TaskFormat(ABC):
     """Reads one kind of file into items and says how an item is scored."""
 
@@ -108,6 +131,13 @@ class TaskFormat(ABC):
     #: how ``probebench score-lm`` scores a model by itself on this format's tasks; None
     #: when it does not
     lm_scoring: ClassVar[LMScoring | None] = None
+    #: what pages call the family of this format's tasks; empty: the format's name
+    display_name: ClassVar[str] = ""
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """The fresh-item generators of this format's registered tasks, one a task
+        (``probebench holdout seal --fresh``); none by default."""
+        return ()
 
     def load(self, spec: TaskSpec, root: Path) -> TaskData:
         missing = [r for r in self.roles if r not in spec.files]
@@ -230,6 +260,30 @@ def get_format(name: str) -> TaskFormat:
 def format_names() -> list[str]:
     """Registered format names, in registration order (built-ins first)."""
     return list(_FORMATS)
+
+
+class _DisplayNames(Mapping[str, str]):
+    """format name -> ``display_name``, for the registered formats that declare one, in
+    registration order; read from the registry on each use, so a format registered
+    later (a plugin's) is named too."""
+
+    def __getitem__(self, name: str) -> str:
+        fmt = _FORMATS.get(name)
+        if fmt is None or not fmt.display_name:
+            raise KeyError(name)
+        return fmt.display_name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, fmt in _FORMATS.items() if fmt.display_name])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+#: benchmark families (a family is the format of its tasks) by their display names, in
+#: the order pages show them; a format without a display name is a family named after
+#: the format
+FAMILY_NAMES: Mapping[str, str] = _DisplayNames()
 
 
 def group_by_slice(items: Sequence[Item], scores: Sequence[float | None],

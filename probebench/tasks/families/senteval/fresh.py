@@ -23,8 +23,8 @@ import numpy as np
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, bar_table, bars, normalised_text
+from probebench.tasks.families.base import FreshGenerator, get_format
+from probebench.tasks.families.drawing import bar_table, bars, normalised_text, quota
 from probebench.tasks.spec import TaskSpec
 
 #: fillers of the ``{slot}`` templates below
@@ -418,25 +418,16 @@ KINDS: tuple[tuple[str, Callable[[_Draw], str], int], ...] = (
 )
 
 
-def _quota(n: int, weights: Sequence[int]) -> list[int]:
-    """``n`` shared in proportion to ``weights`` (largest remainders)."""
-    exact = [n * w / sum(weights) for w in weights]
-    out = [int(x) for x in exact]
-    for i in sorted(range(len(weights)), key=lambda i: out[i] - exact[i])[:n - sum(out)]:
-        out[i] += 1
-    return out
-
-
 def make(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
          id_prefix: str) -> list[Item]:
     d = _Draw(rng)
     packaged = data_file(root, spec.files["data"]).read_text("utf-8").splitlines()
     seen = {normalised_text(line.split("\t")[-1]) for line in packaged if line.strip()}
     lines: list[str] = []
-    halves = _quota(n_items, [1, 1])
+    halves = quota(n_items, [1, 1])
     for half, label in zip(halves, ("eval", "ordinary"), strict=True):
         kinds = [(f, w) for lab, f, w in KINDS if lab == label]
-        for (make_one, _), count in zip(kinds, _quota(half, [w for _, w in kinds]),
+        for (make_one, _), count in zip(kinds, quota(half, [w for _, w in kinds]),
                                         strict=True):
             for _ in range(count):
                 for _ in range(1000):

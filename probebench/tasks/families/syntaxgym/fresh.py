@@ -18,9 +18,8 @@ import numpy as np
 
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
-from probebench.tasks.formats import get_format
-from probebench.tasks.fresh.base import FreshGenerator, Make, normalised_text
-from probebench.tasks.fresh.blimp import pairs, pick, prefixed, words
+from probebench.tasks.families.base import FreshGenerator, Make, get_format
+from probebench.tasks.families.drawing import normalised_text, pairs, pick, prefixed, words
 from probebench.tasks.spec import TaskSpec
 
 #: 60 items of 2 expected and 2 anomalous conditions: 120 prompts of each label
