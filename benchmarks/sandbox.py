@@ -5,7 +5,7 @@ review ran notebooks before the sandbox). Best of 3 each.
 Cases: a one-cell notebook (the fixed cost: kernel start, namespaces, binds) and one
 that imports probebench and torch (what a reproducer's first cell pays).
 
-Then the hostile notebooks of tests/test_sandbox_limits.py (a fork bomb, a /scratch
+Then the hostile notebooks of tests/sandbox/test_limits.py (a fork bomb, a /scratch
 filler, a /tmp filler, a memory hog over four processes) under each mechanism this machine
 offers (cgroup, rlimits), each run under the tests' outer guard: the named error, the
 seconds, the sandbox's own peaks, and the host's free memory (MemAvailable) and process
@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from probebench.intake.reproduce import reproduce_entry
 from probebench.sandbox.bwrap import SandboxUnavailableError, sandbox_containment
+from tests.intake.test_review import ENTRY_ID, _setup
 from tests.notebooks import run_notebook
+from tests.sandbox.test_limits import FORK_BOMB, MEMORY_HOG, MIB, SCRATCH_FILLER, TMP_FILLER
 from tests.sandbox_guard import GIB, guarded
-from tests.test_review import ENTRY_ID, _setup
-from tests.test_sandbox_limits import FORK_BOMB, MEMORY_HOG, MIB, SCRATCH_FILLER, TMP_FILLER
 
 CASES = {
     "print one line": "print('PROBEBENCH_METRICS {}')",

@@ -31,59 +31,62 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 #: end-to-end tests that the default run (``make test``, CI: at most 10 minutes on 2
 #: cores) leaves to ``make test-slow``, each with what keeps its ground covered there
 SLOW: dict[str, str] = {
-    "tests/test_pr_simulation.py::test_a_pr_with_a_hostile_notebook_is_refused_at_review":
-        "a cold registry evaluation; hostile notebooks: test_sandbox*.py",
-    "tests/test_pr_simulation.py::test_a_good_pr_goes_live":
+    "tests/project/test_pr_simulation.py::test_a_pr_with_a_hostile_notebook_is_refused_at_review":
+        "a cold registry evaluation; hostile notebooks: sandbox/test_*.py",
+    "tests/project/test_pr_simulation.py::test_a_good_pr_goes_live":
         "a cold registry evaluation; the checks' refusals stay in the default run",
-    "tests/test_pr_simulation.py::test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check":
+    "tests/project/test_pr_simulation.py::test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check":
         "the evaluate job's refusal: test_a_pr_that_breaks_the_entry_schema_is_refused_at_"
-        "check; the hash message: test_registry.py, test_artifact_cli.py",
-    "tests/test_pr_simulation.py::test_impersonating_the_reserved_org_is_refused_at_check":
-        "the evaluate job's refusal: the schema case; the reserved org: test_registry.py",
-    "tests/test_pr_simulation.py::test_taking_over_a_reference_id_is_refused_at_check":
-        "the evaluate job's refusal: the schema case; the id-path rule: test_registry.py",
-    "tests/test_reference.py::test_review_passes_on_reference_entries":
-        "two cold reviews of reference entries; review: test_review.py",
-    "tests/test_reference.py::test_repository_notebooks_reproduce_a_reference_probe":
-        "notebooks: test_train.py::test_train_writes_a_valid_artifact_with_both_forms",
-    "tests/test_train.py::test_cli_train_then_notebooks_reproduce_the_metrics":
-        "train and submit: test_train.py::test_submit_reproduces_the_reported_metrics",
-    "tests/test_selectivity.py::test_selectivity_is_the_same_under_other_thread_counts[mlp]":
-        "the linear case stays; test_inner_loop.py: pooled MLP fits equal sequential ones",
-    "tests/test_selectivity.py::test_selectivity_is_the_same_under_other_thread_counts[linear]":
-        "test_reproducibility.py: a linear entry's whole submission, selectivity included, "
-        "is identical on 1 and 2 threads",
-    "tests/test_selectivity.py::test_mlp_selectivity_holds_within_the_retrained_tolerance":
+        "check; the hash message: intake/test_check.py, cli/test_artifacts.py",
+    "tests/project/test_pr_simulation.py::test_impersonating_the_reserved_org_is_refused_at_check":
+        "the evaluate job's refusal: the schema case; the reserved org: intake/test_check.py",
+    "tests/project/test_pr_simulation.py::test_taking_over_a_reference_id_is_refused_at_check":
+        "the evaluate job's refusal: the schema case; the id-path rule: intake/test_check.py",
+    "tests/project/test_reference.py::test_review_passes_on_reference_entries":
+        "two cold reviews of reference entries; review: intake/test_review.py",
+    "tests/project/test_reference.py::test_repository_notebooks_reproduce_a_reference_probe":
+        "notebooks: train/test_trainer.py::test_train_writes_a_valid_artifact_with_both_forms",
+    "tests/train/test_trainer.py::test_cli_train_then_notebooks_reproduce_the_metrics":
+        "train and submit: train/test_trainer.py::test_submit_reproduces_the_reported_metrics",
+    "tests/evaluation/test_selectivity.py::test_selectivity_is_the_same_under_other_thread_counts[mlp]":
+        "the linear case stays; evaluation/test_protocol_workers.py: pooled MLP fits equal "
+        "sequential ones",
+    "tests/evaluation/test_selectivity.py::test_selectivity_is_the_same_under_other_thread_counts[linear]":
+        "evaluation/test_reproducibility.py: a linear entry's whole submission, selectivity "
+        "included, is identical on 1 and 2 threads",
+    "tests/evaluation/test_selectivity.py::test_mlp_selectivity_holds_within_the_retrained_tolerance":
         "the linear tolerance test stays",
-    "tests/test_reeval.py::test_plan_run_merge_on_three_groups_equals_the_unsharded_run":
+    "tests/runs/test_reeval.py::test_plan_run_merge_on_three_groups_equals_the_unsharded_run":
         "the shard's other tests stay",
-    "tests/test_baselines.py::test_random_features_are_never_constant_on_a_registered_task":
-        "every registered task's random-init control; one task: test_fast_iteration.py",
-    "tests/test_researcher_path.py::test_a_researchers_task_and_probe_reach_the_site":
-        "its parts: test_task_scaffold.py, test_train.py, test_leaderboard*.py",
-    "tests/test_samples_report.py::test_multiclass_report_has_no_blank_cells":
-        "multi-class: test_multiclass.py",
-    "tests/test_review.py::test_a_good_entry_passes_every_item":
+    "tests/evaluation/test_baselines.py::test_random_features_are_never_constant_on_a_registered_task":
+        "every registered task's random-init control; one task: evaluation/test_session.py",
+    "tests/project/test_researcher_path.py::test_a_researchers_task_and_probe_reach_the_site":
+        "its parts: tasks/test_scaffold.py, train/test_trainer.py, leaderboard/test_*.py",
+    "tests/evaluation/test_report.py::test_multiclass_report_has_no_blank_cells":
+        "multi-class: evaluation/test_multiclass.py",
+    "tests/intake/test_review.py::test_a_good_entry_passes_every_item":
         "a cold registry evaluation (the module's fixture); review's refusals: "
-        "test_pr_simulation.py",
-    "tests/test_review.py::test_open_content_and_declared_licenses_pass":
-        "the same fixture; licenses: test_licenses.py",
-    "tests/test_review.py::test_each_item_fails_for_the_right_reason":
-        "the same fixture; each refusal: test_pr_simulation.py",
-    "tests/test_review.py::test_personal_data_in_a_test_set_is_reported_by_line":
-        "the same fixture; personal data: test_pii*.py, test_task_proposal.py",
+        "project/test_pr_simulation.py",
+    "tests/intake/test_review.py::test_open_content_and_declared_licenses_pass":
+        "the same fixture; licenses: vocabulary/test_licenses.py",
+    "tests/intake/test_review.py::test_each_item_fails_for_the_right_reason":
+        "the same fixture; each refusal: project/test_pr_simulation.py",
+    "tests/intake/test_review.py::test_personal_data_in_a_test_set_is_reported_by_line":
+        "the same fixture; personal data: tasks/test_pii.py, intake/test_proposal.py",
 }
 
 
-#: the test files that take longest in the default run (measured serially, 2026-11-26),
-#: started first so that no worker is left with one of them at the end of the run
+#: the test files that take longest in the default run (measured serially, 2026-11-26;
+#: paths under tests/), started first so that no worker is left with one of them at the
+#: end of the run
 HEAVY_FIRST = [
-    "test_reproducibility.py", "test_sandbox.py", "test_sandbox_limits.py", "test_train.py",
-    "test_guard.py", "test_reeval.py", "test_fast_iteration.py", "test_hostile_inputs.py",
-    "test_minimal_pairs.py", "test_leaderboard_browser.py", "test_pr_simulation.py",
-    "test_selectivity.py", "test_task_catalog.py", "test_sealed_audit.py", "test_cli.py",
-    "test_samples_report.py", "test_leaderboard_views.py", "test_toy_format.py",
-    "test_multiclass.py",
+    "evaluation/test_reproducibility.py", "sandbox/test_bwrap.py", "sandbox/test_limits.py",
+    "train/test_trainer.py", "registry/test_guards.py", "runs/test_reeval.py",
+    "runs/test_submit.py", "evaluation/test_session.py", "artifact/test_checks_hostile.py",
+    "evaluation/test_lm_scores.py", "leaderboard/test_build_browser.py",
+    "project/test_pr_simulation.py", "evaluation/test_selectivity.py", "tasks/test_catalog.py",
+    "runs/test_reeval_sealed.py", "cli/test_main.py", "evaluation/test_report.py",
+    "leaderboard/test_ranks.py", "tasks/families/test_base.py", "evaluation/test_multiclass.py",
 ]
 
 
@@ -94,7 +97,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
     # heavy files first, each file's tests in their written order (a stable sort)
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    here = Path(__file__).parent
+    items.sort(key=lambda item: rank.get(item.path.relative_to(here).as_posix(), len(rank)))
 
 
 @pytest.fixture(autouse=True)

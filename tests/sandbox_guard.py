@@ -3,7 +3,7 @@ process of its own with hard resource limits and a timeout, so that a sandbox th
 holding cannot take the test run (or the CI machine) down with it.
 
 ``python -m tests.sandbox_guard ROOT LIMITS_JSON TIMEOUT`` runs the entry of
-``tests.test_review`` set up in ROOT and prints one JSON object: the
+``tests.intake.test_review`` set up in ROOT and prints one JSON object: the
 :class:`ReproducerRun`, and the host's free memory (``MemAvailable``) and process count
 before, at worst during, and after the run.
 
@@ -95,7 +95,7 @@ class _Worst(threading.Thread):
 def main(argv: list[str]) -> int:
     from probebench.intake.reproduce import reproduce_entry
     from probebench.sandbox.bwrap import SandboxLimits
-    from tests.test_review import ENTRY_ID
+    from tests.intake.test_review import ENTRY_ID
 
     root, limits, timeout = Path(argv[0]), json.loads(argv[1]), int(argv[2])
     before = host_figures()

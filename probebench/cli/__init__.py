@@ -33,7 +33,7 @@ GROUPS = (models, artifacts, tasks, holdout, train, submit, lm, registry, review
 
 #: every command -> the public function (in ``probebench.__all__``, or a method of a
 #: public class) that it calls: a script can do anything the CLI does. docs/api.md lists
-#: this table, and tests/test_api_coverage.py fails for a command without one.
+#: this table, and tests/interfaces/test_api_coverage.py fails for a command without one.
 API: dict[str, str] = {
     "models list": "list_models",
     "models prepare": "resolve_model",

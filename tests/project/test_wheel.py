@@ -1,0 +1,128 @@
+"""The built wheel carries the task catalog: installed into a fresh virtual environment,
+``probebench tasks list`` and ``tasks verify`` work from an empty folder.
+
+Offline: the wheel is built without build isolation and installed without its
+dependencies; the fresh environment borrows the already-installed dependencies through
+a ``.pth`` line (whose folder's own ``.pth`` files, such as the editable install of the
+source tree, are not processed), so the probebench it imports is the wheel's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh venv holding the built wheel (its dependencies borrowed)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
+    dist = tmp_path / "dist"
+    build = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "-q", "-w", dist, REPO, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = dist.glob("probebench-*.whl")
+
+    env_dir = tmp_path / "fresh"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                     cwd=tmp_path).stdout.strip())
+    install = _run(sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+                   "--target", site, wheel, cwd=tmp_path)
+    assert install.returncode == 0, install.stderr
+    (site / "zz-borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(
+        fresh: Path, tmp_path: Path) -> None:
+    python = fresh
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROBEBENCH_")}
+    env["PROBEBENCH_HOME"] = str(tmp_path / "home")
+    where = _run(python, "-c", "import probebench; print(probebench.__file__)", cwd=empty,
+                 env=env)
+    assert where.returncode == 0, where.stderr
+    assert not Path(where.stdout.strip()).is_relative_to(REPO), where.stdout  # the wheel's
+
+    listed = _run(python, "-m", "probebench", "tasks", "list", cwd=empty, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "verb_grammar" in listed.stdout and "33 tasks" in listed.stdout
+    assert "tasks: the packaged tasks (33)" in listed.stderr
+
+    verified = _run(python, "-m", "probebench", "tasks", "verify", cwd=empty, env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "33 of 33 tasks match their registered hashes" in verified.stdout
+    assert list(empty.iterdir()) == []  # nothing written where it ran
+
+
+@pytest.mark.slow
+def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
+        fresh: Path, tmp_path: Path) -> None:
+    """From an empty folder, the wheel's probebench reads the registry from a leaderboard
+    served on localhost: ``registry list``, ``load_probe(id, registry=URL)`` scoring
+    texts, and ``submit`` of the downloaded artifact with the mirror's guard."""
+    import functools
+    import http.server
+    import json
+    import threading
+
+    from probebench.leaderboard.build import build_leaderboard
+    from probebench.tasks.catalog import TaskCatalog
+    from tests.registry.test_mirror import PROBE, _small_registry
+
+    board = tmp_path / "leaderboard"
+    build_leaderboard(_small_registry(tmp_path / "src"), board, catalog=TaskCatalog.default(),
+                      n_resamples=20)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(board))
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/registry.json"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PROBEBENCH_") and k != "HF_HUB_OFFLINE"}
+    env.update(PROBEBENCH_MIRROR_CACHE=str(tmp_path / "mirrors"),
+               PROBEBENCH_ACTIVATION_CACHE=str(tmp_path / "acts"))
+    try:
+        listed = _run(fresh, "-m", "probebench", "registry", "list", "--registry", url,
+                      cwd=empty, env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert PROBE in listed.stdout and "2 entries" in listed.stdout
+        code = (f"import json, probebench; p = probebench.load_probe({PROBE!r}, "
+                f"registry={url!r}); print(json.dumps({{'file': probebench.__file__, "
+                "'folder': str(p.folder), 'scores': p.score_texts(['My sister bought those "
+                "books.', 'My sister bought that books.']).tolist()}))")
+        loaded = _run(fresh, "-c", code, cwd=empty, env=env)
+        assert loaded.returncode == 0, loaded.stderr
+        out = json.loads(loaded.stdout.strip().splitlines()[-1])
+        assert not Path(out["file"]).is_relative_to(REPO)  # the wheel's, not the tree's
+        assert out["scores"][0] > 0.5 > out["scores"][1]
+        result = empty / "s.json"
+        submitted = _run(fresh, "-m", "probebench", "submit", out["folder"], "--tasks",
+                         "blimp_determiner_noun_agreement_1", "--limit", "10",
+                         "--bootstrap", "50", "--registry", url, "--out", str(result),
+                         "--report", str(empty / "r.md"), "--quiet", cwd=empty, env=env)
+        assert submitted.returncode == 0, submitted.stderr
+        corrected = json.loads(result.read_text())["tasks"][0]["evalaware_auroc"]
+        assert not corrected["imputed"] and "eval-awareness-guard" in corrected["note"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,223 @@
+"""The GitHub Actions workflows, linted for real and checked against the registry's rules.
+
+- ``zizmor --offline`` (static security analysis of Actions) reports nothing; any
+  suppression is an inline ``# zizmor: ignore[...]`` with a justification on its line.
+- ``check-jsonschema --builtin-schema vendor.github-workflows`` (GitHub's workflow
+  schema) accepts every file.
+- The structural rules below state what the registry relies on: pinned actions, no
+  expressions inside ``run:``, least privilege, ``pull_request_target`` forbidden, the
+  submitter's notebook in a job of its own with no token.
+
+actionlint cannot be installed on this project's machines (no wheel; its build downloads
+a binary), so zizmor and the schema check replace it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actions_sim import WORKFLOWS, load_workflow
+
+FILES = sorted(WORKFLOWS.glob("*.yml"))
+BIN = Path(sys.executable).parent
+#: (workflow, job) -> the write permissions it may hold, and why
+WRITES = {("comment.yml", "comment"): {"pull-requests"},  # post the checklist
+          ("publish.yml", "publish"): {"contents", "pull-requests"},  # bot branch and PR
+          ("leaderboard.yml", "deploy"): {"pages", "id-token"}}  # GitHub Pages
+
+
+def _on(doc: dict[Any, Any]) -> dict[str, Any]:
+    on = doc[True] if True in doc else doc["on"]  # YAML reads the key `on` as True
+    assert isinstance(on, dict)
+    return on
+
+
+def _steps(doc: dict[Any, Any]) -> list[dict[str, Any]]:
+    return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
+
+
+def test_the_workflows_exist() -> None:
+    assert {p.name for p in FILES} == {"ci.yml", "validate-pr.yml", "comment.yml",
+                                       "leaderboard.yml", "reeval.yml", "publish.yml"}
+
+
+def test_zizmor_finds_nothing() -> None:
+    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress",
+                           str(WORKFLOWS)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout + proc.stderr
+
+
+def test_zizmor_catches_a_dangerous_workflow(tmp_path: Path) -> None:
+    """The linter is live: the rule the registry forbids most is reported."""
+    bad = tmp_path / ".github" / "workflows"
+    bad.mkdir(parents=True)
+    (bad / "bad.yml").write_text(
+        "name: bad\non: pull_request_target\npermissions: {}\njobs:\n  x:\n"
+        "    runs-on: ubuntu-24.04\n    steps:\n      - run: echo \"${{ github.head_ref }}\"\n")
+    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert "dangerous-triggers" in proc.stdout and "template-injection" in proc.stdout
+
+
+def test_github_workflow_schema_accepts_every_file() -> None:
+    proc = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema",
+                           "vendor.github-workflows", *map(str, FILES)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_suppressions_are_inline_and_justified(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        if "zizmor:" in line:
+            m = re.search(r"# zizmor: ignore\[[a-z-]+\] (.+)$", line)
+            assert m and len(m.group(1).split()) >= 3, f"{path.name}: {line.strip()}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_actions_are_pinned_by_commit_sha(path: Path) -> None:
+    for step in _steps(load_workflow(path.name)):
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_no_expression_inside_run(path: Path) -> None:
+    for step in _steps(load_workflow(path.name)):
+        assert "${{" not in step.get("run", ""), f"{path.name}: pass values through env:"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_least_privilege_and_no_persisted_credentials(path: Path) -> None:
+    doc = load_workflow(path.name)
+    assert "pull_request_target" not in _on(doc)
+    assert "permissions" in doc, "top-level permissions must be explicit"
+    for name, job in doc["jobs"].items():
+        perms = job.get("permissions", doc["permissions"])
+        for perm, level in (perms or {}).items():
+            assert level in ("read", "write", "none")
+            if level == "write":
+                assert perm in WRITES.get((path.name, name), set()), (path.name, name, perm)
+    for step in _steps(doc):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+
+
+def test_pr_workflow_confines_first_and_sandboxes_the_notebook() -> None:
+    doc = load_workflow("validate-pr.yml")
+    assert _on(doc)["pull_request"]["paths"] == ["registry/**", "tasks/proposed/**"]
+    assert doc["permissions"] == {}
+    jobs = doc["jobs"]
+    assert jobs["reproduce"]["needs"] == "confine"
+    assert jobs["evaluate"]["needs"] == ["confine", "reproduce"]
+    # confine routes the PR: probe jobs for a submission, the proposal job for a task
+    assert jobs["confine"]["outputs"] == {"kind": "${{ steps.confine.outputs.kind }}"}
+    for job in ("reproduce", "evaluate"):
+        assert jobs[job]["if"] == "needs.confine.outputs.kind == 'probe'"
+    assert jobs["proposal"]["needs"] == "confine"
+    assert jobs["proposal"]["if"] == "needs.confine.outputs.kind == 'task'"
+    assert jobs["proposal"]["permissions"] == {"contents": "read"}
+    proposal = " ".join(str(s.get("run", "")) for s in jobs["proposal"]["steps"])
+    assert "registry check-task --changed" in proposal and "merge" not in proposal
+    # the submitter's code: no token, no checkout, a GitHub-hosted runner, bubblewrap
+    reproduce = jobs["reproduce"]
+    assert reproduce["permissions"] == {} and reproduce["runs-on"] == "ubuntu-24.04"
+    uses = [str(s.get("uses", "")) for s in reproduce["steps"]]
+    assert not any(u.startswith("actions/checkout@") for u in uses)
+    runs = " ".join(str(s.get("run", "")) for s in reproduce["steps"])
+    assert "bubblewrap" in runs and "registry --repo incoming/repo reproduce" in runs
+    # the evaluating job never executes the notebook: it judges the report
+    evaluate = " ".join(str(s.get("run", "")) for s in jobs["evaluate"]["steps"])
+    assert "--reproduced reproduced/reproduced.json" in evaluate
+    assert "registry check --changed" in evaluate and "registry confine" in evaluate
+    # probebench comes from the base commit in every job that reads the pull request,
+    # and pip runs isolated (-I): no module of the PR's checkout can shadow it
+    for job in ("confine", "evaluate", "proposal"):
+        install = next(s for s in jobs[job]["steps"] if s.get("name", "").startswith("Install"))
+        assert '"$RUNNER_TEMP/base" "$BASE_SHA"' in install["run"]
+        assert "pip install ." not in install["run"]
+    # a PR may edit this very file: no PR job runs on a persistent (self-hosted) runner
+    assert {job["runs-on"] for job in jobs.values()} == {"ubuntu-24.04"}
+
+
+def test_comment_workflow_never_checks_out_pr_code() -> None:
+    doc = load_workflow("comment.yml")
+    checkouts = [s for s in _steps(doc) if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert [c["with"]["ref"] for c in checkouts] == [
+        "${{ github.event.repository.default_branch }}"]
+    run = " ".join(s.get("run", "") for s in _steps(doc))
+    assert "[0-9a-f]{40}" in run and "RUN_HEAD_SHA" in run
+    # the PR is looked up from the run's head commit, never read from the uploaded files
+    assert "gh pr list" in run and "headRefOid" in run and "pr/pr_number" not in run
+    # the confinement rule again, on the API's file list, with main's code
+    assert "pulls/$number/files" in run and "confine --changes-file" in run
+
+
+def test_every_python_call_in_a_workflow_is_isolated() -> None:
+    """`python -m` puts the working directory first on sys.path: in a PR checkout that
+    would import the PR's files. Workflows call `python -I`."""
+    for path in FILES:
+        for step in _steps(load_workflow(path.name)):
+            for line in str(step.get("run", "")).splitlines():
+                if re.search(r"\bpython3?\s", line):
+                    assert re.search(r"\bpython3? -I ", line), f"{path.name}: {line.strip()}"
+
+
+def test_reeval_is_planned_run_as_a_dynamic_matrix_and_merged() -> None:
+    """plan -> one job per plan group (GPU runner label when configured) -> merge, the
+    flow `tests/runs/test_reeval.py` runs locally on three groups."""
+    jobs = load_workflow("reeval.yml")["jobs"]
+    plan_run = " ".join(str(s.get("run", "")) for s in jobs["plan"]["steps"])
+    assert "probebench reeval plan" in plan_run and "--github-output" in plan_run
+    assert jobs["plan"]["outputs"]["matrix"] == "${{ steps.plan.outputs.matrix }}"
+    run = jobs["run"]
+    assert run["needs"] == "plan" and run["runs-on"] == "${{ matrix.runs_on }}"
+    assert run["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    run_cmds = " ".join(str(s.get("run", "")) for s in run["steps"])
+    assert 'probebench reeval run --plan plan.json --group "$GROUP"' in run_cmds
+    assert any("actions/cache@" in str(s.get("uses", "")) for s in run["steps"])
+    merge = jobs["merge"]
+    assert set(merge["needs"]) == {"plan", "run"}
+    merge_cmds = " ".join(str(s.get("run", "")) for s in merge["steps"])
+    assert "probebench reeval merge --plan" in merge_cmds
+    assert "git diff -- registry/probes > reeval/entry-changes.patch" in merge_cmds
+
+
+def test_the_hub_token_reaches_only_the_trusted_workflows() -> None:
+    """Gated models need HF_TOKEN; a pull request's jobs (validate-pr, comment) and the
+    CI never see it."""
+    holders = {p.name for p in FILES if "secrets.HF_TOKEN" in p.read_text()}
+    assert holders == {"reeval.yml", "publish.yml"}
+    jobs = load_workflow("reeval.yml")["jobs"]
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            if "HF_TOKEN" in (step.get("env") or {}):
+                assert name == "run" and str(step["run"]).startswith("probebench reeval run")
+
+
+def test_the_holdout_key_reaches_only_the_steps_that_evaluate_on_main() -> None:
+    """The maintainers' holdout key opens the sealed holdouts: only publish's evaluating
+    step and reeval's run step get it; no pull-request workflow, CI or leaderboard build."""
+    holders = {p.name for p in FILES if "secrets.PROBEBENCH_HOLDOUT_KEY" in p.read_text()}
+    assert holders == {"reeval.yml", "publish.yml"}
+    seen = []
+    for path in FILES:
+        for name, job in load_workflow(path.name)["jobs"].items():
+            assert "PROBEBENCH_HOLDOUT_KEY" not in (job.get("env") or {})
+            for step in job.get("steps", []):
+                if "PROBEBENCH_HOLDOUT_KEY" in (step.get("env") or {}):
+                    seen.append((path.name, name, str(step["run"]).strip().splitlines()[-1]))
+    assert sorted(seen) == [
+        ("publish.yml", "publish", "probebench registry publish --quiet | tee publish.txt"),
+        ("reeval.yml", "run", 'probebench reeval run --plan plan.json --group "$GROUP" '
+                              '--out "reeval-$GROUP" --quiet')]
+    for name in ("validate-pr.yml", "comment.yml", "ci.yml", "leaderboard.yml"):
+        assert "HOLDOUT" not in (WORKFLOWS / name).read_text()
