@@ -1,7 +1,5 @@
-"""The precision policy and the device runtime: float32 is the reference everywhere,
-reduced precision is accepted within measured tolerances, devices alternate without new
-records, batch budgets are sized from the device, and every model command has the
-runtime options."""
+"""The precision policy: float32 is the reference everywhere, reduced precision is
+accepted within measured tolerances, and devices alternate without new records."""
 
 from __future__ import annotations
 
@@ -89,18 +87,8 @@ def test_beyond_tolerance_names_each_metric() -> None:
     assert set(beyond_tolerance(task, moved)) == {"auroc"}
 
 
-
-
-
-
-
-
-
-
 MODEL_COMMANDS = [["extract"], ["train"], ["sweep"], ["submit"], ["score-lm"],
                   ["registry", "evaluate"], ["registry", "publish"], ["reeval"],
                   ["reeval", "run"]]
-
-
 
 

@@ -1,18 +1,12 @@
-"""The fast inner loop's pieces that need no model: the MLP protocol's fits in worker
-processes give the sequential numbers, derived results are cached and signed like
-activations, the leaderboard's ROC curve needs no scikit-learn, and the sealed listing
-is parsed once per version of the tasks file."""
+"""The MLP protocol's fits in worker processes give the sequential numbers; linear fits
+stay in this process."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from probebench.evaluation import protocol
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -44,13 +38,3 @@ def test_mlp_fits_in_workers_equal_the_sequential_fits(monkeypatch: pytest.Monke
 def test_linear_fits_stay_in_this_process() -> None:
     assert protocol.fit_workers("linear", 10) == 1
     assert protocol.fit_workers("mlp", 1) == 1
-
-
-
-
-
-
-
-
-
-

@@ -1,7 +1,4 @@
-"""The fast inner loop's pieces that need no model: the MLP protocol's fits in worker
-processes give the sequential numbers, derived results are cached and signed like
-activations, the leaderboard's ROC curve needs no scikit-learn, and the sealed listing
-is parsed once per version of the tasks file."""
+"""The leaderboard's ROC curve is scikit-learn's, drawn without importing it."""
 
 from __future__ import annotations
 
@@ -14,21 +11,6 @@ import numpy as np
 from probebench.leaderboard.charts import roc_points
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(160, 12))
-    y = (x[:, 0] + 0.5 * rng.normal(size=160) > 0).astype(np.int64)
-    return x[:120], y[:120], x[120:], y[120:]
-
-
-
-
-
-
-
-
 
 
 def test_roc_points_are_scikit_learns() -> None:
@@ -54,5 +36,3 @@ def test_a_leaderboard_build_imports_no_scikit_learn(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-
-

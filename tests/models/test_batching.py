@@ -1,7 +1,5 @@
-"""The precision policy and the device runtime: float32 is the reference everywhere,
-reduced precision is accepted within measured tolerances, devices alternate without new
-records, batch budgets are sized from the device, and every model command has the
-runtime options."""
+"""The device runtime: batch budgets are sized from the device and the model, reduced
+precision is part of the cache key, and every model command has the runtime options."""
 
 from __future__ import annotations
 
@@ -12,7 +10,6 @@ import numpy as np
 import pytest
 
 from probebench.cli import build_parser
-from probebench.evaluation.results import ProbeInfo, Submission, TaskResult
 from probebench.models.batching import (
     BATCH_TOKENS,
     CPU_MAX_ROWS,
@@ -24,30 +21,6 @@ from probebench.models.batching import (
     weight_count,
 )
 from probebench.models.loading import needs_offload
-
-ENTRY = "org/p-smollm2-135m-l1-v1"
-TASK = "blimp_passive_1"
-
-
-def _submission(task: TaskResult, dtype: str, device: str = "cpu") -> Submission:
-    return Submission(spec_version="0.0.1", probebench_version="x",
-                      probe=ProbeInfo(id="p", bundle_sha256="0" * 64, probe_type="linear",
-                                      model="smollm2-135m", layer=1, position="last_token",
-                                      license="MIT"),
-                      model={"name": "smollm2-135m", "dtype": dtype}, device=device, seed=0,
-                      bootstrap_resamples=100, versions={}, definitions={}, tasks=[task])
-
-
-def _shifted(task: TaskResult, ece: float) -> TaskResult:
-    return task.model_copy(update={"ece": task.ece + ece})
-
-
-
-
-
-
-
-
 
 
 def test_gpu_budgets_come_from_total_memory_and_the_model() -> None:

@@ -1,7 +1,4 @@
-"""The fast inner loop's pieces that need no model: the MLP protocol's fits in worker
-processes give the sequential numbers, derived results are cached and signed like
-activations, the leaderboard's ROC curve needs no scikit-learn, and the sealed listing
-is parsed once per version of the tasks file."""
+"""Derived results (``cached_json``) are cached, signed and keyed like activations."""
 
 from __future__ import annotations
 
@@ -10,19 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from probebench.models.cache import ActivationCache, cached_json
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(160, 12))
-    y = (x[:, 0] + 0.5 * rng.normal(size=160) > 0).astype(np.int64)
-    return x[:120], y[:120], x[120:], y[120:]
-
-
-
-
 
 
 def test_a_derived_result_is_cached_signed_and_keyed_by_every_input(tmp_path: Path) -> None:
@@ -60,9 +44,3 @@ def test_no_store_always_computes() -> None:
     for _ in range(2):
         cached_json(None, {"kind": "t"}, compute, what="test")
     assert len(calls) == 2
-
-
-
-
-
-

@@ -1,34 +1,10 @@
-"""The fast inner loop's pieces that need no model: the MLP protocol's fits in worker
-processes give the sequential numbers, derived results are cached and signed like
-activations, the leaderboard's ROC curve needs no scikit-learn, and the sealed listing
-is parsed once per version of the tasks file."""
+"""The sealed-holdout listing (``holdouts.yaml``) is parsed once per version of the file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(160, 12))
-    y = (x[:, 0] + 0.5 * rng.normal(size=160) > 0).astype(np.int64)
-    return x[:120], y[:120], x[120:], y[120:]
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def test_the_sealed_listing_is_reread_when_the_file_changes(tmp_path: Path) -> None:
