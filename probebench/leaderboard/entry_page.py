@@ -13,7 +13,9 @@ from urllib.parse import quote
 
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import METRICS, metric_definitions
+from probebench.evaluation.reproducibility import DECIMALS
 from probebench.evaluation.results import IntervalOut, Submission, TaskResult, TransferOut
+from probebench.leaderboard.charts import roc_auc
 from probebench.leaderboard.files import FileLink, LeaderboardFiles, hub_url, slug
 from probebench.leaderboard.markdown import link_url, render_markdown, safe_url
 from probebench.registry.baselines import BaselineRecord, task_baselines
@@ -93,6 +95,48 @@ def transfer_view(result: TaskResult) -> dict[str, Any]:
     else:
         summary = "no target declared (ProbeScore imputes the axis)"
     return {"rows": rows, "summary": summary, "definition": METRICS["transfer"].text}
+
+
+#: the stored AUROC is itself rounded to ``DECIMALS`` places: within this, the stored
+#: probabilities reproduce it
+AUROC_AGREES = 1.5 * 10.0 ** -DECIMALS
+
+
+def predictions_note(result: TaskResult) -> dict[str, str] | None:
+    """Why the AUROC of the stored per-prompt probabilities (the ROC curve's, and the
+    one the baseline gap is resampled from) differs from the stored AUROC, when it does;
+    None when they agree, and for a multi-class result (its AUROC is a macro AUROC,
+    which no one curve draws).
+
+    ``submit`` computes the AUROC from the probe's probabilities and then stores every
+    number rounded to ``DECIMALS`` places, the probabilities too. A probe whose
+    probabilities saturate (many within 10⁻⁶ of 0 or 1) then ties prompts of both labels
+    that were ordered before, and the stored probabilities give another AUROC than the
+    stored one, although both come from the same record. The page shows both, so the
+    curve, the gap and the AUROC do not contradict each other unexplained."""
+    pred = result.predictions
+    stored = result.auroc.value
+    if pred.class_probs is not None or stored is None or len(set(pred.labels)) < 2:
+        return None
+    drawn = roc_auc(pred.labels, pred.probs)
+    if abs(drawn - stored) <= AUROC_AGREES:
+        return None
+    # the fewest decimals (3 to DECIMALS) at which the two numbers read differently
+    places = next((d for d in range(3, DECIMALS + 1)
+                   if f"{drawn:.{d}f}" != f"{stored:.{d}f}"), DECIMALS)
+    by_label: dict[int, set[float]] = {}
+    for y, p in zip(pred.labels, pred.probs, strict=True):
+        by_label.setdefault(y, set()).add(p)
+    shared = set.intersection(*by_label.values())
+    tied = sum(p in shared for p in pred.probs)
+    return {
+        "drawn": f"{drawn:.{places}f}", "stored": f"{stored:.{places}f}",
+        "text": (f"The stored per-prompt probabilities are rounded to {DECIMALS} decimals, "
+                 f"and at that precision {tied} of the {len(pred.probs)} labelled prompts "
+                 "share their probability with a prompt of the other label: their AUROC, "
+                 f"which the ROC curve and the baseline gap read, is {drawn:.{places}f}, "
+                 f"where the stored AUROC, {stored:.{places}f}, was computed by the same "
+                 "evaluation (this record) before the probabilities were rounded.")}
 
 
 def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
@@ -280,6 +324,6 @@ def history_by_task(registry: Path, entry_id: str,
     return {t: history(registry, entry_id, t) for t in tasks}
 
 
-__all__ = ["artifact_link", "baseline_key", "baselines_beside", "citation", "history",
-           "history_by_task", "linked_files", "report_markdown", "reproduce_commands",
-           "transfer_view"]
+__all__ = ["AUROC_AGREES", "artifact_link", "baseline_key", "baselines_beside", "citation",
+           "history", "history_by_task", "linked_files", "predictions_note", "report_markdown",
+           "reproduce_commands", "transfer_view"]

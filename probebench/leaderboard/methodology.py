@@ -1,17 +1,24 @@
 """The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions, the
-marks, the precision policy's tolerances and every task's holdout generations with their
-minimum detectable drops.
+marks, the precision policy's tolerances, every task's holdout generations with their
+minimum detectable drops, the control task of every minimal-pair task beside the
+``pairs_split`` its entries' results store, and the reference entries' stored
+cross-model transfers.
 
 The tables are rendered from the code that computes the numbers (``AXES`` and the
-specs, the ``MetricDef`` of each metric), between marker comments, so the document cannot
-drift from the code. ``python -m probebench.leaderboard.methodology METHODOLOGY.md`` rewrites
-them; a test fails when the committed file is stale.
+specs, the ``MetricDef`` of each metric, the control task) and from the stored results
+(``registry/results``), between marker comments, so the document cannot drift from the
+code or from the store. ``python -m probebench.leaderboard.methodology METHODOLOGY.md``
+rewrites them (from the registry beside the file); a test fails when the committed file
+is stale, and another when a stored number disagrees with the code that made it.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from probebench.errors import InputError
@@ -119,23 +126,157 @@ def holdouts_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-SECTIONS = {"axes": axes_table, "marks": marks_table, "definitions": definitions_list,
-            "tolerances": tolerance_table, "holdouts": holdouts_table}
+#: the repository's registry, whose stored results the generated tables repeat
+REGISTRY = Path(__file__).resolve().parents[2] / "registry"
 
 
-def render(text: str, source: str = "METHODOLOGY.md") -> str:
-    """``text`` with every ``<!-- generated:NAME -->`` block replaced by its fresh output."""
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+@dataclass(frozen=True)
+class ControlRow:
+    """One minimal-pair task's control task as ``submit`` builds it: the threshold fitted
+    on the train part of ``train_val_items``, the shares measured on the test items (what
+    a result stores as ``selectivity.pairs_split``)."""
+
+    task: str
+    #: share of the test items' good/bad pairs with different control labels (None: no
+    #: item holds both labels, or no control is fitted)
+    pairs_split: float | None
+    #: the same under the sentence-level vote (the control before ``differing-types``)
+    sentence_vote_split: float | None
+    n_types: int | None
+    degenerate: tuple[str, ...]
+    #: why ``submit`` measures no selectivity on the task (empty when it does)
+    not_measured: str = ""
+
+
+@cache
+def control_rows() -> tuple[ControlRow, ...]:
+    """``ControlRow`` of every packaged task whose format has minimal pairs, in catalog
+    order (cached: every render reads them, and the packaged tasks do not change while
+    a process runs)."""
+    from probebench.evaluation.protocol import train_val_items
+    from probebench.evaluation.selectivity import SENTENCE_VOTE, control_kind, control_task
+    from probebench.tasks.catalog import TaskCatalog
+    from probebench.tasks.families import get_format
+
+    catalog = TaskCatalog.default()
+    rows = []
+    for task_id in catalog.ids:
+        if not get_format(catalog.spec(task_id).format).minimal_pairs:
+            continue
+        data = catalog.load(task_id)
+        try:
+            train, val, _ = train_val_items(data)
+        except InputError as exc:  # submit measures no selectivity here (task_selectivity)
+            rows.append(ControlRow(task_id, None, None, None, (), str(exc)))
+            continue
+        control = control_task(control_kind(data.format), train, val, data.test)
+        by_sentence = control_task(SENTENCE_VOTE, train, val, data.test)
+        rows.append(ControlRow(task_id, control.pairs_split, by_sentence.pairs_split,
+                               control.n_types, control.degenerate))
+    return tuple(rows)
+
+
+def stored_pairs_split(registry: Path = REGISTRY) -> dict[str, dict[str, float]]:
+    """task -> entry id -> the ``selectivity.pairs_split`` of the entry's latest stored
+    record on the task (the record the leaderboard reads), for every entry with results
+    that store one (a sentence task's selectivity has no pairs to split)."""
+    from probebench.registry.store import latest_results
+
+    folder = registry / "results"
+    if not folder.is_dir():
+        raise InputError(f"{registry}: no results/ folder; the generated tables repeat the "
+                         "stored results of the repository's registry")
+    out: dict[str, dict[str, float]] = {}
+    for owner in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for entry in sorted(p for p in owner.iterdir() if p.is_dir()):
+            entry_id = f"{owner.name}/{entry.name}"
+            for task, record in latest_results(registry, entry_id).items():
+                sel = record.result.selectivity
+                if sel is not None and sel.pairs_split is not None:
+                    out.setdefault(task, {})[entry_id] = sel.pairs_split
+    return out
+
+
+def pairs_table(registry: Path = REGISTRY) -> str:
+    """Every minimal-pair task's control, computed on its test items as ``submit`` does,
+    beside the ``pairs_split`` its entries' stored results hold."""
+    stored = stored_pairs_split(registry)
+    rows = ["| task | good/bad pairs split | stored in its entries' results | the same by "
+            "sentence vote | word types | degenerate |",
+            "| --- | ---: | --- | ---: | ---: | --- |"]
+    for r in control_rows():
+        values: dict[str, list[str]] = {}
+        for entry_id, value in sorted(stored.get(r.task, {}).items()):
+            values.setdefault(_share(value), []).append(entry_id)
+        kept = "; ".join(f"{v} ({len(ids)} {'entry' if len(ids) == 1 else 'entries'})"
+                         for v, ids in sorted(values.items())) or "none stored"
+        if r.not_measured:
+            rows.append(f"| `{r.task}` | n/a | {kept} | n/a | n/a | not measured: "
+                        f"{r.not_measured} |")
+            continue
+        why = "; ".join(r.degenerate) if r.degenerate else "no"
+        rows.append(f"| `{r.task}` | {_share(r.pairs_split)} | {kept} | "
+                    f"{_share(r.sentence_vote_split)} | {r.n_types} | {why} |")
+    return "\n".join(rows) + "\n"
+
+
+def transfers_table(registry: Path = REGISTRY) -> str:
+    """The stored cross-model transfer of every live entry (its latest record), one row
+    per declared target measured through the map."""
+    from probebench.evaluation.results import TransferOut
+    from probebench.registry.entry import entry_files, read_entry
+    from probebench.registry.store import latest_results
+
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    rows = ["| entry | target | map R² (control) | target AUROC [95% CI] | control AUROC | "
+            "transfer (control) |", "| --- | --- | ---: | --- | ---: | ---: |"]
+    live = sorted((e for e in map(read_entry, entry_files(registry)) if e.status == "live"),
+                  key=lambda e: e.id)
+    for e in live:
+        for task, record in sorted(latest_results(registry, e.id).items()):
+            for target, t in sorted(record.result.transfer.items()):
+                if not isinstance(t, TransferOut) or t.auroc is None:
+                    continue
+                ci = ("" if t.auroc.ci_low is None or t.auroc.ci_high is None
+                      else f" [{t.auroc.ci_low:.3f}, {t.auroc.ci_high:.3f}]")
+                rows.append(f"| `{e.id}` ({task}) | `{target}` | {num(t.map_r2)} "
+                            f"({num(t.control_r2)}) | {num(t.auroc.value)}{ci} | "
+                            f"{num(t.control_auroc)} | {num(t.transfer)} "
+                            f"({num(t.control_transfer)}) |")
+    return "\n".join(rows) + "\n"
+
+
+SECTIONS: dict[str, Callable[[], str]] = {
+    "axes": axes_table, "marks": marks_table, "definitions": definitions_list,
+    "tolerances": tolerance_table, "holdouts": holdouts_table, "pairs": pairs_table,
+    "transfers": transfers_table}
+#: the sections that repeat the stored results, rendered from a given registry
+FROM_REGISTRY: dict[str, Callable[[Path], str]] = {"pairs": pairs_table,
+                                                   "transfers": transfers_table}
+
+
+def render(text: str, source: str = "METHODOLOGY.md", registry: Path = REGISTRY) -> str:
+    """``text`` with every ``<!-- generated:NAME -->`` block replaced by its fresh output
+    (the blocks that repeat stored results read ``registry``)."""
     for name, make in SECTIONS.items():
         start, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
         pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.DOTALL)
         if not pattern.search(text):
             raise InputError(f"{source}: no {start} ... {end} block")
-        block = f"{start}\n{make()}{end}"
+        body = FROM_REGISTRY[name](registry) if name in FROM_REGISTRY else make()
+        block = f"{start}\n{body}{end}"
         text = pattern.sub(lambda _m: block, text)  # noqa: B023 - used at once
     return text
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintenance command
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "METHODOLOGY.md")
-    target.write_text(render(target.read_text("utf-8"), str(target)), "utf-8")
+    target.write_text(render(target.read_text("utf-8"), str(target),
+                             registry=target.resolve().parent / "registry"), "utf-8")
     print(f"rewrote the generated blocks of {target}")

@@ -350,6 +350,181 @@ def test_the_bibtex_has_a_url(built: tuple[Path, Path, BuildSummary]) -> None:
     assert "javascript" not in (_bibtex_url(hostile) or "")
 
 
+# --- the site does not contradict itself -----------------------------------------------
+
+def _ranking_rows(table: str) -> list[tuple[str, bool]]:
+    """(short name, ranked) of each row of a ranked table's HTML, in order."""
+    import html as html_lib
+
+    out = []
+    for row in re.findall(r"<tr data-entry=[^>]*>(.*?)</tr>", table, re.DOTALL):
+        name = re.search(r'<td class="entry" data-value="([^"]*)"', row)
+        assert name, row
+        out.append((html_lib.unescape(name.group(1)), "unranked-rank" not in row))
+    return out
+
+
+def _family_parts(board: Path) -> list[tuple[Path, str]]:
+    """Each family's part of the site: its section of the index and its own page."""
+    index = (board / "index.html").read_text()
+    parts = [(board / "index.html", s) for s in
+             re.findall(r'<section class="family".*?</section>', index, re.DOTALL)]
+    parts += [(p, p.read_text()) for p in sorted((board / "families").glob("*.html"))]
+    assert len(parts) >= 6
+    return parts
+
+
+def test_the_score_chart_draws_the_ranked_entries_only(
+        built: tuple[Path, Path, BuildSummary]) -> None:
+    """The chart captioned "ProbeScore of each ranked entry" draws exactly the ranked
+    rows of its tables, in their order; an entry that does not beat its baselines (the
+    npi-orc reference entry, the highest ProbeScore of its family) is in its table, not
+    in the chart, and a task set without a ranked entry is named in the caption."""
+    import html as html_lib
+
+    _, board, _ = built
+    npi = "syntaxgym-npi-orc-l15-v2"
+    seen_unranked = False
+    for page, part in _family_parts(board):
+        tables = re.findall(r'<table class="sortable ranked leaderboard".*?</table>', part,
+                            re.DOTALL)
+        rows = [r for t in tables for r in _ranking_rows(t)]
+        figure = re.search(r'<figure class="group scores">(.*?)</figure>', part, re.DOTALL)
+        ranked = [name for name, is_ranked in rows if is_ranked]
+        if not ranked:
+            assert figure is None, page
+            continue
+        assert figure is not None, page
+        drawn = [html_lib.unescape(t) for t in
+                 re.findall(r'class="point"><title>(.*?): [0-9.]+ \[', figure.group(1))]
+        assert drawn == ranked, (page, drawn, ranked)
+        caption = figure.group(1).split("<figcaption")[1]
+        assert "ProbeScore of each ranked entry" in caption
+        if any(not is_ranked for _, is_ranked in rows):
+            seen_unranked = True
+            assert "not ranked" in caption and "not drawn" in caption, page
+        if npi in (name for name, _ in rows):
+            assert npi not in drawn
+            assert "task set {syntaxgym_npi_orc_any} has no ranked entry" in caption, page
+    assert seen_unranked
+
+
+def _count(text: str) -> tuple[int, int]:
+    """(entries, ranked) from the one wording every page uses."""
+    if text.startswith("no entry in its ranking"):
+        return 0, 0
+    found = re.match(r"(\d+) (?:entry|entries), (\d+) ranked", text)
+    assert found, text
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_every_count_of_entries_agrees_with_its_ranking(
+        built: tuple[Path, Path, BuildSummary]) -> None:
+    """A group's heading, a family page's task list and the tasks index count the
+    entries and the ranked entries alike, and as the ranking's own table has them: the
+    SyntaxGym page no longer says "1 ranked entry" of a task whose one entry is not
+    ranked ("1 entry, 0 ranked")."""
+    _, board, _ = built
+
+    def task_ranking(task: str) -> tuple[int, int]:
+        html = (board / "tasks" / f"{task}.html").read_text()
+        table = re.search(r'<table class="sortable ranked" id="task-ranking".*?</table>',
+                          html, re.DOTALL)
+        rows = _ranking_rows(table.group(0)) if table else []
+        return len(rows), sum(ranked for _, ranked in rows)
+
+    headings = 0
+    for page, part in _family_parts(board):
+        for heading, table in re.findall(
+                r"<h3>Task set \{.*?\}: ([^<]*)</h3>.*?"
+                r'(<table class="sortable ranked leaderboard".*?</table>)', part, re.DOTALL):
+            rows = _ranking_rows(table)
+            assert _count(heading) == (len(rows), sum(r for _, r in rows)), (page, heading)
+            headings += 1
+    assert headings >= 12
+    listed: dict[str, tuple[int, int]] = {}
+    for page in sorted((board / "families").glob("*.html")):
+        for task, text in re.findall(r'<li><a href="\.\./tasks/([^"]+)\.html">.*?</a> '
+                                     r'<span class="note">([^<]*) on this task alone</span>',
+                                     page.read_text()):
+            listed[task] = _count(text)
+    for task, text in re.findall(r'<li><a href="tasks/([^"]+)\.html">.*?</a>: [^<]* '
+                                 r'<span class="note">([^<]*)</span>',
+                                 (board / "tasks.html").read_text()):
+        assert listed.setdefault(task, _count(text)) == _count(text), task
+    assert len(listed) >= 8
+    for task, counted in listed.items():
+        assert counted == task_ranking(task), task
+    assert listed["syntaxgym_npi_orc_any"] == (1, 0)
+
+
+def test_the_key_to_a_mark_sits_under_the_table_that_uses_it(
+        built: tuple[Path, Path, BuildSummary]) -> None:
+    """The key to † (a contribution capped at the spec's cap) follows each ranked table
+    that shows a †, before anything else that is not that table's own note, and no
+    page keeps one at its foot, far from the first table that needs it."""
+    _, board, _ = built
+    key = "† contribution capped at 30% of the entry's total"
+    uses = 0
+    for page in [board / "index.html", *sorted((board / "families").glob("*.html"))]:
+        html = page.read_text()
+        pieces = re.split(r'(<table class="sortable ranked leaderboard".*?</table>)', html,
+                          flags=re.DOTALL)
+        keys = 0
+        for k in range(1, len(pieces), 2):
+            table, after = pieces[k], pieces[k + 1]
+            # what follows the table up to the next heading, figure or table
+            own = re.split(r"<h[1-4]|<figure|<table|<section", after)[0]
+            if "†" in table:
+                assert key in own, (page, k)
+                uses += 1
+            else:
+                assert key not in own, (page, k)
+            keys += own.count(key)
+        assert html.count(key) == keys, page  # no key anywhere else
+    assert uses >= 8
+
+
+def test_the_roc_curve_and_the_auroc_agree_with_the_stored_predictions(
+        built: tuple[Path, Path, BuildSummary]) -> None:
+    """Every entry page's ROC legend gives the AUROC of the stored per-prompt
+    probabilities it draws (scikit-learn's, recomputed here), and where that differs
+    from the stored AUROC (the probabilities were rounded to 6 decimals after the AUROC
+    was computed: the deprecated irregular-plural v1 and verb layer-8 v1 entries, whose
+    probabilities saturate) the page says so and gives both."""
+    from sklearn.metrics import roc_auc_score
+
+    from probebench.leaderboard.entry_page import AUROC_AGREES
+
+    registry, board, _ = built
+    notes = {}
+    for page in sorted((board / "entries").glob("*.html")):
+        html = page.read_text()
+        entry_id = page.stem.replace("__", "/", 1)
+        for task, record in latest_results(registry, entry_id).items():
+            if f'id="task-{task}"' not in html:
+                continue
+            pred = record.result.predictions
+            recomputed = float(roc_auc_score(pred.labels, pred.probs))
+            legend = re.search(rf'aria-label="ROC curve, {task}".*?probe \(AUROC ([0-9.]+)\)',
+                               html, re.DOTALL)
+            assert legend and legend.group(1) == f"{recomputed:.3f}", (page, task)
+            note = re.search(rf'<p class="notice predictions-note" id="predictions-{task}">'
+                             r"([^<]*)</p>", html)
+            stored = record.result.auroc.value
+            assert stored is not None
+            if abs(recomputed - stored) > AUROC_AGREES:
+                assert note, (page, task)
+                notes[entry_id] = note.group(1)
+            else:
+                assert note is None, (page, task)
+    irregular = notes["probebench/blimp-irregular-sv-smollm2-135m-l15-v1"]
+    assert "is 0.7455, where the stored AUROC, 0.7458," in irregular
+    assert "is 0.617, where the stored AUROC, 0.616," in (
+        notes["probebench/verb-grammar-smollm2-135m-l8-v1"])
+    assert "rounded to 6 decimals" in irregular and "same evaluation" in irregular
+
+
 # --- in Debian's Chromium -------------------------------------------------------------
 
 @pytest.fixture(scope="module")
