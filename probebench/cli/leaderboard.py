@@ -18,6 +18,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                                 source_url=args.source_url)
     for note in summary.skipped:
         print(f"  skipped {note}")
+    for line in summary.outside:  # shown, not hidden: the site still builds
+        print(f"  warning: {line}")
     print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s")
     if args.top and summary.ranking:
         print(f"top {args.top} of each task-set group (ProbeScore spec {args.spec}; an entry "

@@ -51,7 +51,7 @@ from probebench.evaluation.definitions import (
     MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
-from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult
+from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult, TransferOut
 from probebench.leaderboard.charts import (
     bars_svg,
     reliability_svg,
@@ -67,6 +67,7 @@ from probebench.leaderboard.downloads import (
     RankedRow,
     Ranking,
     ResultRow,
+    TransferTarget,
     leaderboard_csv,
     leaderboard_json,
     leaderboard_schema,
@@ -76,6 +77,7 @@ from probebench.leaderboard.entry_page import (
     baselines_beside,
     history_by_task,
     linked_files,
+    predictions_note,
     reproduce_commands,
     transfer_view,
 )
@@ -94,22 +96,27 @@ from probebench.leaderboard.probescore import (
     CLOSED_LICENSE_CEILING,
     DEFAULT_SPEC,
     UNMEASURED,
+    AxisValue,
     ProbeScoreSpec,
     ScoreBreakdown,
     axis_values,
     license_score,
     load_probescore_spec,
     probescore,
+    transfer_reason,
 )
 from probebench.leaderboard.ranks import (
+    PROBESCORE,
     RANK_RESAMPLES,
     RankedGroup,
+    RankInterval,
     Scored,
     comparable_groups,
     family_name,
     family_of,
     family_sort_key,
     rank_group,
+    score_intervals,
 )
 from probebench.leaderboard.task_page import surface_flag, task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
@@ -165,6 +172,8 @@ class BuildSummary:
     ranking: list[RankedTable] = field(default_factory=list)
     #: guard entry ids (listed on guards.html, never ranked)
     guards: list[str] = field(default_factory=list)
+    #: one warning line per point value outside its interval (``ranks.outside``)
+    outside: list[str] = field(default_factory=list)
 
     def ranked_ids(self) -> list[str]:
         return [r.entry_id for table in self.ranking for r in table.entries]
@@ -311,13 +320,18 @@ class Rankings:
 
     groups: list[RankedGroup]                  #: one per exact task set
     task_groups: dict[str, RankedGroup]        #: task id -> the ranking on it alone
+    #: entry id -> its ProbeScore's and axes' intervals over all its tasks, for every
+    #: shown entry: a live one's from its task-set group, the others' scored apart
+    entries: dict[str, RankInterval] = field(default_factory=dict)
 
     def group_of(self, entry_id: str) -> RankedGroup | None:
         return next((g for g in self.groups if entry_id in g.order), None)
 
-    def n_on_task(self, task_id: str) -> int:
+    def n_on_task(self, task_id: str) -> tuple[int, int]:
+        """(entries, ranked entries) of the ranking on ``task_id`` alone: a page that
+        counts only one of them contradicts a group heading that counts both."""
         group = self.task_groups.get(task_id)
-        return 0 if group is None else len(group.order)
+        return (0, 0) if group is None else (len(group.order), len(group.ranked))
 
 
 def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str,
@@ -430,7 +444,11 @@ def rank_entries(selection: Selection, scores: Scores, spec: ProbeScoreSpec, *,
     task_groups = {task_id: rank_group(on_task, spec, family=selection.formats[task_id],
                                        n_resamples=n_resamples, seed=seed)
                    for task_id, on_task in scores.on_task.items() if on_task}
-    return Rankings(groups, task_groups)
+    intervals = {i: g.ranks[i] for g in groups for i in g.order}
+    intervals.update(score_intervals(
+        [scores.scored[e.id] for e in selection.entries if e.id not in intervals], spec,
+        n_resamples=n_resamples, seed=seed))
+    return Rankings(groups, task_groups, intervals)
 
 
 # --- render ---------------------------------------------------------------------------
@@ -544,7 +562,7 @@ def _write_family_pages(site: _Site, sections: list[dict[str, Any]]) -> None:
                        | {t for e, _ in section["pending"] for t in site.sel.results[e.id]})
         site.write(section["href"], "family.html.j2", root="../", title=section["name"],
                    section=section, n_resamples=site.opts.n_resamples, filters=site.filters,
-                   tasks=[(t, site.ranks.n_on_task(t)) for t in tasks])
+                   tasks=[(t, *site.ranks.n_on_task(t)) for t in tasks])
 
 
 def _write_guards_and_archive(site: _Site) -> None:
@@ -564,6 +582,7 @@ def _write_entry_pages(site: _Site) -> None:
             page_name(e.id), "entry.html.j2", root="../", title=e.short_name, e=e,
             standing=_standing(site.ranks.group_of(e.id), e.id), guard=sel.guards.get(e.id),
             score=site.scores.breakdowns[e.id], tasks=_entry_task_views(site, e),
+            intervals=site.ranks.entries[e.id],
             files=linked_files(site.files, registry, e, sel.results[e.id],
                                site.opts.spec.version),
             history=history_by_task(registry, e.id, sorted(sel.results[e.id])),
@@ -601,11 +620,11 @@ def _write_tasks_index(site: _Site) -> None:
     """tasks.html: every task by family, guard tasks last."""
     sel, catalog = site.sel, site.opts.catalog
     guard_tasks = {t for i in sel.guards for t in sel.results[i]}
-    by_family: dict[str, list[tuple[str, str, int]]] = {}
+    by_family: dict[str, list[tuple[str, str, int, int]]] = {}
     for t in sel.task_ids:
         key = "guard tasks" if t in guard_tasks else family_name(sel.formats[t])
         title = catalog.specs[t].title if t in catalog.specs else t
-        by_family.setdefault(key, []).append((t, title, site.ranks.n_on_task(t)))
+        by_family.setdefault(key, []).append((t, title, *site.ranks.n_on_task(t)))
     order = [family_name(f) for f in sorted({sel.formats[t] for t in sel.task_ids},
                                               key=family_sort_key)] + ["guard tasks"]
     site.write("tasks.html", "tasks.html.j2", root="", title="Tasks",
@@ -638,7 +657,8 @@ def _summary(out: Path, sel: Selection, scores: Scores, ranks: Rankings,
         RankedEntry(g.ranks[i].rank, g.ranks[i].best, g.ranks[i].worst, i, g.scores[i],
                     scores.mean_auroc[i], sel.by_id[i].model, g.ranks[i].unranked)
         for i in g.order)) for g in ranks.groups]
-    return BuildSummary(out, len(sel.entries), skipped, ranking, sorted(sel.guards))
+    return BuildSummary(out, len(sel.entries), skipped, ranking, sorted(sel.guards),
+                        _outside_lines(sel, scores, ranks))
 
 
 def _filters(listed: Sequence[Entry], results: Mapping[str, dict[str, ResultRecord]],
@@ -655,9 +675,11 @@ def _filters(listed: Sequence[Entry], results: Mapping[str, dict[str, ResultReco
 
 
 def _scores_chart(group_views: Sequence[dict[str, Any]], name: str) -> str | None:
-    """ProbeScore with its 95% interval per ranked entry of a family, group by group."""
+    """ProbeScore with its 95% interval per ranked entry of a family, group by group
+    (an unranked entry's score is no standing: it is in the table, not in the chart)."""
     rows = [(f"Task set {{{', '.join(g['tasks'])}}}", r["short_name"], r["score"],
-             r["score_low"], r["score_high"]) for g in group_views for r in g["rows"]]
+             r["score_low"], r["score_high"]) for g in group_views for r in g["rows"]
+            if r["rank"] is not None]
     if not rows:
         return None
     return scores_svg(rows, f"{name}: ProbeScore with 95% intervals, by task set")
@@ -737,10 +759,13 @@ def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
         row.update({
             "rank": r.rank, "best": r.best, "worst": r.worst, "score": group.scores[e.id],
             "score_low": r.score_low, "score_high": r.score_high,
-            "score_note": r.score_note, "unranked": r.unranked,
+            "score_note": r.score_note, "unranked": r.unranked, "outside": r.outside,
             "axes": {a.name: {"value": b.values[a.name].value,
                               "imputed": b.values[a.name].imputed,
-                              "capped": a.name in b.capped} for a in spec.axes},
+                              "capped": a.name in b.capped,
+                              "ci_low": r.axes[a.name].ci_low,
+                              "ci_high": r.axes[a.name].ci_high,
+                              "n_items": r.axes[a.name].n_items} for a in spec.axes},
             "auroc": mean_auroc[e.id],
             "auroc_low": r.auroc_low, "auroc_high": r.auroc_high,
             "auroc_capped": any(a.name in b.capped for a in spec.axes if a.source == "auroc")})
@@ -843,7 +868,8 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
         "distshift": _iv(t.distshift_auroc), "evalaware": _iv(t.evalaware_auroc),
         "marks": _marks(t),
         "provenance": _provenance(record),
-        "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}", auroc=t.auroc.value),
+        "roc": roc_svg(pred.labels, pred.probs, f"ROC curve, {task_id}"),
+        "predictions_note": predictions_note(t),
         "reliability": reliability_svg(pred.labels, pred.probs,
                                        f"Reliability diagram, {task_id}"),
         "slice_figures": [],
@@ -924,7 +950,7 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
         r = group.ranks[e.id]
         row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id],
                    score_low=r.score_low, score_high=r.score_high, score_note=r.score_note,
-                   unranked=r.unranked)
+                   unranked=r.unranked, outside=r.outside)
     return row
 
 
@@ -996,8 +1022,8 @@ def _downloads(opts: BuildOptions, sel: Selection, scores: Scores,
                        results=[row for e in entries
                                 for row in _result_rows(opts.spec, e, sel, scores, ranks)],
                        rankings=[_ranking(g, sel, scores) for g in ranks.groups],
-                       probescores=[_entry_score(opts.spec, e, sel, scores.breakdowns[e.id])
-                                    for e in entries])
+                       probescores=[_entry_score(opts.spec, e, sel, scores.breakdowns[e.id],
+                                                 ranks.entries[e.id]) for e in entries])
 
 
 def _lo_hi(x: IntervalOut | None) -> tuple[float | None, float | None, float | None]:
@@ -1073,15 +1099,67 @@ def _ranking(g: RankedGroup, sel: Selection, scores: Scores) -> Ranking:
 
 
 def _entry_score(spec: ProbeScoreSpec, e: Entry, sel: Selection,
-                 breakdown: ScoreBreakdown) -> EntryScore:
-    """leaderboard.json's ProbeScore breakdown of one entry, axis by axis."""
-    return EntryScore(entry_id=e.id, tasks=sorted(sel.results[e.id]),
+                 breakdown: ScoreBreakdown, interval: RankInterval) -> EntryScore:
+    """leaderboard.json's ProbeScore breakdown of one entry, axis by axis, with each
+    axis's interval over the joint resample and the marks of points outside theirs."""
+    results = sel.results[e.id]
+    return EntryScore(entry_id=e.id, tasks=sorted(results),
                       probescore=round(breakdown.total, 6),
+                      probescore_ci_low=round(interval.score_low, 6),
+                      probescore_ci_high=round(interval.score_high, 6),
                       axes={a.name: AxisScore(
                           value=round(breakdown.values[a.name].value, 6),
                           imputed=breakdown.values[a.name].imputed,
                           contribution=round(breakdown.contributions[a.name], 6),
-                          capped=a.name in breakdown.capped) for a in spec.axes})
+                          capped=a.name in breakdown.capped,
+                          ci_low=round(interval.axes[a.name].ci_low, 6),
+                          ci_high=round(interval.axes[a.name].ci_high, 6),
+                          n_items=interval.axes[a.name].n_items,
+                          **_transfer_detail(a.source, breakdown.values[a.name], results))
+                          for a in spec.axes},
+                      outside=list(interval.outside))
+
+
+def _transfer_detail(source: str, value: AxisValue,
+                     results: Mapping[str, ResultRecord]) -> dict[str, Any]:
+    """The mapped-transfer axis's stored targets (target AUROC's interval, control AUROC)
+    and, when the axis is 0, why; nothing for another axis."""
+    if source != "mapped_transfer":
+        return {}
+    targets = [TransferTarget(
+        task=task, target=v.target, transfer=v.transfer,
+        auroc=v.auroc.value if v.auroc else None,
+        auroc_ci_low=v.auroc.ci_low if v.auroc else None,
+        auroc_ci_high=v.auroc.ci_high if v.auroc else None,
+        control_auroc=v.control_auroc, reason=transfer_reason(v))
+        for task, rec in sorted(results.items())
+        for _, v in sorted(rec.result.transfer.items()) if isinstance(v, TransferOut)]
+    reason = None
+    if round(value.value, 6) == 0:
+        reason = value.note if value.imputed else "; ".join(
+            f"{t.task} to {t.target}: {t.reason}" for t in targets if t.reason)
+    return {"targets": targets, "reason": reason or None}
+
+
+def _outside_lines(sel: Selection, scores: Scores, ranks: Rankings) -> list[str]:
+    """A warning line per point value outside its interval: every shown entry over all
+    its tasks, and a multi-task entry's ranking on one task alone."""
+    lines = []
+    views = [(i, sorted(sel.results[i]), r, scores.breakdowns[i].total)
+             for i, r in sorted(ranks.entries.items())]
+    views += [(i, [task], g.ranks[i], g.scores[i]) for task, g in sorted(ranks.task_groups.items())
+              for i in g.order if len(sel.results[i]) > 1]
+    for entry_id, tasks, interval, total in views:
+        for name in interval.outside:
+            if name == PROBESCORE:
+                value, low, high = total, interval.score_low, interval.score_high
+            else:
+                axis = interval.axes[name]
+                value, low, high = axis.value, axis.ci_low, axis.ci_high
+            lines.append(f"{entry_id} on {{{', '.join(tasks)}}}: {name} {value:.6f} lies "
+                         f"outside its 95% interval [{low:.6f}, {high:.6f}] (marked in "
+                         "leaderboard.json, probescores[].outside)")
+    return lines
 
 
 def _round(x: float | None) -> float | None:

@@ -134,7 +134,9 @@ class RankedRow(_Model):
     probescore: float
     probescore_ci_low: float = Field(description="2.5th percentile of the ProbeScore over the "
                                      "joint item bootstrap (every axis with sampling "
-                                     "uncertainty recomputed, the cap applied, per resample).")
+                                     "uncertainty recomputed, the cap applied, per resample); "
+                                     "the plain percentile: the ProbeScore may lie outside "
+                                     "it (marked in probescores[].outside).")
     probescore_ci_high: float
     probescore_ci_note: str | None = Field(description="Why the ProbeScore's interval has "
                                            "zero width (None: it has width).")
@@ -161,11 +163,45 @@ class Ranking(_Model):
                                      "by ProbeScore.")
 
 
+class TransferTarget(_Model):
+    """One declared transfer target of one task, as stored (``TransferOut``)."""
+
+    task: str
+    target: str = Field(description="MODEL@LAYER:POSITION: the target model and its site.")
+    transfer: float | None = Field(description="The stored ratio (auroc - 0.5) / "
+                                   "(source_auroc - 0.5), clamped to [0, 1] (None: not "
+                                   "measured).")
+    auroc: float | None = Field(description="AUROC of the probe on the mapped target "
+                                "activations.")
+    auroc_ci_low: float | None = Field(description="Its 95% item-bootstrap interval, low end.")
+    auroc_ci_high: float | None
+    control_auroc: float | None = Field(description="AUROC through the shuffled-pair "
+                                        "control maps (what a map that carries nothing "
+                                        "reaches).")
+    reason: str | None = Field(description="Why this target's ratio is 0 or not measured "
+                               "(None: it is above 0).")
+
+
 class AxisScore(_Model):
     value: float
     imputed: bool
     contribution: float
     capped: bool
+    ci_low: float = Field(description="2.5th percentile of the axis value over the joint "
+                          "item bootstrap behind the ProbeScore's interval (every axis with "
+                          "sampling uncertainty recomputed on each resample by the axis's "
+                          "own definition); the plain percentile, never stretched to the "
+                          "value (see EntryScore.outside).")
+    ci_high: float = Field(description="97.5th percentile of the same draws.")
+    n_items: int | None = Field(description="Test items behind the value, summed over the "
+                                "entry's tasks (eval-aware: the items the guard kept; "
+                                "Goodhart resistance: the sealed holdout's); None: no "
+                                "sampling uncertainty (cost, license, a constant).")
+    reason: str | None = Field(default=None, description="Transfer axis only: why its value "
+                               "is 0 (None: it is not 0).")
+    targets: list[TransferTarget] | None = Field(
+        default=None, description="Transfer axis only: every declared target of every task, "
+                                  "with its target AUROC's interval and the control AUROC.")
 
 
 class EntryScore(_Model):
@@ -174,7 +210,16 @@ class EntryScore(_Model):
     entry_id: str
     tasks: list[str]
     probescore: float
+    probescore_ci_low: float = Field(description="2.5th percentile of the ProbeScore over "
+                                     "the joint item bootstrap (a live entry: its task-set "
+                                     "ranking's; others: scored alone).")
+    probescore_ci_high: float
     axes: dict[str, AxisScore]
+    outside: list[str] = Field(description="The axes whose value lies outside its "
+                               "[ci_low, ci_high] (as published, 6 decimals), then "
+                               "'probescore' where the ProbeScore does: marked, never "
+                               "hidden; `leaderboard build` also prints a warning line for "
+                               "each.")
 
 
 class Leaderboard(_Model):
@@ -227,5 +272,5 @@ def leaderboard_schema() -> str:
 
 
 __all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "Leaderboard",
-           "RankedRow", "Ranking", "ResultRow", "csv_columns", "leaderboard_csv",
+           "RankedRow", "Ranking", "ResultRow", "TransferTarget", "csv_columns", "leaderboard_csv",
            "leaderboard_json", "leaderboard_schema"]

@@ -193,6 +193,24 @@ def _mapped_transfer(records: Sequence[ResultRecord], license: str) -> AxisValue
                      note=f"mean transfer ratio to {', '.join(targets)}")
 
 
+def transfer_reason(value: TransferOut) -> str | None:
+    """Why a stored transfer adds nothing to the mapped-transfer axis (``_mapped_transfer``
+    reads the stored ratio): not measured (its note says why), or a ratio of 0 (the
+    target AUROC is not above 0.5, and the ratio is clamped); None when it is above 0.
+    The leaderboard publishes it with the target AUROC's interval and the control's."""
+    if value.transfer is None:
+        return f"not measured: {value.note}"
+    if value.transfer > 0:
+        return None
+    auroc = value.auroc
+    shown = "n/a" if auroc is None or auroc.value is None else f"{auroc.value:.3f}"
+    if auroc is not None and auroc.ci_low is not None and auroc.ci_high is not None:
+        shown += f" [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]"
+    control = ("" if value.control_auroc is None
+               else f"; control AUROC {value.control_auroc:.3f}")
+    return f"target AUROC {shown} is not above 0.5: the ratio is clamped at 0{control}"
+
+
 def _latency(records: Sequence[ResultRecord], license: str) -> AxisValue:
     latencies = [r.latency_ms for r in records if r.latency_ms]
     if not latencies:
@@ -487,4 +505,5 @@ __all__ = [
     "parse_spec",
     "probescore",
     "probescore_batch",
+    "transfer_reason",
 ]

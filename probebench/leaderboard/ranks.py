@@ -18,7 +18,10 @@ ProbeScore and rank intervals: one joint paired item bootstrap over the entries 
 group. For each task, one matrix of item counts is drawn per resample and shared by
 every entry scored on that task (paired: entries are compared on the same resampled
 test sets). On each resample every axis with sampling uncertainty is recomputed from
-the stored result, then the ProbeScore, with the 30% cap applied inside the resample
+the stored result, by the axis's own definition (``probescore.AXES``) reading a copy of
+the stored record with the resampled numbers in place (``_record_at``: real pydantic
+copies, so the definition reads it exactly as it reads the stored record), then the
+ProbeScore, with the 30% cap applied inside the resample
 (``probescore.probescore_batch``, the one cap that also makes the point value):
 
 * AUROC (binary; the macro AUROC of a multi-class task) and calibration (ECE; top-label
@@ -42,18 +45,25 @@ the stored result, then the ProbeScore, with the 30% cap applied inside the resa
 Axes without sampling uncertainty (cost, license, imputed constants) are held. Entries
 are ranked within each resample (1 = best; ties share the better rank). An entry's rank
 interval is the 2.5th and 97.5th percentile of its ranks, rounded outward; its
-ProbeScore's 95% interval is the same percentiles of its resampled ProbeScores, from the
-same draws. An interval of zero width happens only when nothing varies, and
-``RankInterval.score_note`` says why (no axis varies, or only axes the cap holds).
+ProbeScore's 95% interval is the same percentiles of its resampled ProbeScores, and each
+axis's interval the same percentiles of that axis's draws (``AxisInterval``, with the
+test items behind it, ``axis_items``), from the same draws. An interval of zero width
+happens only when nothing varies, and ``RankInterval.score_note`` says why (no axis
+varies, or only axes the cap holds). No interval is stretched to its point estimate: a
+percentile interval need not hold it (an axis clamped at a bound moves one way only; a
+stored number its predictions do not reproduce), and where it does not, the axis (or
+``PROBESCORE``) is named in ``RankInterval.outside``, which the build publishes and
+prints as a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +73,7 @@ from probebench.evaluation.metrics import (
     weighted_calibration_error,
     weighted_macro_auroc,
 )
+from probebench.evaluation.results import FlaggedOut, IntervalOut, TransferOut
 from probebench.leaderboard.probescore import (
     AXES,
     AxisValue,
@@ -88,6 +99,40 @@ class Scored:
     baseline_note: str = ""
 
 
+def outside(value: float, low: float, high: float) -> bool:
+    """``value`` lies outside [``low``, ``high``] as published (6 decimals): a percentile
+    interval need not hold the point estimate (a skewed or clamped axis), and the build
+    marks where it does not instead of stretching the interval to it.
+
+    >>> outside(0.75, 0.643, 0.694), outside(0.6940000001, 0.643, 0.694)
+    (True, False)
+    """
+    return not round(low, 6) <= round(value, 6) <= round(high, 6)
+
+
+#: the name ``RankInterval.outside`` gives the ProbeScore itself
+PROBESCORE = "probescore"
+
+
+@dataclass(frozen=True)
+class AxisInterval:
+    """One axis of one entry over the joint resample: its point value and the 2.5th and
+    97.5th percentile of its draws (the draws the ProbeScore's interval is made of)."""
+
+    value: float                 #: at the point estimate (``Scored.values``)
+    ci_low: float
+    ci_high: float
+    #: the test items behind the value, over the entry's tasks (``axis_items``; None: the
+    #: axis has no sampling uncertainty)
+    n_items: int | None
+    #: the draws are not all equal (an axis held, or clamped in every draw, does not vary)
+    varies: bool
+
+    @property
+    def outside(self) -> bool:
+        return outside(self.value, self.ci_low, self.ci_high)
+
+
 @dataclass(frozen=True)
 class RankInterval:
     #: rank and its interval among the entries that beat their baselines (None: unranked)
@@ -103,6 +148,11 @@ class RankInterval:
     score_note: str = ""
     #: why the entry is not ranked (empty when it is)
     unranked: str = ""
+    #: axis name (the spec's) -> its value's interval over the same resamples
+    axes: Mapping[str, AxisInterval] = field(default_factory=dict)
+    #: the axes (spec names) whose point value lies outside its interval, then
+    #: ``PROBESCORE`` where the ProbeScore's does (``outside``); shown, never hidden
+    outside: tuple[str, ...] = ()
 
 
 #: what a rank and its interval mean (the tables' tooltips and the methodology page)
@@ -149,6 +199,10 @@ class ScoreDraws:
     boot: np.ndarray                      #: (B, n) ProbeScore on each resample
     auroc_ci: list[tuple[float, float]]   #: per entry: 95% interval of the mean AUROC
     notes: list[str]                      #: per entry: why its interval has no width
+    #: per entry: axis source -> its (B,) values, one per resample
+    axis_draws: list[dict[str, np.ndarray]] = field(default_factory=list)
+    #: per entry: axis name (the spec's) -> its interval
+    axes: list[dict[str, AxisInterval]] = field(default_factory=list)
 
 
 def split_normal(value: float | None, low: float | None, high: float | None,
@@ -202,11 +256,12 @@ class _TaskDraws:
     transfer: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
 
 
-def _measured(x: Any) -> bool:
-    """A FlaggedOut measured with a value and a CI (what a normal approximation needs)."""
-    return (x is not None and getattr(x, "value", None) is not None
-            and not getattr(x, "imputed", False)
-            and getattr(x, "ci_low", None) is not None and getattr(x, "ci_high", None) is not None)
+def _measured(x: FlaggedOut | IntervalOut | None) -> bool:
+    """A number measured with a value and a CI (what a normal approximation needs); a
+    FlaggedOut imputed is not."""
+    return (x is not None and x.value is not None
+            and not (isinstance(x, FlaggedOut) and x.imputed)
+            and x.ci_low is not None and x.ci_high is not None)
 
 
 def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
@@ -231,30 +286,30 @@ def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
     ece = np.where(np.isfinite(ece), ece, t.ece)
     out = _TaskDraws(auroc=auroc, ece=ece)
     for name in ("distshift_auroc", "evalaware_auroc"):
-        flagged = getattr(t, name)
+        flagged: FlaggedOut = getattr(t, name)
         if _measured(flagged):
             drawn = split_normal(flagged.value, flagged.ci_low, flagged.ci_high,
                                  streams.z(task, name))
             setattr(out, name.split("_")[0], drawn)
-    selectivity: Any = getattr(getattr(t, "selectivity", None), "selectivity", None)
-    if _measured(selectivity):
+    selectivity = t.selectivity.selectivity if t.selectivity is not None else None
+    if selectivity is not None and _measured(selectivity):
         out.selectivity = split_normal(selectivity.value, selectivity.ci_low,
                                        selectivity.ci_high, streams.z(task, "selectivity"),
                                        bounds=(-1.0, 1.0))
-    held: Any = getattr(record, "holdout", None)
+    held = record.holdout
     if held is not None and _measured(held.auroc):
         out.holdout = split_normal(held.auroc.value, held.auroc.ci_low, held.auroc.ci_high,
                                    streams.z(task, "holdout"))
-    for target, value in sorted((getattr(t, "transfer", None) or {}).items()):
+    for target, value in sorted(t.transfer.items()):
         z = streams.z(task, f"transfer/{target}")
-        if _measured(value):  # a Pearson r with its CI (specs before 0.2.0)
-            out.transfer[target] = ("value", split_normal(value.value, value.ci_low,
-                                                          value.ci_high, z, bounds=(-1.0, 1.0)))
+        if isinstance(value, FlaggedOut):  # a Pearson r with its CI (specs before 0.2.0)
+            if _measured(value):
+                out.transfer[target] = ("value", split_normal(
+                    value.value, value.ci_low, value.ci_high, z, bounds=(-1.0, 1.0)))
             continue
         # a transfer ratio (auroc - 0.5) / (source_auroc - 0.5): its interval from the
         # target AUROC's, the denominator held
-        ratio, target_auroc = getattr(value, "transfer", None), getattr(value, "auroc", None)
-        source = getattr(value, "source_auroc", None)
+        ratio, target_auroc, source = value.transfer, value.auroc, value.source_auroc
         if ratio is None or source is None or source <= 0.5 or target_auroc is None \
                 or target_auroc.ci_low is None or target_auroc.ci_high is None:
             continue
@@ -267,50 +322,79 @@ def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
     return out
 
 
-class _Override:
-    """Reads as ``base`` except for the attributes in ``over`` (a cheap stand-in for a
-    pydantic copy of a stored record, built once per resample and record)."""
-
-    __slots__ = ("_base", "_over")
-
-    def __init__(self, base: Any, over: dict[str, Any]) -> None:
-        self._base = base
-        self._over = over
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self._over:
-            return self._over[name]
-        return getattr(self._base, name)
-
-
 def _record_at(record: ResultRecord, draws: _TaskDraws, b: int) -> ResultRecord:
     """``record`` with its resampled numbers of resample ``b`` in place of the stored
-    ones (what the axes' own definitions then read)."""
+    ones, as a real ``ResultRecord`` (pydantic copies, ``model_copy``): the axes' own
+    definitions then read it exactly as they read the stored record at the point
+    estimate, ``isinstance`` tests included (a duck-typed stand-in once failed
+    ``isinstance(v, TransferOut)`` and held the transfer axis at 0 in every draw)."""
     t = record.result
-    over: dict[str, Any] = {"auroc": _Override(t.auroc, {"value": float(draws.auroc[b])}),
-                            "ece": float(draws.ece[b])}
+    update: dict[str, Any] = {
+        "auroc": t.auroc.model_copy(update={"value": float(draws.auroc[b])}),
+        "ece": float(draws.ece[b])}
     if draws.distshift is not None:
-        over["distshift_auroc"] = _Override(t.distshift_auroc,
-                                            {"value": float(draws.distshift[b])})
+        update["distshift_auroc"] = t.distshift_auroc.model_copy(
+            update={"value": float(draws.distshift[b])})
     if draws.evalaware is not None:
-        over["evalaware_auroc"] = _Override(t.evalaware_auroc,
-                                            {"value": float(draws.evalaware[b])})
+        update["evalaware_auroc"] = t.evalaware_auroc.model_copy(
+            update={"value": float(draws.evalaware[b])})
     elif t.evalaware_auroc.imputed:  # imputed from the AUROC: from the resampled one
-        over["evalaware_auroc"] = _Override(t.evalaware_auroc, {"value": None})
-    if draws.selectivity is not None:
-        sel: Any = getattr(t, "selectivity", None)
-        over["selectivity"] = _Override(sel, {"selectivity": _Override(
-            sel.selectivity, {"value": float(draws.selectivity[b])})})
+        update["evalaware_auroc"] = t.evalaware_auroc.model_copy(update={"value": None})
+    if draws.selectivity is not None and t.selectivity is not None:
+        sel = t.selectivity
+        update["selectivity"] = sel.model_copy(update={"selectivity": sel.selectivity.model_copy(
+            update={"value": float(draws.selectivity[b])})})
     if draws.transfer:
-        over["transfer"] = {k: (_Override(v, {draws.transfer[k][0]: float(
-            draws.transfer[k][1][b])}) if k in draws.transfer else v)
-            for k, v in t.transfer.items()}
-    outer: dict[str, Any] = {"result": _Override(t, over)}
-    if draws.holdout is not None:
-        held: Any = record.holdout
-        outer["holdout"] = _Override(held, {"auroc": _Override(
-            held.auroc, {"value": float(draws.holdout[b])})})
-    return cast(ResultRecord, _Override(record, outer))
+        update["transfer"] = {
+            k: v.model_copy(update={draws.transfer[k][0]: float(draws.transfer[k][1][b])})
+            if k in draws.transfer else v for k, v in t.transfer.items()}
+    outer: dict[str, Any] = {"result": t.model_copy(update=update)}
+    if draws.holdout is not None and record.holdout is not None:
+        held = record.holdout
+        outer["holdout"] = held.model_copy(update={"auroc": held.auroc.model_copy(
+            update={"value": float(draws.holdout[b])})})
+    return record.model_copy(update=outer)
+
+
+#: how a measured eval-aware AUROC's note begins: "N of M items rated least
+#: evaluation-like ..." (``evaluation.evalaware``); N items are behind the value
+_OF_ITEMS = re.compile(r"(\d+) of \d+ items")
+
+
+def _transfer_measured(source: str, value: TransferOut | FlaggedOut) -> bool:
+    """``value`` is a measured transfer of the kind the axis ``source`` reads."""
+    if source == "mapped_transfer":
+        return isinstance(value, TransferOut) and value.transfer is not None
+    return isinstance(value, FlaggedOut) and not value.imputed and value.value is not None
+
+
+def axis_items(source: str, records: Sequence[ResultRecord]) -> int | None:
+    """The test items behind an axis value, summed over the entry's tasks: a task's
+    items for AUROC, calibration and the distribution shift (measured on the same
+    prompts, or imputed from the AUROC), and for a measured transfer (the target AUROC
+    is over the test prompts); for a measured eval-aware AUROC the items its guard kept
+    (the N of its note; imputed: the task's); for Goodhart resistance the sealed
+    holdout's items. None for an axis without sampling uncertainty (cost, license, a
+    constant, an imputed transfer or Goodhart value)."""
+    if source in ("auroc", "ece", "distshift_auroc"):
+        return sum(r.result.n_items for r in records)
+    if source == "evalaware_auroc":
+        total = 0
+        for r in records:
+            flagged = r.result.evalaware_auroc
+            found = (_OF_ITEMS.match(flagged.note)
+                     if not flagged.imputed and flagged.value is not None else None)
+            total += int(found.group(1)) if found else r.result.n_items
+        return total
+    if source in ("transfer", "mapped_transfer"):
+        measured = [r.result.n_items for r in records
+                    if any(_transfer_measured(source, v) for v in r.result.transfer.values())]
+        return sum(measured) if measured else None
+    if source == "holdout_goodhart":
+        held = [r.holdout.n_items for r in records
+                if r.holdout is not None and r.holdout.auroc.value is not None]
+        return sum(held) if held and len(held) == len(records) else None
+    return None
 
 
 #: the sources of today's axes that read nothing a resample changes (every other axis,
@@ -367,6 +451,11 @@ def _zero_width_note(spec: ProbeScoreSpec, axis_draws: Mapping[str, np.ndarray],
     return ""
 
 
+def _axis_interval(value: float, drawn: np.ndarray, n_items: int | None) -> AxisInterval:
+    low, high = np.percentile(drawn, [2.5, 97.5])
+    return AxisInterval(value, float(low), float(high), n_items, float(np.ptp(drawn)) > 1e-12)
+
+
 def draw_scores(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
                 n_resamples: int = RANK_RESAMPLES, seed: int = 0) -> ScoreDraws:
     """Every entry's ProbeScore on each of ``n_resamples`` joint paired item resamples
@@ -383,6 +472,8 @@ def draw_scores(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     point = np.zeros(len(entries))
     auroc_ci: list[tuple[float, float]] = []
     notes: list[str] = []
+    all_draws: list[dict[str, np.ndarray]] = []
+    axes: list[dict[str, AxisInterval]] = []
     for j, entry in enumerate(entries):
         ordered = sorted(entry.results.items())
         draws = {task: _task_draws(task, rec, counts[task], streams) for task, rec in ordered}
@@ -400,11 +491,16 @@ def draw_scores(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
                 axis_draws[src][b] = AXES[src].compute(records, "").value
         batch = probescore_batch(spec, axis_draws, closed_license=entry.closed)
         boot[:, j], capped = batch.totals, batch.capped
+        stored = [rec for _, rec in ordered]
+        all_draws.append(axis_draws)
+        axes.append({a.name: _axis_interval(entry.values[a.source].value,
+                                            axis_draws[a.source], axis_items(a.source, stored))
+                     for a in spec.axes})
         low, high = np.percentile(boot[:, j], [2.5, 97.5])
         capped_always = {a.name for k, a in enumerate(spec.axes) if capped[:, k].all()}
         notes.append(_zero_width_note(spec, axis_draws, capped_always, n_resamples)
                      if round(float(high - low), 6) == 0 else "")
-    return ScoreDraws(point, boot, auroc_ci, notes)
+    return ScoreDraws(point, boot, auroc_ci, notes, all_draws, axes)
 
 
 def _intervals(entries: Sequence[Scored], draws: ScoreDraws, ranked: Sequence[int],
@@ -416,15 +512,15 @@ def _intervals(entries: Sequence[Scored], draws: ScoreDraws, ranked: Sequence[in
     position = {j: k for k, j in enumerate(ranked)}
     for j, entry in enumerate(entries):
         score_low, score_high = np.percentile(draws.boot[:, j], [2.5, 97.5])
-        # a percentile interval need not hold the point: an axis clamped at a bound (a
-        # transfer of 0, an AUROC of 1) can only move one way in the draws. The interval
-        # shown is stretched to the point, so it never excludes the reported score.
-        score_low = min(score_low, draws.point[j])
-        score_high = max(score_high, draws.point[j])
+        # the plain percentiles, never stretched to the point: a point outside its
+        # interval (an axis clamped at a bound moves one way only) is marked instead
+        marked = tuple(name for name, axis in draws.axes[j].items() if axis.outside)
+        if outside(float(draws.point[j]), float(score_low), float(score_high)):
+            marked += (PROBESCORE,)
         common: dict[str, Any] = {
             "auroc_low": draws.auroc_ci[j][0], "auroc_high": draws.auroc_ci[j][1],
             "score_low": float(score_low), "score_high": float(score_high),
-            "score_note": draws.notes[j]}
+            "score_note": draws.notes[j], "axes": draws.axes[j], "outside": marked}
         if j in position:
             k = position[j]
             low, high = np.percentile(ranks[:, k], [2.5, 97.5])
@@ -444,6 +540,23 @@ def rank_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
         return {}
     draws = draw_scores(entries, spec, n_resamples=n_resamples, seed=seed)
     return _intervals(entries, draws, list(range(len(entries))), {})
+
+
+#: the unranked reason of an entry scored by ``score_intervals``
+NOT_IN_A_RANKING = "not in a ranking"
+
+
+def score_intervals(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
+                    n_resamples: int = RANK_RESAMPLES,
+                    seed: int = 0) -> dict[str, RankInterval]:
+    """The ProbeScore and per-axis intervals of entries that no ranking holds (pending,
+    deprecated, guards), from the same joint resample as a ranking's (``draw_scores``),
+    without ranks."""
+    if not entries:
+        return {}
+    draws = draw_scores(entries, spec, n_resamples=n_resamples, seed=seed)
+    return _intervals(entries, draws, [], dict.fromkeys(range(len(entries)),
+                                                        NOT_IN_A_RANKING))
 
 
 def unranked_reason(entry: Scored) -> str:
@@ -539,8 +652,9 @@ def comparable_groups(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     return sorted(groups, key=lambda g: (family_sort_key(g.family), -len(g.order), g.tasks))
 
 
-__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "NOT_BEATING", "NOT_COMPARED", "RANK_DEFINITION",
-           "RANK_RESAMPLES", "RESAMPLED_SOURCES", "RankInterval", "RankedGroup", "ScoreDraws",
-           "Scored", "comparable_groups", "draw_scores", "family_name", "family_of",
-           "family_sort_key", "rank_group", "rank_intervals", "split_normal",
-           "unranked_reason"]
+__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "NOT_BEATING", "NOT_COMPARED", "NOT_IN_A_RANKING",
+           "PROBESCORE", "RANK_DEFINITION", "RANK_RESAMPLES", "RESAMPLED_SOURCES",
+           "AxisInterval", "RankInterval", "RankedGroup", "ScoreDraws", "Scored",
+           "axis_items", "comparable_groups", "draw_scores", "family_name", "family_of",
+           "family_sort_key", "outside", "rank_group", "rank_intervals", "score_intervals",
+           "split_normal", "unranked_reason"]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from probebench.cli import main
-from probebench.leaderboard.build import build_leaderboard, page_name
+from probebench.evaluation.results import TransferOut
+from probebench.leaderboard.build import BuildSummary, build_leaderboard, page_name
+from probebench.leaderboard.probescore import load_probescore_spec
+from probebench.registry.store import ResultHistory, latest_results, result_path
 from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
 
@@ -218,3 +223,127 @@ def test_two_builds_into_one_folder_take_turns(tmp_path: Path) -> None:
     assert (out / "index.html").is_file() and (out / "leaderboard.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".board")) == [
         ".board.lock"]
+
+
+# --- every axis in the joint resample, intervals never stretched -----------------------
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "registry"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], BuildSummary]:
+    """The leaderboard of the reference registry, as published (200 resamples)."""
+    out = tmp_path_factory.mktemp("reference") / "site"
+    summary = build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    return json.loads((out / "leaderboard.json").read_text()), summary
+
+
+def _marks(score: dict[str, Any]) -> list[str]:
+    """The axes of one probescores[] entry whose published value lies outside its
+    published interval, then 'probescore' where the ProbeScore's does: read from the
+    numbers alone, not from the build's own mark."""
+    marked = [name for name, a in score["axes"].items()
+              if not a["ci_low"] <= a["value"] <= a["ci_high"]]
+    if not score["probescore_ci_low"] <= score["probescore"] <= score["probescore_ci_high"]:
+        marked.append("probescore")
+    return marked
+
+
+def test_every_point_of_the_reference_registry_lies_in_its_interval(
+        reference: tuple[dict[str, Any], BuildSummary]) -> None:
+    """No interval is stretched to its point, and none needs to be: for every entry and
+    every axis of the reference registry the point value lies inside the percentiles of
+    its draws; the build's mark names exactly the points outside (here none)."""
+    board, summary = reference
+    assert len(board["probescores"]) >= 15
+    spec = load_probescore_spec(board["spec_version"])
+    outside = {}
+    for score in board["probescores"]:
+        assert list(score["axes"]) == [a.name for a in spec.axes]
+        for axis in score["axes"].values():
+            assert axis["ci_low"] <= axis["ci_high"]
+        assert score["outside"] == _marks(score), score["entry_id"]
+        if score["outside"]:
+            outside[score["entry_id"]] = score["outside"]
+    assert outside == {}
+    assert summary.outside == []
+    for ranking in board["rankings"]:  # the same draws as the entry's probescores[] row
+        for row in ranking["entries"]:
+            assert row["probescore_ci_low"] <= row["probescore"] <= row["probescore_ci_high"]
+            mine = next(s for s in board["probescores"] if s["entry_id"] == row["entry_id"])
+            assert (mine["probescore_ci_low"], mine["probescore_ci_high"]) == (
+                row["probescore_ci_low"], row["probescore_ci_high"])
+
+
+def _ratio(auroc: float, source: float) -> float:
+    return min(1.0, max(0.0, (auroc - 0.5) / (source - 0.5)))
+
+
+def test_the_transfer_axis_moves_in_the_resample_where_a_transfer_is_stored(
+        reference: tuple[dict[str, Any], BuildSummary]) -> None:
+    """Every entry with a stored transfer ratio whose target AUROC's interval spans more
+    than one ratio has a transfer axis that varies over the draws (it was 0 in every
+    draw when a stand-in record failed the axis's ``isinstance`` test), and publishes
+    each target's AUROC interval, its control AUROC and, where the axis is 0, why."""
+    board, _ = reference
+    spec = load_probescore_spec(board["spec_version"])
+    name = next(a.name for a in spec.axes if a.source == "mapped_transfer")
+    with_transfer = 0
+    for score in board["probescores"]:
+        records = latest_results(REFERENCE, score["entry_id"])
+        stored = [(task, v) for task in score["tasks"]
+                  for v in records[task].result.transfer.values() if isinstance(v, TransferOut)]
+        axis = score["axes"][name]
+        assert [(t["task"], t["target"], t["auroc"], t["auroc_ci_low"], t["auroc_ci_high"],
+                 t["control_auroc"]) for t in axis["targets"]] == [
+            (task, v.target, v.auroc.value if v.auroc else None,
+             v.auroc.ci_low if v.auroc else None, v.auroc.ci_high if v.auroc else None,
+             v.control_auroc) for task, v in stored]
+        room = [v for _, v in stored if v.transfer is not None and v.auroc is not None
+                and v.auroc.ci_low is not None and v.auroc.ci_high is not None
+                and v.source_auroc is not None
+                and _ratio(v.auroc.ci_low, v.source_auroc)
+                < _ratio(v.auroc.ci_high, v.source_auroc)]
+        if room:
+            with_transfer += 1
+            assert axis["ci_low"] < axis["ci_high"], score["entry_id"]
+            assert axis["n_items"] == sum(records[t].result.n_items for t in score["tasks"])
+        if axis["value"] == 0:
+            assert axis["reason"] and "target AUROC" in axis["reason"], score["entry_id"]
+        else:
+            assert axis["reason"] is None
+    assert with_transfer >= 15
+
+
+def test_a_point_outside_its_interval_is_marked_and_the_site_still_builds(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stored AUROC its own predictions do not reproduce (0.99; they give about 0.95)
+    lies above every draw: the build does not stretch the interval to it, it marks the
+    entry and axis in leaderboard.json and prints a warning line, and the site builds."""
+    registry = tmp_path / "registry"
+    for part in ("probes", "results", "baselines", "sweeps"):
+        shutil.copytree(REFERENCE / part, registry / part)
+    shutil.copy(REFERENCE / "guards.yaml", registry / "guards.yaml")
+    entry_id, task = ("probebench/blimp-det-noun-smollm2-135m-l15-v1",
+                      "blimp_determiner_noun_agreement_1")
+    path = result_path(registry, entry_id, task)
+    doc = ResultHistory.model_validate_json(path.read_text())
+    last = doc.history[-1]
+    doc.history[-1] = last.model_copy(update={"result": last.result.model_copy(update={
+        "auroc": last.result.auroc.model_copy(update={"value": 0.99})})})
+    path.write_text(doc.to_json())
+    out = tmp_path / "site"
+    assert main(["leaderboard", "build", "--registry", str(registry), "--out", str(out),
+                 "--resamples", "50", "--top", "0"]) == 0
+    printed = capsys.readouterr().out
+    board = json.loads((out / "leaderboard.json").read_text())
+    score = next(s for s in board["probescores"] if s["entry_id"] == entry_id)
+    assert "auroc" in score["outside"] and score["outside"] == _marks(score)
+    assert score["axes"]["auroc"]["value"] == 0.99 > score["axes"]["auroc"]["ci_high"]
+    warnings = [line for line in printed.splitlines() if line.startswith("  warning: ")]
+    assert len(warnings) == sum(len(s["outside"]) for s in board["probescores"])
+    for axis in score["outside"]:
+        assert any(f"{entry_id} on {{{task}}}: {axis} " in w and "outside its 95% interval" in w
+                   for w in warnings), axis
+    assert (out / "index.html").is_file() and (out / page_name(entry_id)).is_file()

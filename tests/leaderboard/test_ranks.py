@@ -16,22 +16,32 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from probebench.cli import main
-from probebench.evaluation.results import Submission
+from probebench.evaluation.metrics import resample_counts
+from probebench.evaluation.results import Submission, TransferOut
 from probebench.leaderboard.build import BuildSummary, build_leaderboard, page_name
 from probebench.leaderboard.probescore import (
+    AXES,
     DEFAULT_SPEC,
     axis_values,
     load_probescore_spec,
     probescore,
 )
-from probebench.leaderboard.ranks import Scored, family_of, rank_group
+from probebench.leaderboard.ranks import (
+    Scored,
+    _record_at,
+    _Streams,
+    _task_draws,
+    family_of,
+    rank_group,
+)
 from probebench.registry.baselines import store_baselines, task_baselines
 from probebench.registry.entry import entry_path, read_entry
-from probebench.registry.store import ResultHistory, latest_results, result_path
+from probebench.registry.store import ResultHistory, ResultRecord, latest_results, result_path
 from probebench.tasks.catalog import TaskCatalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -455,3 +465,26 @@ def test_selectivity_and_cost_are_shown_and_may_be_missing(
     assert "0.300 [0.280, 0.320]" in row and ">2.500<" in row
     row = task_page.split(f'data-entry="{DET_MINI}"')[1].split("</tr>")[0]
     assert row.count(">n/a<") == 2
+
+
+def test_a_resample_is_a_real_record_that_every_axis_reads_by_type() -> None:
+    """Each resample's record is a ``ResultRecord`` built of pydantic copies, so each axis
+    reads it through its own definition, ``isinstance`` tests included: on every draw
+    the transfer axis is the drawn ratio of the stored ``TransferOut`` (a duck-typed
+    stand-in once failed the test and gave 0 on every draw), the AUROC axis the drawn
+    AUROC; the stored record is left as it was."""
+    entry_id, task = "probebench/verb-grammar-smollm2-135m-l15-v2", "verb_grammar"
+    record = latest_results(SOURCE, entry_id)[task]
+    before = record.model_dump_json()
+    n = 40
+    counts = resample_counts(max(record.result.predictions.items) + 1, n,
+                             np.random.default_rng(0))
+    draws = _task_draws(task, record, counts, _Streams(0, n))
+    (target, (field_name, ratios)), = draws.transfer.items()
+    assert field_name == "transfer" and np.ptp(ratios) > 0.05
+    for b in range(n):
+        at = _record_at(record, draws, b)
+        assert type(at) is ResultRecord and type(at.result.transfer[target]) is TransferOut
+        assert AXES["mapped_transfer"].compute([at], "").value == ratios[b]
+        assert AXES["auroc"].compute([at], "").value == draws.auroc[b]
+    assert record.model_dump_json() == before
