@@ -347,3 +347,8 @@ def test_a_point_outside_its_interval_is_marked_and_the_site_still_builds(
         assert any(f"{entry_id} on {{{task}}}: {axis} " in w and "outside its 95% interval" in w
                    for w in warnings), axis
     assert (out / "index.html").is_file() and (out / page_name(entry_id)).is_file()
+    page = (out / page_name(entry_id)).read_text("utf-8")
+    assert f"outside its 95% interval: {', '.join(score['outside'])}" in page
+    others = [s for s in board["probescores"] if not s["outside"]]
+    assert others and all("outside-mark" not in (out / page_name(s["entry_id"])).read_text(
+        "utf-8") for s in others)
