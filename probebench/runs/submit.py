@@ -25,6 +25,7 @@ calls ``submit_many``):
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ if TYPE_CHECKING:  # the mirror's HTTP client loads only when a registry is read
 FROM_REGISTRY: Literal["registry"] = "registry"
 #: the lookup of ``guard=None`` (``--no-guard``): the imputed correction says so
 NO_GUARD_ASKED = NoGuards("no guard asked for (--no-guard)")
+#: at most this much of why the registry was unreachable goes into the imputed note
+_REASON_CHARS = 300
 #: the files ``Outputs.in_folder`` names
 SUBMISSION_FILE, REPORT_FILE = "submission.json", "REPORT.md"
 
@@ -113,8 +116,11 @@ def resolve_policy(*, registry: str | Path | None = None, registry_sha256: str |
         folder = Path(guard)
         guards = fixed_guard(Guard(folder, folder.name))
     elif source is None:
-        guards = NoGuards(f"registry unreachable ({unreachable})")
-        print(f"probebench: no registry to take the eval-awareness guard from ({unreachable}); "
+        # the reason can quote a mirror's or a path's text: escaped (control and bidi
+        # characters, non-ASCII) before it reaches submission.json and REPORT.md
+        quoted = json.dumps(unreachable or "")[1:-1][:_REASON_CHARS]
+        guards = NoGuards(f"registry unreachable ({quoted})")
+        print(f"probebench: no registry to take the eval-awareness guard from ({quoted}); "
               f"the corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged "
               "(give --registry, or --guard)", file=sys.stderr)
     else:

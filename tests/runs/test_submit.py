@@ -95,9 +95,12 @@ def test_each_reason_for_no_guard_has_its_own_words(
     assert note(registry=world["registry"], guard=None).startswith(
         "no guard asked for (--no-guard): ")
     # the registry the environment names cannot be read (a given one would be an error)
-    monkeypatch.setenv("PROBEBENCH_REGISTRY", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PROBEBENCH_REGISTRY", str(tmp_path / "nowhere\x1b[2J\u202e"))
     unreachable = note()
     assert unreachable.startswith("registry unreachable (") and "nowhere" in unreachable
+    # the path's text reaches the note escaped, never raw
+    assert "\x1b" not in unreachable and "\u202e" not in unreachable
+    assert "nowhere\\u001b[2J\\u202e" in unreachable
     with pytest.raises(InputError, match="not a registry"):
         probebench.submit(world["probe"], [TASK], _options(), registry=tmp_path / "nowhere")
 
