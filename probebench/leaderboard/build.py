@@ -95,14 +95,20 @@ from probebench.leaderboard.probescore import (
     AXES,
     CLOSED_LICENSE_CEILING,
     DEFAULT_SPEC,
+    FEW_ITEMS,
+    MIN_ITEMS_PER_CLASS,
+    SELECTIVITY_READING,
     UNMEASURED,
     AxisValue,
     ProbeScoreSpec,
     ScoreBreakdown,
     axis_values,
+    items_per_class,
     license_score,
     load_probescore_spec,
     probescore,
+    selectivity_judgment,
+    transfer_judgment,
     transfer_reason,
 )
 from probebench.leaderboard.ranks import (
@@ -500,6 +506,8 @@ def _environment() -> Any:
     env.filters["inline_md"] = inline_markdown
     env.filters["plain_md"] = plain_markdown
     env.filters["wbr"] = breakable
+    env.globals.update(selectivity_reading=SELECTIVITY_READING, few_items=FEW_ITEMS,
+                       min_items=MIN_ITEMS_PER_CLASS)
     return env
 
 
@@ -583,6 +591,7 @@ def _write_entry_pages(site: _Site) -> None:
             standing=_standing(site.ranks.group_of(e.id), e.id), guard=sel.guards.get(e.id),
             score=site.scores.breakdowns[e.id], tasks=_entry_task_views(site, e),
             intervals=site.ranks.entries[e.id],
+            selective=selectivity_judgment(sel.results[e.id]),
             files=linked_files(site.files, registry, e, sel.results[e.id],
                                site.opts.spec.version),
             history=history_by_task(registry, e.id, sorted(sel.results[e.id])),
@@ -780,6 +789,8 @@ def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakd
     AUROC over its tasks (with the AUROC's interval when it has one task) and its gap to
     the baselines (the task's, or over several tasks the one its standing turns on)."""
     selectivity, sel_value = _selectivity(records)
+    selective, selective_note = selectivity_judgment(records)
+    n_items = sum(r.result.n_items for r in records.values())
     mine = [gaps[t] for t in sorted(records)]
     worst = worst_gap(mine)
     gap = _gap_view(worst)
@@ -796,6 +807,8 @@ def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakd
         "auroc": sum(a.value or 0.0 for a in aurocs) / len(aurocs),
         "auroc_low": one.ci_low if one else None, "auroc_high": one.ci_high if one else None,
         "auroc_capped": False, "selectivity": selectivity, "sel_value": sel_value,
+        "selective": selective, "selective_note": selective_note,
+        "n_items": n_items, "few_items": n_items < FEW_ITEMS,
         "gap": gap, "unranked": "", "score_note": "",
         "marks": [(t, rec.result.marks["auroc"].mark) for t, rec in sorted(records.items())
                   if "auroc" in rec.result.marks]}
@@ -1115,8 +1128,11 @@ def _entry_score(spec: ProbeScoreSpec, e: Entry, sel: Selection,
                           ci_low=round(interval.axes[a.name].ci_low, 6),
                           ci_high=round(interval.axes[a.name].ci_high, 6),
                           n_items=interval.axes[a.name].n_items,
+                          few_items=interval.axes[a.name].few_items,
+                          note=breakdown.values[a.name].note,
                           **_transfer_detail(a.source, breakdown.values[a.name], results))
                           for a in spec.axes},
+                      selective=selectivity_judgment(results)[0],
                       outside=list(interval.outside))
 
 
@@ -1124,14 +1140,21 @@ def _transfer_detail(source: str, value: AxisValue,
                      results: Mapping[str, ResultRecord]) -> dict[str, Any]:
     """The mapped-transfer axis's stored targets (target AUROC's interval, control AUROC)
     and, when the axis is 0, why; nothing for another axis."""
-    if source != "mapped_transfer":
+    if source not in ("mapped_transfer", "transfer_above_control"):
         return {}
+
+    def why(v: TransferOut, rec: ResultRecord) -> str | None:
+        if source == "mapped_transfer":
+            return transfer_reason(v)
+        fewest = min(items_per_class(rec.result.predictions).values(), default=0)
+        return transfer_judgment(v, fewest)[1]
+
     targets = [TransferTarget(
         task=task, target=v.target, transfer=v.transfer,
         auroc=v.auroc.value if v.auroc else None,
         auroc_ci_low=v.auroc.ci_low if v.auroc else None,
         auroc_ci_high=v.auroc.ci_high if v.auroc else None,
-        control_auroc=v.control_auroc, reason=transfer_reason(v))
+        control_auroc=v.control_auroc, reason=why(v, rec))
         for task, rec in sorted(results.items())
         for _, v in sorted(rec.result.transfer.items()) if isinstance(v, TransferOut)]
     reason = None

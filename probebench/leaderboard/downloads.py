@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 #: bumped when a field is renamed or removed, or may hold what it could not before
 #: (adding one keeps it). 2: a ranking's rank, rank_best and rank_worst are null for an
 #: entry that does not beat its baselines (listed after the ranked ones)
-LEADERBOARD_SCHEMA_VERSION = "2"
+LEADERBOARD_SCHEMA_VERSION = "3"
 
 
 class _Model(BaseModel):
@@ -197,6 +197,11 @@ class AxisScore(_Model):
                                 "entry's tasks (eval-aware: the items the guard kept; "
                                 "Goodhart resistance: the sealed holdout's); None: no "
                                 "sampling uncertainty (cost, license, a constant).")
+    few_items: bool = Field(default=False, description="n_items is below 20: the interval "
+                            "rests on few items, and the site marks it so.")
+    note: str = Field(default="", description="How the value was made: the imputation rule "
+                      "and why it applied (a missing guard, fewer items of a class than the "
+                      "axis's minimum, a degenerate control), or what was averaged.")
     reason: str | None = Field(default=None, description="Transfer axis only: why its value "
                                "is 0 (None: it is not 0).")
     targets: list[TransferTarget] | None = Field(
@@ -215,6 +220,12 @@ class EntryScore(_Model):
                                      "ranking's; others: scored alone).")
     probescore_ci_high: float
     axes: dict[str, AxisScore]
+    selective: bool | None = Field(default=None, description="Shown to be selective: on "
+                                   "every task, the selectivity's 95% interval (re-trained "
+                                   "probe vs a control task, Hewitt and Liang 2019) lies "
+                                   "above 0. False: on some task it does not (the site marks "
+                                   "'not shown to be selective'); None: no task has a "
+                                   "computable control.")
     outside: list[str] = Field(description="The axes whose value lies outside its "
                                "[ci_low, ci_high] (as published, 6 decimals), then "
                                "'probescore' where the ProbeScore does: marked, never "

@@ -27,7 +27,9 @@ from probebench.evaluation.marks import ORDER, mark_definitions
 from probebench.leaderboard.probescore import (
     AXES,
     available_specs,
+    items_per_class,
     load_probescore_spec,
+    transfer_judgment,
 )
 
 
@@ -235,7 +237,8 @@ def transfers_table(registry: Path = REGISTRY) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
     rows = ["| entry | target | map R² (control) | target AUROC [95% CI] | control AUROC | "
-            "transfer (control) |", "| --- | --- | ---: | --- | ---: | ---: |"]
+            "transfer (control) | credited from v0.3.0 |",
+            "| --- | --- | ---: | --- | ---: | ---: | --- |"]
     live = sorted((e for e in map(read_entry, entry_files(registry)) if e.status == "live"),
                   key=lambda e: e.id)
     for e in live:
@@ -245,20 +248,80 @@ def transfers_table(registry: Path = REGISTRY) -> str:
                     continue
                 ci = ("" if t.auroc.ci_low is None or t.auroc.ci_high is None
                       else f" [{t.auroc.ci_low:.3f}, {t.auroc.ci_high:.3f}]")
+                fewest = min(items_per_class(record.result.predictions).values(),
+                             default=0)
+                credit, why = transfer_judgment(t, fewest)
+                credited = (num(credit) if not why else
+                            f"{num(credit) if credit is not None else 'not judged'}: {why}")
                 rows.append(f"| `{e.id}` ({task}) | `{target}` | {num(t.map_r2)} "
                             f"({num(t.control_r2)}) | {num(t.auroc.value)}{ci} | "
                             f"{num(t.control_auroc)} | {num(t.transfer)} "
-                            f"({num(t.control_transfer)}) |")
+                            f"({num(t.control_transfer)}) | {credited} |")
+    return "\n".join(rows) + "\n"
+
+
+#: the selectivity a test should detect, to judge whether the selectivity rule can gate
+SELECTIVITY_EFFECT = 0.05
+
+
+def selectivity_power(ci_low: float, ci_high: float, effect: float = SELECTIVITY_EFFECT
+                      ) -> float:
+    """The power of "the 95% interval lies above 0" to detect a true selectivity of
+    ``effect``, with the standard error a stored interval implies (half-width / 1.96).
+
+    >>> round(selectivity_power(-0.06, 0.11), 2)
+    0.21
+    """
+    from scipy.stats import norm
+
+    se = (ci_high - ci_low) / (2 * 1.959963984540054)
+    return float(norm.cdf(effect / se - 1.959963984540054)) if se > 0 else 1.0
+
+
+def selectivity_table(registry: Path = REGISTRY) -> str:
+    """Every live entry's stored selectivity, whether it is shown (interval above 0),
+    and the power of that test to detect a selectivity of ``SELECTIVITY_EFFECT``: the
+    measured argument for marking rather than unranking."""
+    from statistics import median
+
+    from probebench.registry.entry import entry_files, read_entry
+    from probebench.registry.store import latest_results
+
+    rows = ["| entry | task | selectivity [95% CI] | shown (interval above 0) | power at "
+            f"{SELECTIVITY_EFFECT:g} |", "| --- | --- | --- | --- | ---: |"]
+    powers, shown = [], []
+    live = sorted((e for e in map(read_entry, entry_files(registry)) if e.status == "live"),
+                  key=lambda e: e.id)
+    for e in live:
+        for task, record in sorted(latest_results(registry, e.id).items()):
+            sel = record.result.selectivity
+            iv = sel.selectivity if sel is not None else None
+            if iv is None or iv.value is None or iv.ci_low is None or iv.ci_high is None:
+                rows.append(f"| `{e.id}` | {task} | n/a (no computable control) | n/a | n/a |")
+                continue
+            power = selectivity_power(iv.ci_low, iv.ci_high)
+            powers.append(power)
+            shown.append(iv.ci_low > 0)
+            rows.append(f"| `{e.id}` | {task} | {iv.value:.3f} [{iv.ci_low:.3f}, "
+                        f"{iv.ci_high:.3f}] | {'yes' if iv.ci_low > 0 else '**no**'} | "
+                        f"{power:.2f} |")
+    if powers:
+        rows.append("")
+        rows.append(f"{shown.count(False)} of {len(shown)} live results with a computable "
+                    "control are not shown to be selective; the median power of the test "
+                    f"to detect a selectivity of {SELECTIVITY_EFFECT:g} is "
+                    f"{median(powers):.2f}.")
     return "\n".join(rows) + "\n"
 
 
 SECTIONS: dict[str, Callable[[], str]] = {
     "axes": axes_table, "marks": marks_table, "definitions": definitions_list,
     "tolerances": tolerance_table, "holdouts": holdouts_table, "pairs": pairs_table,
-    "transfers": transfers_table}
+    "transfers": transfers_table, "selectivity": selectivity_table}
 #: the sections that repeat the stored results, rendered from a given registry
 FROM_REGISTRY: dict[str, Callable[[Path], str]] = {"pairs": pairs_table,
-                                                   "transfers": transfers_table}
+                                                   "transfers": transfers_table,
+                                                   "selectivity": selectivity_table}
 
 
 def render(text: str, source: str = "METHODOLOGY.md", registry: Path = REGISTRY) -> str:

@@ -31,11 +31,12 @@ from probebench.errors import InputError
 from probebench.evaluation.definitions import (
     DISTSHIFT_IMPUTE,
     EVALAWARE_IMPUTE,
+    EVALAWARE_SHARE,
     MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
 from probebench.evaluation.holdout import goodhart_value, retention, selectivity_share
-from probebench.evaluation.results import FlaggedOut, TransferOut
+from probebench.evaluation.results import FlaggedOut, PromptScores, SelectivityOut, TransferOut
 from probebench.licenses import license_kind, license_value
 from probebench.registry.store import ResultRecord
 from probebench.yamlsafe import load_yaml
@@ -43,7 +44,7 @@ from probebench.yamlsafe import load_yaml
 SPECS_DIR = Path(__file__).with_name("specs")
 MAX_WEIGHT = 0.30
 CLOSED_LICENSE_CEILING = 0.01
-DEFAULT_SPEC = "0.2.0"
+DEFAULT_SPEC = "0.3.0"
 #: value of an axis that is not measured yet
 UNMEASURED = 0.5
 
@@ -256,6 +257,244 @@ def _holdout_goodhart(records: Sequence[ResultRecord], license: str) -> AxisValu
     return AxisValue(clamp(_mean(values)), note="; ".join(sorted(notes)))
 
 
+#: the fewest items of each class a value needs (spec 0.3.0 on; METHODOLOGY.md, "Enough
+#: items behind a number"): below it the axis is imputed by its documented rule, flagged.
+#: At 10 per class an AUROC near 0.8 has a standard error near 0.1 (Hanley and McNeil
+#: 1982, ``hanley_mcneil_se``): a 95% interval about 0.4 wide, the coarsest a weighted
+#: axis may rest on.
+MIN_ITEMS_PER_CLASS = 10
+#: an interval from fewer items than this is marked as such on the site and in
+#: leaderboard.json (``AxisScore.few_items``)
+FEW_ITEMS = 20
+
+
+def hanley_mcneil_se(auroc: float, n_pos: int, n_neg: int) -> float:
+    """The standard error of an AUROC from ``n_pos`` and ``n_neg`` scores (Hanley and
+    McNeil 1982): what ``MIN_ITEMS_PER_CLASS`` is argued from.
+
+    >>> round(hanley_mcneil_se(0.8, 10, 10), 3), round(hanley_mcneil_se(0.8, 2, 2), 3)
+    (0.102, 0.254)
+    """
+    q1, q2 = auroc / (2 - auroc), 2 * auroc ** 2 / (1 + auroc)
+    var = (auroc * (1 - auroc) + (n_pos - 1) * (q1 - auroc ** 2)
+           + (n_neg - 1) * (q2 - auroc ** 2)) / (n_pos * n_neg)
+    return math.sqrt(var)
+
+
+def item_classes(pred: PromptScores) -> dict[int, frozenset[int]]:
+    """item -> the labels of its labelled prompts (a minimal pair holds both)."""
+    out: dict[int, set[int]] = {}
+    for item, label in zip(pred.items, pred.labels, strict=True):
+        out.setdefault(int(item), set()).add(int(label))
+    return {i: frozenset(labels) for i, labels in out.items()}
+
+
+def items_per_class(pred: PromptScores) -> dict[int, int]:
+    """label -> the test items holding a prompt of that label.
+
+    >>> p = PromptScores(prompt_ids=list("abcde"), items=[0, 0, 1, 1, 2],
+    ...                  labels=[1, 0, 1, 0, 1], probs=[0.5] * 5)
+    >>> items_per_class(p)
+    {0: 2, 1: 3}
+    """
+    counts: dict[int, int] = {}
+    for labels in item_classes(pred).values():
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def evalaware_items_per_class(pred: PromptScores) -> dict[int, int]:
+    """label -> the items of that label in the guard's least evaluation-like stratum:
+    ``evaluation.evalaware.stratified_least`` keeps ``max(1, m // EVALAWARE_SHARE)`` of
+    the m items of each label group (a minimal pair's group holds both labels), so the
+    counts follow from the stored predictions without the guard's ratings.
+
+    >>> p = PromptScores(prompt_ids=[str(i) for i in range(16)], items=[i // 2 for i in
+    ...                  range(16)], labels=[1, 0] * 8, probs=[0.5] * 16)
+    >>> evalaware_items_per_class(p)
+    {0: 2, 1: 2}
+    """
+    groups: dict[frozenset[int], int] = {}
+    for labels in item_classes(pred).values():
+        groups[labels] = groups.get(labels, 0) + 1
+    counts: dict[int, int] = {}
+    for labels, members in groups.items():
+        for label in labels:
+            counts[label] = counts.get(label, 0) + max(1, members // EVALAWARE_SHARE)
+    return dict(sorted(counts.items()))
+
+
+def _fewest(counts: Mapping[int, int]) -> int:
+    return min(counts.values()) if len(counts) >= 2 else 0
+
+
+def _evalaware_min_items(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Spec 0.3.0 on: the eval-awareness-corrected AUROC where the guard's stratum holds
+    at least ``MIN_ITEMS_PER_CLASS`` items of each class; else, like a missing guard,
+    ``EVALAWARE_IMPUTE`` x AUROC, flagged with the count."""
+    values, notes = [], []
+    for r in records:
+        corrected = r.result.evalaware_auroc
+        fewest = _fewest(evalaware_items_per_class(r.result.predictions))
+        if corrected.value is None or corrected.imputed:
+            notes.append(f"{r.result.id}: {EVALAWARE_IMPUTE:g} x AUROC (no guard)")
+        elif fewest < MIN_ITEMS_PER_CLASS:
+            notes.append(f"{r.result.id}: the guard's least evaluation-like stratum holds "
+                         f"{fewest} items of its smaller class, fewer than "
+                         f"{MIN_ITEMS_PER_CLASS}: {EVALAWARE_IMPUTE:g} x AUROC")
+        else:
+            values.append(corrected.value)
+            continue
+        values.append(EVALAWARE_IMPUTE * _discrimination_of(r))
+    return AxisValue(_mean(values), imputed=bool(notes), note="; ".join(notes))
+
+
+def transfer_judgment(value: TransferOut, n_per_class: int | None = None
+                      ) -> tuple[float | None, str | None]:
+    """Spec 0.3.0 on, one declared target: (what the transfer axis credits, why it is 0 or
+    not measured). The stored ratio counts only when the target AUROC's 95% interval lies
+    above the random-map control's AUROC (its lower bound strictly above it); otherwise
+    0, measured, with the reason. (None, why) when not measured, or from fewer than
+    ``MIN_ITEMS_PER_CLASS`` test items of a class (``n_per_class``)."""
+    if value.transfer is None:
+        return None, f"not measured: {value.note}"
+    if n_per_class is not None and n_per_class < MIN_ITEMS_PER_CLASS:
+        return None, (f"{n_per_class} test items of the smaller class, fewer than "
+                      f"{MIN_ITEMS_PER_CLASS}: too few to judge a transfer")
+    auroc, control = value.auroc, value.control_auroc
+    if auroc is None or auroc.value is None or auroc.ci_low is None or control is None:
+        return 0.0, "no target AUROC interval or no control map to compare it with"
+    shown = f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]"
+    if auroc.ci_low <= control:
+        return 0.0, (f"target AUROC {shown} does not lie above the random-map control's "
+                     f"{control:.3f}: not credited")
+    if value.transfer <= 0:
+        return 0.0, f"target AUROC {shown} is not above 0.5: the ratio is clamped at 0"
+    return clamp(value.transfer), None
+
+
+def _transfer_above_control(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Spec 0.3.0 on: the mean over every declared target of ``transfer_judgment`` (the
+    ratio only where the target's interval lies above its control); imputed
+    ``MAPPED_TRANSFER_IMPUTE`` when none is declared or measurable."""
+    judged = []
+    whys = set()
+    found = False
+    for r in records:
+        fewest = _fewest(items_per_class(r.result.predictions))
+        for v in r.result.transfer.values():
+            if not isinstance(v, TransferOut):
+                continue
+            found = True
+            credit, why = transfer_judgment(v, fewest)
+            if why:
+                whys.add(why if credit is None else f"{v.target}: {why}")
+            if credit is not None:
+                judged.append((v.target, credit))
+    if not judged:
+        why = "; ".join(sorted(whys)) if found else "no transfer target declared"
+        return AxisValue(MAPPED_TRANSFER_IMPUTE, imputed=True, note=why)
+    credited = sorted({t for t, c in judged if c > 0})
+    note = (f"mean credited transfer ratio to {', '.join(credited)}" if credited
+            else "; ".join(sorted(whys)))
+    return AxisValue(clamp(_mean([c for _, c in judged])), note=note)
+
+
+def baseline_share(record: ResultRecord) -> float | None:
+    """The share of the probe's AUROC above chance that its best baseline cannot match:
+    (AUROC - best baseline's AUROC) / (AUROC - 0.5), clamped to [0, 1]; the baseline's
+    AUROC held at its stored value. None when the AUROC is not above 0.5 or no baseline
+    has an AUROC."""
+    gap = record.result.baseline_gap
+    auroc = record.result.auroc.value
+    if gap is None or auroc is None or auroc <= 0.5:
+        return None
+    return clamp((auroc - gap.baseline_auroc) / (auroc - 0.5))
+
+
+def shown_share(selectivity: SelectivityOut | None, record: ResultRecord
+                ) -> tuple[float, str]:
+    """Spec 0.3.0's share for Goodhart resistance: the least of the selectivity share
+    (``holdout.selectivity_share``; 0 where the control cannot be computed: nothing is
+    shown) and the baseline share (``baseline_share``; 0 where not compared)."""
+    sel = selectivity_share(selectivity)
+    base = baseline_share(record)
+    notes = []
+    if sel is None:
+        notes.append("selectivity not measurable (degenerate control): share 0")
+    if base is None:
+        notes.append("baselines not compared: share 0")
+    return min(sel or 0.0, base or 0.0), "; ".join(notes)
+
+
+#: what "not shown to be selective" means, in one sentence (index, entry pages, METHODOLOGY)
+SELECTIVITY_READING = (
+    "Hewitt and Liang (2019): a probe of the same architecture, re-trained on a control "
+    "task whose labels are a fixed random function of word types, fits nearly as well, so "
+    "its accuracy may come from memorising words rather than from the property it claims")
+
+
+def selectivity_judgment(records: Mapping[str, ResultRecord]) -> tuple[bool | None, str]:
+    """(shown to be selective, why): True when on every task with a computable control
+    the selectivity's 95% interval lies above 0; False, naming the tasks, when on some it
+    does not; None when no task has a computable control (a degenerate control, or none
+    measured)."""
+    judged: dict[str, bool] = {}
+    for task, record in sorted(records.items()):
+        sel = record.result.selectivity
+        iv = sel.selectivity if sel is not None else None
+        if iv is None or iv.value is None or iv.ci_low is None or iv.ci_high is None:
+            continue
+        judged[task] = iv.ci_low > 0
+    if not judged:
+        return None, "no task has a computable control"
+    failing = [t for t, ok in judged.items() if not ok]
+    if not failing:
+        return True, ""
+    shown = ", ".join(
+        f"{t} {_sel_text(records[t].result.selectivity)}" for t in failing)
+    return False, f"selectivity interval not above 0 on {shown}"
+
+
+def _sel_text(sel: SelectivityOut | None) -> str:
+    assert sel is not None
+    iv = sel.selectivity
+    return f"{iv.value:.3f} [{iv.ci_low:.3f}, {iv.ci_high:.3f}]"
+
+
+def _goodhart_shown(records: Sequence[ResultRecord], license: str) -> AxisValue:
+    """Spec 0.3.0 on: per task, retention on the sealed holdout times ``shown_share``,
+    averaged; imputed 0.5 without a sealed-holdout result or with one from fewer than
+    ``MIN_ITEMS_PER_CLASS`` items of a class. A task whose control is degenerate, or an
+    entry that does not beat its baselines, gains nothing."""
+    values: list[float] = []
+    flags: list[str] = []
+    for record in records:
+        held = record.holdout
+        if held is None or held.auroc.value is None:
+            return AxisValue(UNMEASURED, imputed=True,
+                             note=f"no sealed-holdout result on {record.result.id} (the task "
+                                  "has no sealed generation, or the entry was evaluated "
+                                  "without the holdout key)")
+        if held.n_items < MIN_ITEMS_PER_CLASS:
+            return AxisValue(UNMEASURED, imputed=True,
+                             note=f"the sealed holdout of {record.result.id} holds "
+                                  f"{held.n_items} items, fewer than {MIN_ITEMS_PER_CLASS}")
+        retained = retention(held.auroc.value, _discrimination_of(record))
+        if retained is None:
+            values.append(0.0)
+            flags.append(f"{record.result.id}: no retention (AUROC not above 0.5)")
+            continue
+        share, why = shown_share(record.result.selectivity, record)
+        values.append(retained * share)
+        if why:
+            flags.append(f"{record.result.id}: {why}")
+    note = "retention x the least of the selectivity and baseline shares"
+    return AxisValue(clamp(_mean(values)), imputed=bool(flags),
+                     note="; ".join([note, *flags]))
+
+
 def _license_rules_text() -> str:
     parts = []
     for how, pattern, value in LICENSE_RULES:
@@ -320,6 +559,28 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
                f"**imputed {UNMEASURED:g}** when a task has no sealed-holdout result (no "
                "sealed generation, or evaluated without the holdout key)",
                _holdout_goodhart, "Goodhart resistance"),
+    AxisSource("evalaware_min_items",
+               "eval-awareness-corrected AUROC, as `evalaware_auroc`, where the guard's "
+               "least evaluation-like stratum holds at least "
+               f"{MIN_ITEMS_PER_CLASS} items of each class; **imputed {EVALAWARE_IMPUTE:g} × "
+               "AUROC**, flagged, below that, when the model has no guard, and for the guard "
+               "itself", _evalaware_min_items, "Eval-aware AUROC"),
+    AxisSource("transfer_above_control",
+               "mean over declared targets of the transfer ratio, as `mapped_transfer`, "
+               "credited only when the target AUROC's 95% interval lies above the random-map "
+               "control's AUROC (0, measured, with the reason, otherwise); **imputed "
+               f"{MAPPED_TRANSFER_IMPUTE:g}** when none is declared or measurable, or the task "
+               f"has fewer than {MIN_ITEMS_PER_CLASS} test items of a class",
+               _transfer_above_control, "Transfer"),
+    AxisSource("goodhart_shown",
+               "retention on the task's current sealed holdout, (holdout AUROC − 0.5) / "
+               "(AUROC − 0.5), times the least of the selectivity share, (accuracy − control "
+               "accuracy) / (accuracy − 0.5), and the baseline share, (AUROC − best baseline "
+               "AUROC) / (AUROC − 0.5), each clamped to [0, 1], averaged over the entry's "
+               "tasks; a share that cannot be computed (a degenerate control, baselines not "
+               "compared) counts 0, flagged; **imputed "
+               f"{UNMEASURED:g}** when a task has no sealed-holdout result or one from fewer "
+               f"than {MIN_ITEMS_PER_CLASS} items", _goodhart_shown, "Goodhart resistance"),
 )}
 
 
@@ -484,8 +745,11 @@ __all__ = [
     "AXES",
     "CLOSED_LICENSE_CEILING",
     "DEFAULT_SPEC",
+    "FEW_ITEMS",
     "LICENSE_RULES",
     "MAX_WEIGHT",
+    "MIN_ITEMS_PER_CLASS",
+    "SELECTIVITY_READING",
     "UNMEASURED",
     "Axis",
     "AxisSource",
@@ -497,13 +761,20 @@ __all__ = [
     "available_specs",
     "axis_caps",
     "axis_values",
+    "baseline_share",
     "cost_axis",
     "ece_axis",
     "efficiency_axis",
+    "evalaware_items_per_class",
+    "hanley_mcneil_se",
+    "items_per_class",
     "license_score",
     "load_probescore_spec",
     "parse_spec",
     "probescore",
     "probescore_batch",
+    "selectivity_judgment",
+    "shown_share",
+    "transfer_judgment",
     "transfer_reason",
 ]

@@ -40,7 +40,12 @@ ProbeScore, with the 30% cap applied inside the resample
   approximation: it ignores how such a number co-varies with the AUROC on one draw of
   items, and treats the entries' deviations as equal in z. A number without a CI is held.
   Goodhart resistance is then recomputed from the drawn holdout AUROC, the resampled test
-  AUROC and the drawn selectivity (its retention's denominator is the resampled AUROC).
+  AUROC and the drawn selectivity (its retention's denominator is the resampled AUROC);
+  from spec 0.3.0 its baseline share from the resampled AUROC, the best baseline's AUROC
+  held at its stored value. A transfer ratio's target AUROC is drawn with the same
+  deviates and its stored interval moved with it, so spec 0.3.0's rule (credited only
+  when that interval lies above the control's AUROC) is applied on every draw as at the
+  point.
 
 Axes without sampling uncertainty (cost, license, imputed constants) are held. Entries
 are ranked within each resample (1 = best; ties share the better rank). An entry's rank
@@ -76,10 +81,15 @@ from probebench.evaluation.metrics import (
 from probebench.evaluation.results import FlaggedOut, IntervalOut, TransferOut
 from probebench.leaderboard.probescore import (
     AXES,
+    FEW_ITEMS,
+    MIN_ITEMS_PER_CLASS,
     AxisValue,
     ProbeScoreSpec,
+    evalaware_items_per_class,
+    items_per_class,
     probescore,
     probescore_batch,
+    transfer_judgment,
 )
 from probebench.registry.store import ResultRecord
 from probebench.tasks.families import FAMILY_NAMES
@@ -131,6 +141,11 @@ class AxisInterval:
     @property
     def outside(self) -> bool:
         return outside(self.value, self.ci_low, self.ci_high)
+
+    @property
+    def few_items(self) -> bool:
+        """The interval rests on fewer than ``FEW_ITEMS`` test items (marked as such)."""
+        return self.n_items is not None and self.n_items < FEW_ITEMS
 
 
 @dataclass(frozen=True)
@@ -187,8 +202,9 @@ RANK_RESAMPLES = 200
 Z_975 = 1.959963984540054
 #: the source names of today's axes whose inputs carry sampling uncertainty (named in
 #: the zero-width note; ``HELD_SOURCES`` are the ones known not to)
-RESAMPLED_SOURCES = ("auroc", "evalaware_auroc", "distshift_auroc", "ece", "selectivity",
-                     "transfer", "mapped_transfer", "holdout_goodhart")
+RESAMPLED_SOURCES = ("auroc", "evalaware_auroc", "evalaware_min_items", "distshift_auroc",
+                     "ece", "selectivity", "transfer", "mapped_transfer",
+                     "transfer_above_control", "holdout_goodhart", "goodhart_shown")
 
 
 @dataclass
@@ -254,6 +270,9 @@ class _TaskDraws:
     holdout: np.ndarray | None = None
     #: target -> (the attribute drawn: a FlaggedOut's value, a TransferOut's transfer; draws)
     transfer: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    #: target -> a TransferOut's target AUROC, drawn with the ratio's deviates (its stored
+    #: interval moves with it: the 0.3.0 rule, interval above the control, per draw)
+    transfer_auroc: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def _measured(x: FlaggedOut | IntervalOut | None) -> bool:
@@ -319,6 +338,9 @@ def _task_draws(task: str, record: ResultRecord, counts: np.ndarray,
 
         out.transfer[target] = ("transfer", split_normal(
             ratio, as_ratio(target_auroc.ci_low), as_ratio(target_auroc.ci_high), z))
+        if target_auroc.value is not None:
+            out.transfer_auroc[target] = split_normal(
+                target_auroc.value, target_auroc.ci_low, target_auroc.ci_high, z)
     return out
 
 
@@ -346,14 +368,32 @@ def _record_at(record: ResultRecord, draws: _TaskDraws, b: int) -> ResultRecord:
             update={"value": float(draws.selectivity[b])})})
     if draws.transfer:
         update["transfer"] = {
-            k: v.model_copy(update={draws.transfer[k][0]: float(draws.transfer[k][1][b])})
-            if k in draws.transfer else v for k, v in t.transfer.items()}
+            k: _transfer_at(v, draws, k, b) if k in draws.transfer else v
+            for k, v in t.transfer.items()}
     outer: dict[str, Any] = {"result": t.model_copy(update=update)}
     if draws.holdout is not None and record.holdout is not None:
         held = record.holdout
         outer["holdout"] = held.model_copy(update={"auroc": held.auroc.model_copy(
             update={"value": float(draws.holdout[b])})})
     return record.model_copy(update=outer)
+
+
+def _transfer_at(value: TransferOut | FlaggedOut, draws: _TaskDraws, target: str,
+                 b: int) -> TransferOut | FlaggedOut:
+    """One stored transfer on resample ``b``: the drawn ratio (or Pearson r); for a
+    TransferOut also the drawn target AUROC, its interval moved by as much (so spec
+    0.3.0's rule, the interval above the control, is applied per draw)."""
+    attr, drawn = draws.transfer[target]
+    update: dict[str, Any] = {attr: float(drawn[b])}
+    if isinstance(value, TransferOut) and target in draws.transfer_auroc \
+            and value.auroc is not None and value.auroc.value is not None:
+        at = float(draws.transfer_auroc[target][b])
+        shift = at - value.auroc.value
+        update["auroc"] = value.auroc.model_copy(update={
+            "value": at,
+            "ci_low": None if value.auroc.ci_low is None else value.auroc.ci_low + shift,
+            "ci_high": None if value.auroc.ci_high is None else value.auroc.ci_high + shift})
+    return value.model_copy(update=update)
 
 
 #: how a measured eval-aware AUROC's note begins: "N of M items rated least
@@ -378,6 +418,16 @@ def axis_items(source: str, records: Sequence[ResultRecord]) -> int | None:
     constant, an imputed transfer or Goodhart value)."""
     if source in ("auroc", "ece", "distshift_auroc"):
         return sum(r.result.n_items for r in records)
+    if source == "evalaware_min_items":
+        total = 0
+        for r in records:
+            flagged = r.result.evalaware_auroc
+            kept = evalaware_items_per_class(r.result.predictions)
+            enough = min(kept.values(), default=0) >= MIN_ITEMS_PER_CLASS
+            found = (_OF_ITEMS.match(flagged.note) if enough and not flagged.imputed
+                     and flagged.value is not None else None)
+            total += int(found.group(1)) if found else r.result.n_items
+        return total
     if source == "evalaware_auroc":
         total = 0
         for r in records:
@@ -386,11 +436,17 @@ def axis_items(source: str, records: Sequence[ResultRecord]) -> int | None:
                      if not flagged.imputed and flagged.value is not None else None)
             total += int(found.group(1)) if found else r.result.n_items
         return total
+    if source == "transfer_above_control":
+        judged = [r.result.n_items for r in records if any(
+            isinstance(v, TransferOut) and transfer_judgment(
+                v, min(items_per_class(r.result.predictions).values(), default=0))[0]
+            is not None for v in r.result.transfer.values())]
+        return sum(judged) if judged else None
     if source in ("transfer", "mapped_transfer"):
         measured = [r.result.n_items for r in records
                     if any(_transfer_measured(source, v) for v in r.result.transfer.values())]
         return sum(measured) if measured else None
-    if source == "holdout_goodhart":
+    if source in ("holdout_goodhart", "goodhart_shown"):
         held = [r.holdout.n_items for r in records
                 if r.holdout is not None and r.holdout.auroc.value is not None]
         return sum(held) if held and len(held) == len(records) else None
@@ -412,7 +468,7 @@ def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
         src = axis.source
         if src in ("auroc", "ece"):
             out.add(src)
-        elif src == "evalaware_auroc":
+        elif src in ("evalaware_auroc", "evalaware_min_items"):
             if any(d.evalaware is not None or records[t].result.evalaware_auroc.imputed
                    or records[t].result.evalaware_auroc.value is None
                    for t, d in draws.items()):
@@ -421,10 +477,10 @@ def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
             if any(d.distshift is not None or records[t].result.distshift_auroc.value is None
                    for t, d in draws.items()):
                 out.add(src)
-        elif src in ("transfer", "mapped_transfer"):
+        elif src in ("transfer", "mapped_transfer", "transfer_above_control"):
             if any(d.transfer for d in draws.values()):
                 out.add(src)
-        elif src == "holdout_goodhart":
+        elif src in ("holdout_goodhart", "goodhart_shown"):
             if all(d.holdout is not None for d in draws.values()):
                 out.add(src)
         elif src not in HELD_SOURCES:

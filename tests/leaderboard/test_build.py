@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,23 @@ import pytest
 
 from probebench.cli import main
 from probebench.evaluation.results import TransferOut
-from probebench.leaderboard.build import BuildSummary, build_leaderboard, page_name
-from probebench.leaderboard.probescore import load_probescore_spec
+from probebench.leaderboard.build import (
+    BuildSummary,
+    _entry_score,
+    build_leaderboard,
+    page_name,
+    rank_entries,
+    score_entries,
+    select_entries,
+)
+from probebench.leaderboard.probescore import (
+    FEW_ITEMS,
+    MIN_ITEMS_PER_CLASS,
+    evalaware_items_per_class,
+    items_per_class,
+    load_probescore_spec,
+)
+from probebench.leaderboard.ranks import RANK_RESAMPLES
 from probebench.registry.store import ResultHistory, latest_results, result_path
 from probebench.tasks.catalog import TaskCatalog
 from tests.registry_fixture import synthetic_registry
@@ -280,14 +296,20 @@ def _ratio(auroc: float, source: float) -> float:
     return min(1.0, max(0.0, (auroc - 0.5) / (source - 0.5)))
 
 
-def test_the_transfer_axis_moves_in_the_resample_where_a_transfer_is_stored(
-        reference: tuple[dict[str, Any], BuildSummary]) -> None:
-    """Every entry with a stored transfer ratio whose target AUROC's interval spans more
-    than one ratio has a transfer axis that varies over the draws (it was 0 in every
-    draw when a stand-in record failed the axis's ``isinstance`` test), and publishes
-    each target's AUROC interval, its control AUROC and, where the axis is 0, why."""
-    board, _ = reference
-    spec = load_probescore_spec(board["spec_version"])
+def test_the_transfer_axis_moves_in_the_resample_where_a_transfer_is_stored() -> None:
+    """Spec 0.2.0 (the raw ratio, kept computable): every entry with a stored transfer
+    ratio whose target AUROC's interval spans more than one ratio has a transfer axis
+    that varies over the draws (it was 0 in every draw when a stand-in record failed the
+    axis's ``isinstance`` test), and publishes each target's AUROC interval, its control
+    AUROC and, where the axis is 0, why."""
+    catalog = TaskCatalog.for_repo(REFERENCE.parent)
+    spec = load_probescore_spec("0.2.0")
+    selection = select_entries(REFERENCE, catalog)
+    scores = score_entries(REFERENCE, selection, spec)
+    ranks = rank_entries(selection, scores, spec, n_resamples=RANK_RESAMPLES, seed=0)
+    board = {"probescores": [
+        _entry_score(spec, e, selection, scores.breakdowns[e.id], ranks.entries[e.id])
+        .model_dump() for e in selection.entries if e.id in ranks.entries]}
     name = next(a.name for a in spec.axes if a.source == "mapped_transfer")
     with_transfer = 0
     for score in board["probescores"]:
@@ -314,6 +336,37 @@ def test_the_transfer_axis_moves_in_the_resample_where_a_transfer_is_stored(
         else:
             assert axis["reason"] is None
     assert with_transfer >= 15
+
+
+def test_transfer_is_credited_only_above_its_control(
+        reference: tuple[dict[str, Any], BuildSummary]) -> None:
+    """Spec 0.3.0 (the default): in the built leaderboard.json no entry with a target
+    AUROC interval that reaches its control's AUROC has a non-zero transfer axis, every
+    target that is not credited says why, and a credited one has no reason."""
+    board, _ = reference
+    assert board["spec_version"] == "0.3.0"
+    name = "cross_model_transfer"
+    credited = 0
+    for score in board["probescores"]:
+        axis = score["axes"][name]
+        targets = axis["targets"]
+        reaching = [t for t in targets if t["auroc_ci_low"] is not None
+                    and t["control_auroc"] is not None
+                    and t["auroc_ci_low"] <= t["control_auroc"]]
+        if targets and len(reaching) == len(targets):
+            assert axis["value"] == 0, score["entry_id"]
+            assert axis["reason"], score["entry_id"]
+        for t in targets:
+            if t in reaching:
+                assert t["reason"] and ("does not lie above" in t["reason"]
+                                        or "too few to judge" in t["reason"]), t
+            elif t["reason"] is None:
+                credited += 1
+                assert t["transfer"] > 0
+        if axis["value"] == 0:
+            assert axis["reason"], score["entry_id"]
+    # anaphor, det-noun (MiniLM), irregular-sv, npi-orc and the guard keep theirs
+    assert credited >= 5
 
 
 def test_a_point_outside_its_interval_is_marked_and_the_site_still_builds(
@@ -352,3 +405,68 @@ def test_a_point_outside_its_interval_is_marked_and_the_site_still_builds(
     others = [s for s in board["probescores"] if not s["outside"]]
     assert others and all("outside-mark" not in (out / page_name(s["entry_id"])).read_text(
         "utf-8") for s in others)
+
+
+def test_no_axis_rests_on_fewer_items_than_its_minimum_without_a_flag(
+        reference: tuple[dict[str, Any], BuildSummary]) -> None:
+    """Spec 0.3.0: an eval-aware AUROC from a guard stratum with fewer than 10 items of a
+    class is imputed and flagged (number-prep's was 1.000 [1.000, 1.000] from 2 of its 8
+    items), a transfer on a task with fewer than 10 items of a class is imputed, and every
+    interval from fewer than 20 items carries ``few_items``."""
+    board, _ = reference
+    for score in board["probescores"]:
+        records = latest_results(REFERENCE, score["entry_id"])
+        for name, axis in score["axes"].items():
+            n = axis["n_items"]
+            assert axis["few_items"] == (n is not None and n < FEW_ITEMS), (score, name)
+        evalaware = score["axes"]["auroc_evalaware"]
+        for task in score["tasks"]:
+            kept = evalaware_items_per_class(records[task].result.predictions)
+            if min(kept.values()) < MIN_ITEMS_PER_CLASS:
+                assert evalaware["imputed"] and (f"fewer than {MIN_ITEMS_PER_CLASS}"
+                                                 in evalaware["note"]
+                                                 or "no guard" in evalaware["note"]
+                                                 or "guard of" in evalaware["note"]), score
+            fewest = min(items_per_class(records[task].result.predictions).values())
+            transfer = score["axes"]["cross_model_transfer"]
+            if fewest < MIN_ITEMS_PER_CLASS and len(score["tasks"]) == 1:
+                assert transfer["imputed"] and transfer["value"] == 0, score["entry_id"]
+    prep = next(s for s in board["probescores"]
+                if s["entry_id"] == "probebench/syntaxgym-number-prep-smollm2-135m-l15-v2")
+    evalaware = prep["axes"]["auroc_evalaware"]
+    assert evalaware["imputed"] and evalaware["few_items"]
+    assert (evalaware["value"], evalaware["ci_low"], evalaware["ci_high"]) != (1.0, 1.0, 1.0)
+    assert evalaware["ci_low"] < evalaware["ci_high"]
+
+
+def test_entries_not_shown_to_be_selective_carry_the_mark(
+        reference: tuple[dict[str, Any], BuildSummary], tmp_path: Path) -> None:
+    """Every ranked entry whose selectivity interval is not above 0 (on a task with a
+    computable control) is ``selective: false`` in leaderboard.json and carries "not shown
+    to be selective" in its index row and on its entry page; one shown selective does
+    not."""
+    board, _ = reference
+    out = tmp_path / "site"
+    build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    index = (out / "index.html").read_text()
+    rows = {m.group(1): m.group(0) for m in re.finditer(
+        r'<tr data-entry="([^"]+)".*?</tr>', index, re.DOTALL)}
+    marked = 0
+    for score in board["probescores"]:
+        records = latest_results(REFERENCE, score["entry_id"])
+        sels = [records[t].result.selectivity for t in score["tasks"]]
+        lows = [s.selectivity.ci_low for s in sels
+                if s is not None and s.selectivity.ci_low is not None]
+        expected = None if not lows else all(low > 0 for low in lows)
+        assert score["selective"] is expected, score["entry_id"]
+        page = (out / page_name(score["entry_id"])).read_text()
+        if expected is False:
+            assert "not shown to be selective" in page
+            if score["entry_id"] in rows:
+                assert "not shown to be selective" in rows[score["entry_id"]]
+                marked += 1
+        else:
+            assert "not shown to be selective" not in page
+            if score["entry_id"] in rows:
+                assert "not shown to be selective" not in rows[score["entry_id"]]
+    assert marked >= 5  # every ranked verb-grammar entry, at least

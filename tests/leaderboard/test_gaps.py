@@ -279,8 +279,10 @@ def test_a_score_interval_has_zero_width_only_when_nothing_varies() -> None:
     assert (a.rank, a.best, a.worst) == (b.rank, b.best, b.worst) == (1, 1, 1)
     # the ProbeScore moves by the eval-aware axis alone, whose draws span the stored CI:
     # the interval's ends are the ProbeScores at the CI's ends (the cap included)
+    source = next(x.source for x in spec.axes if x.name == "auroc_evalaware")
+
     def at(value: float) -> float:
-        values = {**moving.values, "evalaware_auroc": AxisValue(value)}
+        values = {**moving.values, source: AxisValue(value)}
         return probescore(spec, values).total
 
     assert (a.score_low, a.score_high) == pytest.approx((at(0.7), at(0.85)), abs=4e-3)
@@ -379,7 +381,7 @@ def test_every_result_carries_its_gap(board: tuple[Path, dict[str, Any]]) -> Non
 
     out, doc = board
     jsonschema.validate(doc, json.loads((out / "leaderboard.schema.json").read_text()))
-    assert doc["schema_version"] == "2"
+    assert doc["schema_version"] == "3"
     for row in doc["results"]:
         if row["guard"]:
             continue

@@ -11,9 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from probebench.errors import InputError
-from probebench.evaluation.results import FlaggedOut, IntervalOut, PromptScores
+from probebench.evaluation.results import (
+    BaselineGapOut,
+    FlaggedOut,
+    HoldoutOut,
+    IntervalOut,
+    PromptScores,
+    SelectivityOut,
+    TransferOut,
+)
 from probebench.leaderboard.probescore import (
     CLOSED_LICENSE_CEILING,
+    MIN_ITEMS_PER_CLASS,
     AxisValue,
     apply_cap,
     available_specs,
@@ -21,19 +30,29 @@ from probebench.leaderboard.probescore import (
     cost_axis,
     ece_axis,
     efficiency_axis,
+    evalaware_items_per_class,
     license_score,
     load_probescore_spec,
     parse_spec,
     probescore,
     probescore_batch,
+    selectivity_judgment,
+    transfer_judgment,
 )
 from probebench.registry.store import ResultRecord
 from tests.registry_fixture import synthetic_record, synthetic_result
 
 
 def test_specs_load_and_normalise() -> None:
-    assert available_specs() == ["0.0.1", "0.0.2", "0.1.0", "0.2.0"]
-    assert load_probescore_spec().version == "0.2.0"
+    assert available_specs() == ["0.0.1", "0.0.2", "0.1.0", "0.2.0", "0.3.0"]
+    assert load_probescore_spec().version == "0.3.0"
+    v5 = load_probescore_spec("0.3.0")
+    assert {a.name: a.source for a in v5.axes} == {
+        "auroc": "auroc", "auroc_evalaware": "evalaware_min_items",
+        "distshift_robustness": "distshift_auroc", "ece_calibration": "ece",
+        "cross_model_transfer": "transfer_above_control", "inference_efficiency": "flops",
+        "license_score": "license", "goodhart_resistance": "goodhart_shown"}
+    assert v5.normalised() == load_probescore_spec("0.2.0").normalised()
     v4 = load_probescore_spec("0.2.0")
     assert {a.name: a.source for a in v4.axes}["cross_model_transfer"] == "mapped_transfer"
     v3 = load_probescore_spec("0.1.0")
@@ -332,3 +351,110 @@ def test_a_spec_holds_weights_and_sources_only() -> None:
     with pytest.raises(InputError, match="known sources: auroc, evalaware_auroc"):
         parse_spec({"version": "x", "axes": {"ece": {"weight": 0.1, "source": "calib"}}},
                    "s.yaml")
+
+
+def _iv(value: float, low: float | None = None, high: float | None = None) -> IntervalOut:
+    return IntervalOut(value=value, ci_low=low, ci_high=high, resamples=100, dropped=0)
+
+
+def _transfer(auroc: float, low: float, high: float, control: float,
+              source: float = 0.8) -> TransferOut:
+    return TransferOut(target="minilm-l6@4:token_avg", auroc=_iv(auroc, low, high),
+                       source_auroc=source, transfer=max(0.0, (auroc - 0.5) / (source - 0.5)),
+                       map_r2=0.4, alpha=10.0, control_auroc=control, control_transfer=0.0,
+                       control_r2=-0.5, corpus_sha256="ef" * 32, note="measured")
+
+
+def test_transfer_counts_only_when_its_interval_lies_above_the_control() -> None:
+    """The ratio when the target AUROC's interval lies strictly above the control's
+    AUROC; 0 with the reason when it reaches it (low bound equal or below); not judged
+    from fewer than 10 items of a class."""
+    above = _transfer(0.65, 0.6, 0.7, control=0.5)
+    credit, why = transfer_judgment(above, 40)
+    assert credit == pytest.approx(0.5) and why is None
+    reaching = _transfer(0.537, 0.498, 0.578, control=0.501)   # verb l15-v2's numbers
+    credit, why = transfer_judgment(reaching, 100)
+    assert credit == 0.0 and why is not None and "does not lie above" in why
+    equal = _transfer(0.523, 0.504, 0.542, control=0.504)      # det-noun's: low = control
+    assert transfer_judgment(equal, 100)[0] == 0.0
+    assert transfer_judgment(above, MIN_ITEMS_PER_CLASS - 1)[0] is None
+    # the axis: the mean of the judged targets over the tasks, the reason when it is 0
+    rec = _record(0.8)
+    with_reaching = rec.model_copy(update={"result": rec.result.model_copy(
+        update={"transfer": {"t": reaching}})})
+    with_above = rec.model_copy(update={"result": rec.result.model_copy(
+        update={"transfer": {"t": above}})})
+    values = axis_values({"a": with_reaching}, "MIT")
+    assert values["transfer_above_control"].value == 0.0
+    assert "does not lie above" in values["transfer_above_control"].note
+    assert values["mapped_transfer"].value == pytest.approx(reaching.transfer)  # 0.2.0
+    both = axis_values({"a": with_reaching, "b": with_above}, "MIT")
+    assert both["transfer_above_control"].value == pytest.approx(0.25)
+
+
+def test_the_eval_aware_axis_needs_ten_items_of_each_class_in_the_stratum() -> None:
+    """A measured eval-aware AUROC from a stratum of 2 items per class (8 minimal pairs:
+    a quarter is 2) is imputed 0.85 x AUROC with the count; from 60 pairs (15 per class)
+    it counts."""
+    rec = _record(0.7, evalaware=1.0)
+    assert evalaware_items_per_class(rec.result.predictions) == {0: 15, 1: 15}
+    assert axis_values({"a": rec}, "MIT")["evalaware_min_items"].value == 1.0
+    pairs = 8
+    small = rec.result.model_copy(update={"predictions": PromptScores(
+        prompt_ids=[f"p{i}" for i in range(2 * pairs)], items=[i // 2 for i in range(2 * pairs)],
+        labels=[1, 0] * pairs, probs=[0.6, 0.4] * pairs)})
+    few = rec.model_copy(update={"result": small})
+    value = axis_values({"a": few}, "MIT")["evalaware_min_items"]
+    assert value.imputed and value.value == pytest.approx(0.85 * 0.7)
+    assert "holds 2 items of its smaller class, fewer than 10" in value.note
+    assert axis_values({"a": few}, "MIT")["evalaware_auroc"].value == 1.0  # 0.2.0's source
+
+
+def _held(record: ResultRecord, holdout: float, *, selectivity: float | None,
+          baseline: float) -> ResultRecord:
+    auroc = record.result.auroc.value
+    assert auroc is not None
+    sel = None if selectivity is None else SelectivityOut(
+        accuracy=_iv(0.8, 0.75, 0.85), control_accuracy=_iv(0.8 - selectivity),
+        selectivity=_iv(selectivity, selectivity - 0.05, selectivity + 0.05),
+        control_positive_rate=0.5, note="")
+    gap = BaselineGapOut(value=auroc - baseline, ci_low=auroc - baseline - 0.05,
+                         ci_high=auroc - baseline + 0.05, resamples=100, dropped=0,
+                         baseline="random_features", baseline_auroc=baseline)
+    held = HoldoutOut(generation=1, commitment="ab" * 32, n_items=120, n_labelled_prompts=240,
+                      auroc=_iv(holdout, holdout - 0.05, holdout + 0.05), test_auroc=auroc,
+                      retention=(holdout - 0.5) / (auroc - 0.5), minimum_detectable_drop=None)
+    return record.model_copy(update={"holdout": held, "result": record.result.model_copy(
+        update={"selectivity": sel, "baseline_gap": gap})})
+
+
+def test_goodhart_gains_nothing_from_a_degenerate_control_or_a_failed_baseline() -> None:
+    """0.3.0: retention x the least of the selectivity and baseline shares. A degenerate
+    control (no selectivity) counts 0 (0.2.0 gave retention alone), and so does a best
+    baseline at or above the probe's AUROC (npi-orc's case)."""
+    base = _record(0.9)
+    good = _held(base, 0.8, selectivity=0.2, baseline=0.6)
+    v = axis_values({"a": good}, "MIT")
+    retained = (0.8 - 0.5) / (0.9 - 0.5)
+    share = min(0.2 / (0.8 - 0.5), (0.9 - 0.6) / (0.9 - 0.5))
+    assert v["goodhart_shown"].value == pytest.approx(retained * share)
+    assert not v["goodhart_shown"].imputed
+    degenerate = _held(base, 0.8, selectivity=None, baseline=0.6)
+    v = axis_values({"a": degenerate}, "MIT")
+    assert v["goodhart_shown"].value == 0.0 and v["goodhart_shown"].imputed
+    assert "degenerate control" in v["goodhart_shown"].note
+    assert v["holdout_goodhart"].value == pytest.approx(retained)  # 0.2.0: retention alone
+    failing = _held(base, 0.8, selectivity=0.2, baseline=0.95)
+    assert axis_values({"a": failing}, "MIT")["goodhart_shown"].value == 0.0
+
+
+def test_selectivity_is_shown_only_when_every_interval_lies_above_zero() -> None:
+    base = _record(0.9)
+    shown = _held(base, 0.8, selectivity=0.2, baseline=0.6)      # [0.15, 0.25]
+    unshown = _held(base, 0.8, selectivity=0.03, baseline=0.6)   # [-0.02, 0.08]
+    none = _held(base, 0.8, selectivity=None, baseline=0.6)
+    assert selectivity_judgment({"a": shown}) == (True, "")
+    judged, why = selectivity_judgment({"a": shown, "b": unshown})
+    assert judged is False and why.startswith("selectivity interval not above 0 on b 0.030")
+    assert selectivity_judgment({"a": none})[0] is None
+    assert selectivity_judgment({"a": shown, "b": none})[0] is True
