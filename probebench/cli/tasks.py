@@ -6,10 +6,15 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probebench.cli.common import add_workspace_options, workspace
 from probebench.errors import InputError
 from probebench.tasks.catalog import TaskCatalog
+
+if TYPE_CHECKING:
+    from probebench.tasks.spec import TaskSpec
+    from probebench.tasks.verbs.checks import VerbCheckReport
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -138,45 +143,81 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verb_files(catalog: TaskCatalog) -> tuple[dict[str, Path], str]:
+def _verb_tasks(catalog: TaskCatalog, task: str | None) -> list[TaskSpec]:
+    """The verbs tasks an action reads: ``task``, or every one of the catalog."""
     verbs = catalog.with_format("verbs")
     if not verbs:
         raise InputError(f"{catalog.describe()} registers no verb-grammar task")
-    return catalog.files_of(verbs[0]), verbs[0].id
+    if task is None:
+        return verbs
+    chosen = [spec for spec in verbs if spec.id == task]
+    if not chosen:
+        raise InputError(f"{task!r} is not a verb-grammar task of {catalog.describe()}; "
+                         f"its verbs tasks: {', '.join(spec.id for spec in verbs)}")
+    return chosen
+
+
+def _print_verb_report(name: str, report: VerbCheckReport, mode: str) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    print(f"{name}: {counts} lines; two right answers: {mode} (options.ambiguity_check)")
+    for key in ("language", "regularity", "tense", "person", "reason_code"):
+        values = ", ".join(f"{k} {v}" for k, v in sorted(report.coverage.get(key, {}).items()))
+        print(f"  {key:<12} {values}")
+    for warning in report.warnings:
+        print(f"  WARN  {warning}")
+    for failure in report.failures:
+        print(f"  FAIL  {failure}")
+    if report.warnings:
+        print(f"  {len(report.warnings)} warning(s): second right answers, listed but not "
+              "failed because the task is frozen; deprecate their lines in a new version")
 
 
 def cmd_check_verbs(args: argparse.Namespace) -> int:
-    from probebench.tasks.families.verbs.format import verb_files
+    from probebench.tasks.families.verbs.format import ambiguity_mode, verb_files
     from probebench.tasks.verbs.checks import check_verbs
 
-    files, task_id = _verb_files(workspace(args).catalog)
-    report = check_verbs(verb_files(files))
-    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
-    print(f"{task_id}: {counts} lines")
-    for name in ("language", "regularity", "tense", "person", "reason_code"):
-        values = ", ".join(f"{k} {v}" for k, v in sorted(report.coverage.get(name, {}).items()))
-        print(f"  {name:<12} {values}")
-    for failure in report.failures:
-        print(f"  FAIL  {failure}")
-    print("all checks pass" if report.ok else f"{len(report.failures)} check(s) failed")
-    return 0 if report.ok else 1
+    catalog = workspace(args).catalog
+    failed = 0
+    for spec in _verb_tasks(catalog, args.task):
+        mode = ambiguity_mode(spec)
+        files = catalog.files_of(spec)
+        report = check_verbs(verb_files(files), ambiguity=mode)
+        _print_verb_report(spec.id, report, mode)
+        failed += len(report.failures)
+        for holdout in spec.holdouts:
+            if "adversarial" not in holdout.files:
+                continue  # a generated holdout: its per-line rules are checked on loading
+            held = {**files, **{role: catalog.root_of(spec.id) / rel
+                                for role, rel in holdout.files.items()}}
+            report = check_verbs(verb_files(held), ambiguity=mode)
+            own = tuple(str(held[role]) for role in holdout.files)
+            # train/val lines were listed with the task: a holdout's report lists its own
+            report.warnings = [w for w in report.warnings if w.startswith(own)]
+            _print_verb_report(f"{spec.id} holdout v{holdout.version}", report, mode)
+            failed += len(report.failures)
+    print("all checks pass" if not failed else f"{failed} check(s) failed")
+    return 0 if not failed else 1
 
 
 def cmd_generate_verbs(args: argparse.Namespace) -> int:
+    from probebench.tasks.families.verbs.format import ambiguity_mode
     from probebench.tasks.verbs.generator import write_holdout, write_train_val
 
-    files, _ = _verb_files(workspace(args).catalog)
+    catalog = workspace(args).catalog
+    spec = _verb_tasks(catalog, args.task)[0]
+    files, single = catalog.files_of(spec), ambiguity_mode(spec) == "error"
     if args.holdout:
-        path = write_holdout(files, seed=args.seed, n=args.holdout, out=args.out)
-        print(f"wrote {args.holdout} holdout sentences to {path} (seed {args.seed}); "
-              "register them under the task's holdouts with the hashes `probebench tasks "
-              "hash` prints")
+        path = write_holdout(files, seed=args.seed, n=args.holdout, out=args.out,
+                             single_answer=single)
+        print(f"wrote {args.holdout} holdout sentences of {spec.id} to {path} (seed "
+              f"{args.seed}); register them under the task's holdouts with the hashes "
+              "`probebench tasks hash` prints")
         return 0
     train, val = write_train_val(files, seed=args.seed, n_train=args.train, n_val=args.val,
-                                 out=args.out)
+                                 out=args.out, single_answer=single)
     counts = [len(p.read_text("utf-8").splitlines()) for p in (train, val)]
-    print(f"wrote {counts[0]} train and {counts[1]} val sentences to {train.parent} "
-          f"(seed {args.seed})")
+    print(f"wrote {counts[0]} train and {counts[1]} val sentences of {spec.id} to "
+          f"{train.parent} (seed {args.seed})")
     return 0
 
 
@@ -266,17 +307,27 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     remove.add_argument("--from", dest="from_file", type=Path, required=True,
                         metavar="TASKS_YAML",
                         help="the tasks file to remove it from (or its folder)")
-    action("check-verbs", cmd_check_verbs,
-           help="every rule of the verb-grammar set: fields, coverage, leakage",
-           description="Validate the verb-grammar files: fields and value sets, expected "
-                       "among the candidates, forms against the verb tables, unique ids, "
-                       "coverage minimums and train/val leakage. Exit 1 on any failure, "
-                       "naming the line.")
+    check = action("check-verbs", cmd_check_verbs,
+                   help="every rule of the verb-grammar set: fields, coverage, leakage, "
+                        "one right answer",
+                   description="Validate the files of every verb-grammar task (and of its "
+                               "hand-written holdouts): fields and value sets, expected among "
+                               "the candidates, forms against the verb tables, unique ids, "
+                               "coverage minimums, train/val leakage, and lines with two right "
+                               "answers (a failure where the task's options.ambiguity_check is "
+                               "error, as in verb_grammar_v2; a WARN line in the frozen "
+                               "verb_grammar). Exit 1 on any failure, naming the line.")
+    check.add_argument("--task", default=None, metavar="TASK",
+                       help="check this verbs task only (default: every verbs task)")
     gen = action("generate-verbs", cmd_generate_verbs,
                  help="write the deterministic train/val sentences",
-                 description="Generate the verb-grammar train and val files; the same --seed "
-                             "gives byte-identical files. Sentences that leak into the test "
-                             "set are skipped.")
+                 description="Generate a verb-grammar task's train and val files; the same "
+                             "--seed gives byte-identical files. Sentences that leak into the "
+                             "test set are skipped, and, where the task's "
+                             "options.ambiguity_check is error, sentences with two right "
+                             "answers.")
+    gen.add_argument("--task", default=None, metavar="TASK",
+                     help="the verbs task (default: the first registered, verb_grammar)")
     gen.add_argument("--seed", type=int, default=42, help="random seed (default: %(default)s)")
     gen.add_argument("--train", type=int, default=1600,
                      help="train sentences (default: %(default)s)")

@@ -263,7 +263,7 @@ def _holdout_goodhart(records: Sequence[ResultRecord], license: str) -> AxisValu
 #: 1982, ``hanley_mcneil_se``): a 95% interval about 0.4 wide, the coarsest a weighted
 #: axis may rest on.
 MIN_ITEMS_PER_CLASS = 10
-#: an interval from fewer items than this is marked as such on the site and in
+#: an interval from fewer items than this is marked as such on the leaderboard and in
 #: leaderboard.json (``AxisScore.few_items``)
 FEW_ITEMS = 20
 

@@ -172,7 +172,8 @@ def test_check_verbs_cli(files: VerbFiles, tmp_path: Path,
         "data/verbs/", "verbs/")
     (tmp_path / "tasks.yaml").write_text(tasks)
     _edit("probes", 0, expected="walking2")(files)
-    assert main(["tasks", "--tasks-file", str(tmp_path / "tasks.yaml"), "check-verbs"]) == 1
+    assert main(["tasks", "--tasks-file", str(tmp_path / "tasks.yaml"), "check-verbs",
+                 "--task", "verb_grammar"]) == 1
     assert "FAIL  " in capsys.readouterr().out
 
 

@@ -3,6 +3,13 @@
 Each failure names the offending file and line. The task refuses to load while any
 check fails. Deprecated items are kept and checked for form, but count toward neither
 coverage nor metrics.
+
+One rule depends on the task: a line with two right answers (a second candidate that
+its sentence also takes, :mod:`probebench.tasks.verbs.ambiguity`). With
+``ambiguity="error"`` (a task's ``options: {ambiguity_check: error}``, as
+``verb_grammar_v2`` sets) such a live line is a failure; with ``"warn"`` (the default,
+for the frozen ``verb_grammar``, whose files may not change) it is listed as a warning
+and the task still loads. Deprecated and ``ambiguous`` lines are exempt.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from probebench.errors import InputError
+from probebench.tasks.verbs.ambiguity import second_answers
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import (
     BLANK,
@@ -34,6 +42,8 @@ MIN_ADVERSARIAL = 20
 MIN_PER_REGULAR_VERB = 1
 MIN_PER_IRREGULAR_VERB = 2
 ADVERSARIAL_PER_CATEGORY = (3, 5)
+#: what a line with two right answers is: a failure, or a warning (a frozen task)
+AMBIGUITY_MODES = ("error", "warn")
 
 
 @dataclass
@@ -49,6 +59,8 @@ class VerbFiles:
 @dataclass
 class VerbCheckReport:
     failures: list[str] = field(default_factory=list)
+    #: lines with two right answers, in a task that lists them rather than failing
+    warnings: list[str] = field(default_factory=list)
     coverage: dict[str, Counter[str]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -100,7 +112,36 @@ def check_line(line: Line, tables: VerbTables) -> list[str]:
     if item.category == "adversarial" and item.reason_code not in REASON_CODES:
         out.append(f"{where}: adversarial lines need a reason_code in "
                    f"{', '.join(REASON_CODES)}; found {item.reason_code!r}")
+    for name in ("deprecation_reason", "replaced_by"):
+        if getattr(item, name) is not None and not item.deprecated:
+            out.append(f"{where}: {name} is for deprecated lines; this one is live")
     return out
+
+
+def check_single_answer(line: Line, tables: VerbTables) -> list[str]:
+    """A live line whose sentence takes a second candidate too (none for deprecated or
+    ``ambiguous`` lines): one message per second right answer."""
+    return [f"{line.where}: two right answers: {found.describe()}"
+            for found in second_answers(line.item, tables)]
+
+
+def _check_replacements(lines: Sequence[Line], report: VerbCheckReport) -> None:
+    """``replaced_by`` names a live line of the same verb, tense and person, so the
+    replacement keeps the coverage of the line it replaces."""
+    by_id = {ln.item.id: ln.item for ln in lines}
+    for line in lines:
+        item = line.item
+        if item.replaced_by is None:
+            continue
+        new = by_id.get(item.replaced_by)
+        if new is None or new.deprecated:
+            report.failures.append(f"{line.where}: replaced_by {item.replaced_by!r} is not a "
+                                   "live line of the evaluation files")
+        elif (new.language, new.verb, new.tense, new.person) != (
+                item.language, item.verb, item.tense, item.person):
+            report.failures.append(f"{line.where}: replaced_by {item.replaced_by!r} is "
+                                   f"{new.language}:{new.verb} {new.tense} {new.person}; a "
+                                   "replacement keeps the verb, tense and person")
 
 
 def _coverage(lines: Sequence[Line], tables: VerbTables, report: VerbCheckReport) -> None:
@@ -143,10 +184,15 @@ def _coverage(lines: Sequence[Line], tables: VerbTables, report: VerbCheckReport
                                        f"has {have} probes; at least {need} are required")
 
 
-def check_verbs(files: VerbFiles) -> VerbCheckReport:
-    """Run every rule; never raises for rule breaks (they are listed), only for I/O."""
+def check_verbs(files: VerbFiles, *, ambiguity: str = "warn") -> VerbCheckReport:
+    """Run every rule; never raises for rule breaks (they are listed), only for I/O.
+    ``ambiguity``: ``"error"`` lists lines with two right answers as failures, ``"warn"``
+    as warnings."""
     import json
 
+    if ambiguity not in AMBIGUITY_MODES:
+        raise InputError(f"ambiguity {ambiguity!r}: expected one of "
+                         f"{', '.join(AMBIGUITY_MODES)}")
     report = VerbCheckReport()
     tables = VerbTables.read(files.verbs)
     try:
@@ -173,6 +219,8 @@ def check_verbs(files: VerbFiles) -> VerbCheckReport:
                 report.failures.append(f"{line.where}: id already used at {seen[line.item.id]}")
             seen.setdefault(line.item.id, f"{line.path}:{line.number}")
             report.failures.extend(check_line(line, tables))
+            found = check_single_answer(line, tables)
+            (report.failures if ambiguity == "error" else report.warnings).extend(found)
             wanted = "adversarial" if role == "adversarial" else "core"
             if line.item.category != wanted:
                 report.failures.append(f"{line.where}: category {line.item.category!r} in the "
@@ -180,6 +228,7 @@ def check_verbs(files: VerbFiles) -> VerbCheckReport:
             if role in ("train", "val") and line.item.source != "generated":
                 report.failures.append(f"{line.where}: {role} lines have source 'generated'")
     evaluation = parsed["probes"] + parsed["adversarial"]
+    _check_replacements(evaluation, report)
     report.counts = {role: len(lines) for role, lines in parsed.items()}
     _coverage(evaluation, tables, report)
     norm = Normaliser(tables, lexicon)

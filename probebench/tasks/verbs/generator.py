@@ -19,6 +19,14 @@ infinitive      the past and the 3sg present ("wants to walked")
 Irregular English verbs also get over-regularised pasts and participles ("goed").
 Sentences equal to an evaluation probe under either leakage key, and repeats, are
 skipped. The same seed gives byte-identical files.
+
+A wrong form is wrong only if the time marker excludes it: with "soon" (``pronto``) a
+narrative past ("Soon our coach walked along the beach") is grammatical, so a line
+labelled incorrect would have two right answers. The lexicon decides which markers a
+task uses (``verb_grammar_v2``'s has anchors only); with ``single_answer`` (a task whose
+``ambiguity_check`` is ``error``) the generator also skips any line that
+``probebench.tasks.verbs.ambiguity`` flags, so it never writes what the task's checks
+refuse. ``verb_grammar``'s files are generated without it, as they were registered.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from probebench.hashing import atomic_write_bytes
+from probebench.tasks.verbs.ambiguity import second_answers
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import (
     LANGUAGES,
@@ -81,10 +90,12 @@ def _sentence(lex: dict[str, Any], lang: str, tense: str, person: str, subject: 
 
 def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train: int,
              n_val: int, exclude: list[VerbItem],
-             exclude_exact: list[VerbItem] | None = None
+             exclude_exact: list[VerbItem] | None = None, single_answer: bool = False
              ) -> tuple[list[VerbItem], list[VerbItem]]:
     """``exclude``: items no sentence may equal under either leakage key (the test set);
-    ``exclude_exact``: items no sentence may repeat exactly (e.g. train/val for a holdout)."""
+    ``exclude_exact``: items no sentence may repeat exactly (e.g. train/val for a holdout);
+    ``single_answer``: skip lines with two right answers (the task's ambiguity check is
+    an error)."""
     rng = random.Random(seed)
     norm = Normaliser(tables, lexicon)
     banned = {k for item in exclude for k in (norm.keys(item).exact, norm.keys(item).strict)}
@@ -123,6 +134,8 @@ def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train:
         keys = norm.keys(item)
         if keys.exact in banned or keys.strict in banned:
             continue
+        if single_answer and second_answers(item, tables):
+            continue
         seen.add(sentence)
         out.append(item)
     train = [i.model_copy(update={"id": f"gen-train-{k:05d}"}) for k, i in
@@ -133,11 +146,12 @@ def generate(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n_train:
 
 
 def generate_holdout(tables: VerbTables, lexicon: dict[str, Any], *, seed: int, n: int,
-                     test: list[VerbItem], seen: list[VerbItem]) -> list[VerbItem]:
+                     test: list[VerbItem], seen: list[VerbItem],
+                     single_answer: bool = False) -> list[VerbItem]:
     """A fresh holdout from a new seed: no sentence of the test set (either key) nor of
     train/val (exactly) reappears. Ids are ``gen-holdout-s<seed>-NNNNN``."""
     items, _ = generate(tables, lexicon, seed=seed, n_train=n, n_val=0, exclude=test,
-                        exclude_exact=seen)
+                        exclude_exact=seen, single_answer=single_answer)
     return [i.model_copy(update={"id": f"gen-holdout-s{seed}-{k:05d}"})
             for k, i in enumerate(items, start=1)]
 
@@ -156,12 +170,14 @@ def _inputs(files: dict[str, Path]) -> tuple[VerbTables, dict[str, Any], list[Ve
 
 
 def write_train_val(files: dict[str, Path], *, seed: int, n_train: int, n_val: int,
-                    out: Path | None = None) -> tuple[Path, Path]:
+                    out: Path | None = None, single_answer: bool = False
+                    ) -> tuple[Path, Path]:
     """Generate and write ``train.jsonl`` and ``val.jsonl`` (default: beside the registered
-    train file); sentences that leak into the test set are skipped."""
+    train file); sentences that leak into the test set are skipped, and with
+    ``single_answer`` those with two right answers."""
     tables, lexicon, test = _inputs(files)
     train, val = generate(tables, lexicon, seed=seed, n_train=n_train, n_val=n_val,
-                          exclude=test)
+                          exclude=test, single_answer=single_answer)
     folder = out if out is not None else files["train"].parent
     write_jsonl(folder / "train.jsonl", train)
     write_jsonl(folder / "val.jsonl", val)
@@ -169,12 +185,13 @@ def write_train_val(files: dict[str, Path], *, seed: int, n_train: int, n_val: i
 
 
 def write_holdout(files: dict[str, Path], *, seed: int, n: int,
-                  out: Path | None = None) -> Path:
+                  out: Path | None = None, single_answer: bool = False) -> Path:
     """Generate ``holdout-s<seed>.jsonl``: ``n`` fresh sentences that repeat no train, val
     or test sentence (register it under the task's ``holdouts`` with its hashes)."""
     tables, lexicon, test = _inputs(files)
     seen = [ln.item for role in ("train", "val") for ln in read_verb_file(files[role])]
-    items = generate_holdout(tables, lexicon, seed=seed, n=n, test=test, seen=seen)
+    items = generate_holdout(tables, lexicon, seed=seed, n=n, test=test, seen=seen,
+                             single_answer=single_answer)
     path = (out if out is not None else files["train"].parent) / f"holdout-s{seed}.jsonl"
     write_jsonl(path, items)
     return path

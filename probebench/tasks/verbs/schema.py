@@ -8,6 +8,10 @@ Two prompt forms:
 * **classification**: ``prompt`` shows one candidate inline; ``label`` says whether the
   sentence as written is ``correct`` or ``incorrect`` (or ``ambiguous``); ``expected``
   is the form that would be right.
+
+A line is never edited once used: a wrong one is marked ``deprecated`` (kept, not
+scored), with its ``deprecation_reason`` and the id of the line that replaces it
+(``replaced_by``), when there is one.
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ class VerbItem(BaseModel):
     explanation: str | None = None
     source: Literal["hand", "generated"] | None = None
     deprecated: bool = False
+    deprecation_reason: str | None = Field(
+        default=None, min_length=1,
+        description="Why a deprecated line left the scored set (e.g. its second right answer).")
+    replaced_by: str | None = Field(
+        default=None, min_length=1,
+        description="The id of the live line that replaces a deprecated one.")
 
     @property
     def multiple_choice(self) -> bool:

@@ -1,4 +1,4 @@
-"""Fresh-item generators of ``verb_grammar`` and ``eval_awareness``
+"""Fresh-item generators of ``verb_grammar``, ``verb_grammar_v2`` and ``eval_awareness``
 (``probebench/tasks/families/verbs/fresh.py`` and ``families/senteval/fresh.py``): sized,
 fresh, deterministic, and read exactly as registered items are."""
 
@@ -22,6 +22,7 @@ from probebench.tasks.families import FreshGenerator, get_format
 from probebench.tasks.families.verbs import fresh as verbs
 from probebench.tasks.fresh_items import fresh_seed, overlap, overlap_within, public_items
 from probebench.tasks.hygiene import canonical_test_text
+from probebench.tasks.verbs.ambiguity import second_answers
 from probebench.tasks.verbs.checks import check_line
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import Line, VerbItem, VerbTables, read_verb_file
@@ -60,12 +61,13 @@ def labels(items: list[Item]) -> Counter[int | None]:
 
 
 def test_one_generator_per_task_each_registered(catalog: TaskCatalog) -> None:
-    assert TASKS == ["eval_awareness", "verb_grammar"]
+    assert TASKS == ["eval_awareness", "verb_grammar", "verb_grammar_v2"]
     for task, gen in GENERATORS.items():
         assert task in catalog.ids
         assert gen.description.endswith(".") and "\n" not in gen.description
         assert gen.description.count(". ") == 0  # one sentence
     assert GENERATORS["verb_grammar"].n_items >= 100
+    assert GENERATORS["verb_grammar_v2"].n_items == GENERATORS["verb_grammar"].n_items
     assert GENERATORS["eval_awareness"].n_items == 240
 
 
@@ -107,6 +109,8 @@ PINNED = {
         "d1067ed34b1d5d7ea18e8c3021a523fe9b4a28a64ebba71ef4584e0214fdaf32",
     "verb_grammar":
         "825ea89fb539927e29eceb67cf3c020bdc4baa01c9495538b77e6a25ff5b081b",
+    "verb_grammar_v2":
+        "edec6c482a75e2e1e59606addb72b208910ca4d9cd167bcec819081393854de8",
 }
 
 
@@ -173,10 +177,33 @@ def test_verb_mix_follows_the_registered_test_set(fresh: dict[str, list[Item]],
     assert len(codes) == 6 and all(3 <= n <= 5 for n in codes.values()), codes
 
 
-def _lines(catalog: TaskCatalog, n_items: int) -> tuple[list[VerbItem], list[VerbItem]]:
-    rng = np.random.default_rng(fresh_seed(secrets.token_bytes(32), "verb_grammar", 1))
-    return verbs.draw_lines(catalog.spec("verb_grammar"), catalog.root_of("verb_grammar"),
-                            rng, n_items, "fresh-g1-")
+def _lines(catalog: TaskCatalog, n_items: int, task: str = "verb_grammar"
+           ) -> tuple[list[VerbItem], list[VerbItem]]:
+    rng = np.random.default_rng(fresh_seed(secrets.token_bytes(32), task, 1))
+    frames = verbs.V2 if task == "verb_grammar_v2" else verbs.V1
+    return verbs.draw_lines(catalog.spec(task), catalog.root_of(task), rng, n_items,
+                            "fresh-g1-", frames=frames)
+
+
+def test_v2_lines_have_one_right_answer_where_v1_frames_give_two(catalog: TaskCatalog) -> None:
+    """verb_grammar_v2's generator keeps only lines whose sentence takes no second
+    candidate; verb_grammar's frames (kept for its pinned generations) do make some, e.g.
+    "during the long weekend" with a present or future distractor, which is why v2 has
+    its own time expressions."""
+    tables = VerbTables.read(catalog.root_of("verb_grammar_v2")
+                             / catalog.spec("verb_grammar_v2").files["verbs"])
+    v2 = [i for part in _lines(catalog, 300, "verb_grammar_v2") for i in part]
+    assert len(v2) == 300
+    assert [i.id for i in v2 if second_answers(i, tables)] == []
+    assert {i.label for i in v2} == {"correct", "incorrect", "ambiguous"}
+    v1 = [i for part in _lines(catalog, 300) for i in part]
+    flagged = [i for i in v1 if second_answers(i, tables)]
+    assert len(flagged) >= 10, len(flagged)
+    dropped = {m.rstrip(",").casefold() for key, markers in verbs.MARKERS_V2.items()
+               for m in verbs.WORDS[key] if m not in markers}
+    # each flagged v1 line has one of the time expressions v2 left out
+    for item in flagged:
+        assert any(m in item.prompt.casefold() for m in dropped), item.prompt
 
 
 def test_every_verb_line_passes_the_per_line_rules_and_leaks_nothing(

@@ -3,6 +3,10 @@
 Loading runs every check of ``probebench tasks check-verbs`` first and refuses the task
 while any fails. The test split is the non-deprecated lines of ``probes.jsonl`` and
 ``adversarial.jsonl``; ``train`` and ``val`` are the generated files.
+
+One option: ``ambiguity_check`` (``warn``, the default, or ``error``): whether a live line
+with two right answers (``probebench.tasks.verbs.ambiguity``) only warns, as in the frozen
+``verb_grammar``, or refuses the task, as in ``verb_grammar_v2`` and any new verbs task.
 """
 
 from __future__ import annotations
@@ -22,11 +26,32 @@ from probebench.tasks.families.base import (
     TaskFormat,
 )
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
-from probebench.tasks.verbs.checks import VerbFiles, check_line, check_verbs
+from probebench.tasks.verbs.checks import (
+    AMBIGUITY_MODES,
+    VerbFiles,
+    check_line,
+    check_single_answer,
+    check_verbs,
+)
 from probebench.tasks.verbs.render import check_template, render_item
 from probebench.tasks.verbs.schema import VerbTables, read_verb_file
 
 ROLES = ("test", "adversarial", "train", "val", "verbs", "lexicon", "template")
+#: the format's options and their values
+OPTIONS = {"ambiguity_check": AMBIGUITY_MODES}
+
+
+def ambiguity_mode(spec: TaskSpec) -> str:
+    """A verbs task's ``ambiguity_check``: ``error`` or ``warn`` (the default)."""
+    unknown = sorted(set(spec.options) - set(OPTIONS))
+    if unknown:
+        raise InputError(f"task {spec.id}: unknown option(s) {', '.join(unknown)} of the "
+                         f"verbs format; it has {', '.join(OPTIONS)}")
+    mode = spec.options.get("ambiguity_check", "warn")
+    if mode not in AMBIGUITY_MODES:
+        raise InputError(f"task {spec.id}: options.ambiguity_check is {mode!r}; expected "
+                         f"one of {', '.join(AMBIGUITY_MODES)}")
+    return str(mode)
 
 
 def verb_files(files: dict[str, Path]) -> VerbFiles:
@@ -101,6 +126,8 @@ class VerbsFormat(TaskFormat):
         seen = {ln.item.prompt for role in ("train", "val")
                 for ln in read_verb_file(files[role])}
         problems = [p for ln in lines for p in check_line(ln, tables)]
+        if ambiguity_mode(spec) == "error":
+            problems += [p for ln in lines for p in check_single_answer(ln, tables)]
         problems += [f"{ln.where}: repeats a train/val sentence" for ln in lines
                      if ln.item.prompt in seen]
         if problems:
@@ -111,7 +138,7 @@ class VerbsFormat(TaskFormat):
         return TaskData(spec, {"test": test})
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
-        report = check_verbs(verb_files(files))
+        report = check_verbs(verb_files(files), ambiguity=ambiguity_mode(spec))
         if not report.ok:
             shown = "; ".join(report.failures[:5])
             more = f" (and {len(report.failures) - 5} more)" if len(report.failures) > 5 else ""

@@ -1,4 +1,5 @@
-"""Fresh ``verb_grammar`` items: new EN/ES sentences in the shape of the hand-written test set.
+"""Fresh ``verb_grammar`` and ``verb_grammar_v2`` items: new EN/ES sentences in the shape
+of the hand-written test set.
 
 The mix follows ``data/eval/probes.jsonl`` + ``adversarial.jsonl``, scaled to the size
 asked for: core lines (multiple choice with three candidates, a few classification
@@ -9,6 +10,14 @@ Sentences come from frames, subjects, time expressions and complements written h
 none may equal a packaged verb sentence, nor a train/val sentence under either leakage
 key; the lines are then written as the two native JSONL files and read back by the
 format (``read_holdout``: with all of check-verbs, coverage included, from 104 items on).
+
+Two versions of the frames (:class:`Frames`). ``verb_grammar`` keeps the first (its
+generations, and the digest a test pins, stay as they were), whose time expressions
+include some that fix no tense ("During the holidays", "after the summer break", "En
+marzo", "el lunes a primera hora"): with them a distractor of another tense is
+grammatical too. ``verb_grammar_v2``'s use anchors only (:data:`MARKERS_V2`), and its
+lines must also have one right answer (``probebench.tasks.verbs.ambiguity``): a line
+with a second one is drawn again.
 """
 
 from __future__ import annotations
@@ -16,7 +25,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +37,7 @@ from probebench.tasks.datapaths import data_file
 from probebench.tasks.families.base import FreshGenerator, get_format
 from probebench.tasks.families.drawing import bar_table, bars, normalised_text, quota
 from probebench.tasks.spec import HoldoutSpec, TaskSpec
-from probebench.tasks.verbs.checks import check_line
+from probebench.tasks.verbs.checks import check_line, check_single_answer
 from probebench.tasks.verbs.leakage import Normaliser
 from probebench.tasks.verbs.schema import BLANK, PERSONS, REASON_CODES, Line, VerbItem, VerbTables
 
@@ -79,6 +89,27 @@ es.future.lead: El próximo jueves|Dentro de dos semanas|Pasado mañana|
     Después de las vacaciones,|La primavera que viene
 es.future.tail: dentro de un par de días|antes de fin de mes|en cuanto abra la tienda|
     el lunes a primera hora|después del verano
+""")
+#: verb_grammar_v2's time expressions of the past and the future: anchors only, each
+#: naming a time that is past or future whatever the verb (a past expression lets no
+#: present or future form fit, a future one no past form)
+MARKERS_V2 = bar_table("""
+en.past_simple.lead: Last Tuesday|Three weeks ago|The day before yesterday|Back in March|
+    Late last night|Last weekend|Four days ago
+en.past_simple.tail: last autumn|a few days ago|the night before last|last weekend|
+    earlier this afternoon
+en.future.lead: Next Thursday|In two weeks|The day after tomorrow|Later this year|
+    Next spring|Tomorrow morning
+en.future.tail: next weekend|tomorrow afternoon|later this month|first thing tomorrow|
+    next Monday
+es.past_simple.lead: El martes pasado|Hace tres semanas|Anteayer|Anoche|El verano pasado|
+    En marzo del año pasado|Después del partido del domingo pasado,
+es.past_simple.tail: el otoño pasado|hace unos días|ayer por la tarde|
+    el fin de semana pasado|anoche
+es.future.lead: El próximo jueves|Dentro de dos semanas|Pasado mañana|
+    La primavera que viene|Después de las próximas vacaciones,
+es.future.tail: dentro de un par de días|el mes que viene|el próximo lunes a primera hora|
+    después del verano que viene|mañana por la tarde
 """)
 #: present perfect: (adverb, tail) pairs; EN adverbs sit after the auxiliary, ES before it
 PERFECT = {
@@ -262,8 +293,23 @@ def _wrong(tables: VerbTables, lang: str, verb: str, tense: str, p: int) -> list
     return list(dict.fromkeys(o for o in opts if o and o != right))
 
 
+@dataclass(frozen=True)
+class Frames:
+    """What a version of the generator draws with: its word table (subjects and time
+    expressions) and whether a line needs one right answer."""
+
+    words: Mapping[str, list[str]]
+    single_answer: bool
+
+
+#: verb_grammar's frames, as its generations were drawn
+V1 = Frames(WORDS, single_answer=False)
+#: verb_grammar_v2's: time expressions that anchor, one right answer per line
+V2 = Frames({**WORDS, **MARKERS_V2}, single_answer=True)
+
+
 def _sentence(d: _Draw, lang: str, tense: str, p: int, subject: str, comp: str, slot: str,
-              *, aux: bool = True) -> str:
+              *, aux: bool = True, words: Mapping[str, list[str]] = WORDS) -> str:
     """A sentence of ``tense`` with ``slot`` (the blank or a form) as its verb; with
     ``aux`` False the slot holds the auxiliary of a perfect too."""
     if tense == "past_participle":
@@ -276,9 +322,9 @@ def _sentence(d: _Draw, lang: str, tense: str, p: int, subject: str, comp: str, 
         frame, gov = d.pick(INFINITIVE[lang])
         core = frame.format(S=subject, w=gov[p], V=slot, C=comp).replace("  ", " ")
     else:
-        core = (f"{d.pick(WORDS[f'{lang}.{tense}.lead'])} {subject} {slot} {comp}"
+        core = (f"{d.pick(words[f'{lang}.{tense}.lead'])} {subject} {slot} {comp}"
                 if d.rng.random() < 0.5
-                else f"{subject} {slot} {comp} {d.pick(WORDS[f'{lang}.{tense}.tail'])}")
+                else f"{subject} {slot} {comp} {d.pick(words[f'{lang}.{tense}.tail'])}")
     return core[0].upper() + core[1:] + "."
 
 
@@ -286,19 +332,27 @@ class _Maker:
     """Draws lines, keeping only those that pass the per-line rules and leak nothing."""
 
     def __init__(self, tables: VerbTables, norm: Normaliser, banned: set[str],
-                 public: set[str], d: _Draw) -> None:
+                 public: set[str], d: _Draw, frames: Frames = V1) -> None:
         self.tables, self.norm, self.banned, self.public, self.d = tables, norm, banned, public, d
+        self.frames = frames
         self.used: set[str] = set()
 
     def subject(self, lang: str, p: int) -> str:
-        return PRONOUN[lang][p] if p < 2 else str(self.d.pick(WORDS[f"{lang}.subject"]))
+        return PRONOUN[lang][p] if p < 2 else str(self.d.pick(self.frames.words[f"{lang}.subject"]))
+
+    def sentence(self, lang: str, tense: str, p: int, subject: str, comp: str, slot: str,
+                 *, aux: bool = True) -> str:
+        return _sentence(self.d, lang, tense, p, subject, comp, slot, aux=aux,
+                         words=self.frames.words)
 
     def line(self, fields: dict[str, Any], sentences: list[str]) -> VerbItem | None:
         item = VerbItem.model_validate({**fields, "source": "generated"})
         norms = {normalised_text(s) for s in sentences}
         keys = self.norm.keys(item)
-        if (check_line(Line(Path("fresh"), 0, item), self.tables) or len(norms) < len(sentences)
-                or norms & (self.public | self.used) or {keys.exact, keys.strict} & self.banned):
+        line = Line(Path("fresh"), 0, item)
+        if (check_line(line, self.tables) or len(norms) < len(sentences)
+                or norms & (self.public | self.used) or {keys.exact, keys.strict} & self.banned
+                or (self.frames.single_answer and check_single_answer(line, self.tables))):
             return None
         self.used |= norms
         return item
@@ -333,7 +387,7 @@ class _Maker:
             label, pool, e = "ambiguous", [], tables.verbs(lang)[verb]
             keyed = [e["present_simple"][p]]
             if tense == "present_simple":  # a plural subject: the plural form is expected
-                subject = d.pick(WORDS[f"{lang}.plural"])
+                subject = d.pick(self.frames.words[f"{lang}.plural"])
                 right = e["infinitive"] if lang == "en" else (
                     "son" if verb == "ser" else e["present_simple"][2] + "n")
         if not keyed:
@@ -343,13 +397,13 @@ class _Maker:
         n_mc = 3 if code is None or (rest and d.rng.random() < 0.5) else 2
         if form == "mc":
             cands = [right, first] + ([d.pick(rest)] if n_mc == 3 and rest else [])
-            filled = [_sentence(d, lang, tense, p, subject, comp, BLANK, aux=aux)]
+            filled = [self.sentence(lang, tense, p, subject, comp, BLANK, aux=aux)]
             sentences = [filled[0].replace(BLANK, c) for c in cands]
             prompt = filled[0]
         else:
             shown = right if form == "ok" else first
             cands = [right, first] if form == "ok" else [first, right]
-            prompt = _sentence(d, lang, tense, p, subject, comp, shown, aux=aux)
+            prompt = self.sentence(lang, tense, p, subject, comp, shown, aux=aux)
             sentences = [prompt]
             label = "correct" if form == "ok" else "incorrect"
         fields: dict[str, Any] = {
@@ -426,15 +480,17 @@ def _keys_and_texts(files: Sequence[Path], norm: Normaliser) -> tuple[set[str], 
 
 
 def draw_lines(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
-               id_prefix: str) -> tuple[list[VerbItem], list[VerbItem]]:
-    """The native lines of a fresh set: (core lines, adversarial lines)."""
+               id_prefix: str, *, frames: Frames = V1
+               ) -> tuple[list[VerbItem], list[VerbItem]]:
+    """The native lines of a fresh set: (core lines, adversarial lines), drawn with
+    ``frames`` (:data:`V1` for ``verb_grammar``, :data:`V2` for ``verb_grammar_v2``)."""
     files = {role: data_file(root, rel) for role, rel in spec.files.items()}
     tables = VerbTables.read(files["verbs"])
     norm = Normaliser(tables, json.loads(files["lexicon"].read_text("utf-8")))
     packaged = [files[r] for r in ("test", "adversarial", "train", "val")] + [
         data_file(root, rel) for h in spec.holdouts for rel in h.files.values()]
     d = _Draw(rng)
-    maker = _Maker(tables, norm, *_keys_and_texts(packaged, norm), d)
+    maker = _Maker(tables, norm, *_keys_and_texts(packaged, norm), d, frames)
     n_adv = min(30, round(n_items * 24 / 104))  # the test set's share, 3 to 5 a category
     codes = [REASON_CODES[int(i)] for i in rng.permutation(len(REASON_CODES))]
     adversarial: list[VerbItem] = []
@@ -491,11 +547,18 @@ def read_lines(spec: TaskSpec, root: Path, core: list[VerbItem],
 
 
 def make(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
-         id_prefix: str) -> list[Item]:
-    items = read_lines(spec, root, *draw_lines(spec, root, rng, n_items, id_prefix))
+         id_prefix: str, *, frames: Frames = V1) -> list[Item]:
+    items = read_lines(spec, root, *draw_lines(spec, root, rng, n_items, id_prefix,
+                                               frames=frames))
     if len(items) != n_items:
         raise RuntimeError(f"read back {len(items)} verb items for {n_items}")
     return items
+
+
+def make_v2(spec: TaskSpec, root: Path, rng: np.random.Generator, n_items: int,
+            id_prefix: str) -> list[Item]:
+    """``verb_grammar_v2``'s fresh items: :func:`make` with the :data:`V2` frames."""
+    return make(spec, root, rng, n_items, id_prefix, frames=V2)
 
 
 GENERATORS: tuple[FreshGenerator, ...] = (
@@ -508,5 +571,15 @@ GENERATORS: tuple[FreshGenerator, ...] = (
                      "check-verbs' per-line rules (and coverage from 104 items) and equals no "
                      "train/val sentence under either leakage key."),
         make=make,
+    ),
+    FreshGenerator(
+        task_id="verb_grammar_v2",
+        n_items=126,
+        description=("The verb_grammar generator with time expressions that anchor a tense, "
+                     "keeping only lines with one right answer (no distractor of another "
+                     "tense or person that the sentence also takes) that pass check-verbs' "
+                     "per-line rules (and coverage from 104 items) and equal no train/val "
+                     "sentence under either leakage key."),
+        make=make_v2,
     ),
 )
