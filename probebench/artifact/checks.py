@@ -180,7 +180,8 @@ def _schema(ctx: _Context) -> str:
     except ProbebenchError as exc:
         raise CheckFailedError(str(exc).replace(str(ctx.root) + "/", "")) from None
     meta = ctx.report.meta
-    return f"spec {meta.spec_version}, {meta.probe_type} probe on {meta.model}"
+    how = "" if meta.method is None else f" ({meta.method})"
+    return f"spec {meta.spec_version}, {meta.probe_type} probe{how} on {meta.model}"
 
 
 def _notebooks(ctx: _Context) -> str:

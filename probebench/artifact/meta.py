@@ -10,7 +10,14 @@ import datetime as dt
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from probebench.errors import InputError
 from probebench.sites import Position, transformerlens_fields
@@ -24,6 +31,10 @@ ProbeType = Literal["linear", "mlp", "sae_feature", "sae_combination", "tree", "
 PROBE_TYPES: tuple[str, ...] = get_args(ProbeType)
 #: probe types probebench can re-evaluate; the others validate but cannot be scored
 EVALUABLE_PROBE_TYPES = ("linear", "mlp")
+
+#: how a linear probe was fitted (``method`` in meta.yaml; optional)
+Method = Literal["logistic", "mass-mean"]
+METHODS: tuple[str, ...] = get_args(Method)
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -55,6 +66,11 @@ class ProbeMeta(BaseModel):
 
     spec_version: Literal["0.0.1"] = Field(description="Artifact spec version.")
     probe_type: ProbeType = Field(description="Kind of classifier.")
+    method: Method | None = Field(
+        default=None, description="How a linear probe was fitted: 'logistic' (a logistic "
+        "regression) or 'mass-mean' (the difference of the class means, calibrated). "
+        "Optional: absent says nothing, and artifacts written before the field existed "
+        "leave it out.")
     model: str = Field(min_length=1, description="The model the probe reads: a probebench "
                        "alias (smollm2-135m) or a Hugging Face id.")
     layer: int = Field(ge=0, description="Layer read; 0 = embeddings output, as in Hugging "
@@ -70,6 +86,14 @@ class ProbeMeta(BaseModel):
     created_at: dt.date | dt.datetime = Field(description="Creation date (ISO 8601).")
     reported_metrics: dict[str, ReportedMetrics] = Field(
         default_factory=dict, description="Metrics per task id, each with its test-set hash.")
+
+
+    @model_validator(mode="after")
+    def _method_fits_a_linear_probe(self) -> ProbeMeta:
+        if self.method is not None and self.probe_type != "linear":
+            raise ValueError(f"method {self.method!r} describes how a linear probe was "
+                             f"fitted; this is a {self.probe_type} probe (leave method out)")
+        return self
 
 
 def _describe(exc: ValidationError) -> list[str]:

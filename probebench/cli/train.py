@@ -33,8 +33,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     catalog = workspace(args).catalog
     catalog.spec(args.task, near=(out, out.parent))  # unknown: names a forgotten --include
     config = TrainConfig(task=args.task, site=Site.parse(args.site), model=args.model,
-                         probe_type=args.probe_type, seed=args.seed, hidden=args.hidden,
-                         bootstrap=args.bootstrap, **runtime(args))
+                         probe_type=args.probe_type, method=args.method, seed=args.seed,
+                         hidden=args.hidden, bootstrap=args.bootstrap, **runtime(args))
     trained = train(config, catalog=catalog, progress=not args.quiet, cache=not args.no_cache)
     created = dt.date.fromisoformat(args.created_at) if args.created_at else None
     write_artifact(trained, out, author=args.author, contact=args.contact,
@@ -73,8 +73,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from probebench.artifact.meta import METHODS
     from probebench.train import DEFAULT_HIDDEN
     from probebench.train.artifact import DEFAULT_AUTHOR, DEFAULT_CONTACT, DEFAULT_LICENSE
+    from probebench.train.massmean import DEFAULT_METHOD
 
     trn = commands.add_parser(
         "train", help="fit a probe on a registered task and write a complete artifact",
@@ -82,7 +84,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
               "(through the cache), choose the regularisation on the validation split "
               "(SentEval protocol: logistic regression over C in 0.001..10, or a "
               "one-hidden-layer MLP over alpha in 1..0.0001; lowest validation log-loss; "
-              "refit on train + validation), score the test split as submit does, and "
+              "refit on train + validation; --method mass-mean takes the difference of "
+              "the class means as the direction and grids only its calibration), score "
+              "the test split as submit does, and "
               "write the artifact: probe.safetensors/probe.json (native), "
               "probe.joblib/scaler.joblib (the spec's files), meta.yaml with the "
               "reported metrics and test-set hash, README.md, train.ipynb and "
@@ -95,6 +99,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     trn.add_argument("--site", required=True, metavar="LAYER:POSITION",
                      help="where the probe reads, e.g. 15:last_token")
     add_probe_type(trn)
+    trn.add_argument("--method", default=DEFAULT_METHOD, choices=METHODS,
+                     help="how a linear probe is fitted: a logistic regression, or "
+                          "mass-mean, the difference of the class means with a fitted "
+                          "scale and bias (Marks & Tegmark 2024); meta.yaml records "
+                          "mass-mean (default: %(default)s)")
     trn.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN,
                      help="MLP hidden units (default: %(default)s)")
     trn.add_argument("--out", required=True, type=Path, help="artifact folder to write")

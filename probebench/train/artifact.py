@@ -17,6 +17,7 @@ import yaml
 
 from probebench.errors import InputError
 from probebench.tasks.catalog import TaskCatalog
+from probebench.train.massmean import DEFAULT_METHOD
 from probebench.train.notebooks import eval_notebook, train_notebook, write_notebook
 from probebench.train.trainer import Trained
 
@@ -31,18 +32,25 @@ def _round(x: float | None) -> float | None:
 
 def meta_of(trained: Trained, *, author: str, contact: str, license: str,
             created_at: dt.date, paper: str | None = None) -> dict[str, Any]:
+    """meta.yaml's fields. ``method`` is written only for a mass-mean probe: a logistic
+    probe's meta.yaml (and so its bundle hash) is what it was before the field existed."""
     c, h = trained.config, trained.headline
     reported = {"test_sha256": trained.data.spec.test_sha256, **{
         k: _round(v) for k, v in h.printable().items() if v is not None}}
+    how = {} if c.method == DEFAULT_METHOD else {"method": c.method}
+    fitted = ("" if c.method == DEFAULT_METHOD
+              else "difference of the class means, calibration ")
     return {
         "spec_version": "0.0.1",
         "probe_type": c.probe_type,
+        **how,
         "model": c.model,
         "layer": c.site.layer,
         "position": c.site.position,
         "training_data": (f"probebench task {c.task} v{trained.data.spec.version}: "
                           f"{trained.n_train} train + {trained.n_val} validation prompts "
-                          f"({trained.val_source}); {c.grid_name} = {trained.chosen:g}"
+                          f"({trained.val_source}); {fitted}{c.grid_name} = "
+                          f"{trained.chosen:g}"
                           + ("" if trained.chosen_hidden is None
                              else f", hidden = {trained.chosen_hidden}")
                           + f" chosen on validation; seed {c.seed}"),
@@ -117,7 +125,8 @@ def write_artifact(trained: Trained, out: Path, *, author: str = DEFAULT_AUTHOR,
         write_notebook(train_notebook(task=c.task, model=c.model, site=str(c.site),
                                       probe_type=c.probe_type, seed=c.seed, hidden=c.hidden,
                                       bootstrap=c.bootstrap, artifact=".",
-                                      multiclass=trained.classes is not None),
+                                      multiclass=trained.classes is not None,
+                                      method=c.method),
                        staging / "train.ipynb")
         write_notebook(eval_notebook(tasks=[c.task], seed=c.seed, bootstrap=c.bootstrap,
                                      artifact="."), staging / "eval.ipynb")

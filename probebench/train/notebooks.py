@@ -35,10 +35,23 @@ def _params(values: dict[str, Any]) -> str:
 
 def train_notebook(*, task: str, model: str, site: str, probe_type: str, seed: int,
                    hidden: int, bootstrap: int, artifact: str,
-                   multiclass: bool = False) -> dict[str, Any]:
-    params = _params({"TASK": task, "MODEL": model, "SITE": site, "PROBE_TYPE": probe_type,
-                      "SEED": seed, "HIDDEN": hidden, "BOOTSTRAP": bootstrap,
-                      "ARTIFACT": artifact})
+                   multiclass: bool = False, method: str = "logistic") -> dict[str, Any]:
+    """``train.ipynb``. A ``method`` other than logistic becomes a ``METHOD`` parameter
+    passed to ``TrainConfig``; a logistic probe's notebook has none, so its bytes (and
+    its artifact's bundle hash) are those written before methods existed."""
+    values: dict[str, Any] = {"TASK": task, "MODEL": model, "SITE": site,
+                              "PROBE_TYPE": probe_type}
+    if method != "logistic":
+        values["METHOD"] = method
+    values.update({"SEED": seed, "HIDDEN": hidden, "BOOTSTRAP": bootstrap,
+                   "ARTIFACT": artifact})
+    params = _params(values)
+    fits = (f"a **{probe_type}** probe" if method == "logistic" else
+            f"a **{method}** {probe_type} probe (the difference of the class means, with a "
+            "one-dimensional calibration)")
+    grid = ("a small regularisation grid" if method == "logistic" else
+            "the calibration's regularisation grid")
+    passed = "" if method == "logistic" else ",\n                     method=METHOD"
     # a multi-class probe is compared on every class's probability
     diff = ("diff = np.abs(published.predict_proba(trained.test_acts) - trained.test_probs)"
             if multiclass else "diff = np.abs(published.predict_proba(trained.test_acts)[:, 1]"
@@ -47,8 +60,8 @@ def train_notebook(*, task: str, model: str, site: str, probe_type: str, seed: i
         ("markdown", f"""
 # Reproduce the probe from scratch
 
-Fits a **{probe_type}** probe on the `{task}` task at site `{site}` of `{model}` with
-probebench's SentEval protocol (a small regularisation grid scored on the validation
+Fits {fits} on the `{task}` task at site `{site}` of `{model}` with
+probebench's SentEval protocol ({grid} scored on the validation
 split, then a refit on train + validation), scores it on the registered test split
 exactly as `probebench submit` does, and compares it with the published artifact in
 `ARTIFACT`. It runs offline: the embedded model ships inside a Python package.
@@ -65,10 +78,10 @@ from probebench.models import Site
 from probebench.train import TrainConfig, train
 
 config = TrainConfig(task=TASK, model=MODEL, site=Site.parse(SITE), probe_type=PROBE_TYPE,
-                     seed=SEED, hidden=HIDDEN, bootstrap=BOOTSTRAP)
+                     seed=SEED, hidden=HIDDEN, bootstrap=BOOTSTRAP{METHOD})
 trained = train(config, progress=False)
 print(trained.describe())
-"""),
+""".replace("{METHOD}", passed)),
         ("markdown", "## Test metrics (the same code as `probebench submit`)"),
         ("code", """
 print(trained.metrics_table())

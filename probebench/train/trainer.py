@@ -9,9 +9,12 @@
 3. A small grid, each point fitted on train and scored on validation: logistic
    regression (L2, Newton-Cholesky solver) over the inverse regularisation ``C`` in
    ``C_GRID``; an MLP (one ReLU hidden layer, Adam) over the L2 penalty
-   ``alpha`` in ``ALPHA_GRID``. The point of lowest validation log-loss is chosen
-   (``probebench.evaluation.protocol.choose``: log-losses within ``LOG_LOSS_TIE`` tie,
-   and ties go to the stronger regularisation); validation accuracy is shown beside it.
+   ``alpha`` in ``ALPHA_GRID``; or (``method="mass-mean"``, linear only) the difference
+   of the class means with a one-dimensional calibration over its ``C`` in
+   ``CALIBRATION_C_GRID`` (``probebench.train.massmean``). The point of lowest
+   validation log-loss is chosen (``probebench.evaluation.protocol.choose``: log-losses
+   within ``LOG_LOSS_TIE`` tie, and ties go to the stronger regularisation); validation
+   accuracy is shown beside it.
    The control task of ``submit``'s selectivity is fitted by the same code.
 4. Refit on train + validation with the chosen value; a ``StandardScaler`` is fitted on
    the same data first.
@@ -63,6 +66,13 @@ from probebench.models.builtin import DEFAULT_MODEL
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.families import TaskData
+from probebench.train.massmean import (
+    CALIBRATION_C_GRID,
+    DEFAULT_METHOD,
+    METHODS,
+    fit_mass_mean,
+    search_mass_mean,
+)
 
 #: the probe types ``train`` fits (those ``submit`` can re-evaluate)
 PROBE_TYPES = EVALUABLE_PROBE_TYPES
@@ -74,6 +84,9 @@ class TrainConfig:
 
     ``kind`` is the old name of ``probe_type``, still accepted because published
     reproducer notebooks (hash-pinned, never edited) call ``TrainConfig(kind=...)``.
+    ``method`` says how a linear probe is fitted: ``"logistic"`` (a logistic regression)
+    or ``"mass-mean"`` (the difference of the class means, calibrated:
+    ``probebench.train.massmean``); an MLP is always fitted by its own optimiser.
     """
 
     task: str
@@ -89,6 +102,8 @@ class TrainConfig:
     dtype: str = "auto"
     batch_tokens: int | None = None
     max_batch_size: int | None = None
+    #: how a linear probe is fitted: logistic or mass-mean (``METHODS``)
+    method: str = DEFAULT_METHOD
     kind: InitVar[str | None] = None
 
     def __post_init__(self, kind: str | None) -> None:
@@ -99,15 +114,26 @@ class TrainConfig:
                              f"{self.probe_type!r}")
         if self.hidden < 1:
             raise InputError(f"--hidden must be at least 1, found {self.hidden}")
+        if self.method not in METHODS:
+            raise InputError(f"--method must be one of {', '.join(METHODS)}, found "
+                             f"{self.method!r}")
+        if self.method == "mass-mean" and self.probe_type != "linear":
+            raise InputError(f"--method mass-mean fits a linear probe (one direction: the "
+                             f"difference of the class means), not --probe-type "
+                             f"{self.probe_type}; use --probe-type linear, or --method "
+                             f"logistic for an {self.probe_type} probe")
 
     @property
     def grid_name(self) -> str:
-        """The hyperparameter the grid searches: ``C`` (linear) or ``alpha`` (MLP)."""
+        """The hyperparameter the grid searches: ``C`` (linear; for a mass-mean probe,
+        the inverse L2 penalty of its calibration) or ``alpha`` (MLP)."""
         return "C" if self.probe_type == "linear" else "alpha"
 
     @property
     def grid(self) -> tuple[float, ...]:
         """The values of ``grid_name`` tried, each scored on the validation split."""
+        if self.method == "mass-mean":
+            return CALIBRATION_C_GRID
         return grid_of(self.probe_type)
 
 
@@ -143,9 +169,10 @@ class Trained:
         """A few lines on what was fitted: task, model, site, splits and the grid."""
         c = self.config
         kind = "" if self.classes is None else f", {len(self.classes)} classes"
+        how = "" if c.method == DEFAULT_METHOD else f" ({c.method})"
         searched = any(p.hidden is not None for p in self.grid)
-        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.probe_type} probe, "
-                 f"seed {c.seed}{kind}",
+        lines = [f"task {c.task}, model {c.model}, site {c.site}, {c.probe_type} probe"
+                 f"{how}, seed {c.seed}{kind}",
                  f"train {self.n_train} prompts, validation {self.n_val} prompts "
                  f"({self.val_source})",
                  f"{c.grid_name:>8}{'  hidden' if searched else ''}  validation log-loss"
@@ -157,6 +184,10 @@ class Trained:
             lines.append(f"{point.value:>8g}{size}  {point.val_log_loss:>19.4f}  "
                          f"{point.val_accuracy:>8.4f}{mark}")
         also = "" if self.chosen_hidden is None else f", hidden = {self.chosen_hidden}"
+        if c.method == "mass-mean":
+            lines.append("mass-mean: the difference of the class means, its scale and bias "
+                         f"from a 1-d logistic regression ({c.grid_name}: its inverse L2 "
+                         "penalty)")
         lines.append(f"lowest validation log-loss; refit on train + validation with "
                      f"{c.grid_name} = {self.chosen:g}{also}")
         return "\n".join(lines)
@@ -177,6 +208,8 @@ class Trained:
 def grid_search(config: TrainConfig, x_train: np.ndarray, y_train: np.ndarray,
                 x_val: np.ndarray, y_val: np.ndarray) -> tuple[list[GridPoint], float]:
     """Every grid point fitted on train and scored on validation; (points, chosen)."""
+    if config.method == "mass-mean":
+        return search_mass_mean(x_train, y_train, x_val, y_val)
     return search(config.probe_type, x_train, y_train, x_val, y_val, seed=config.seed,
                   hidden=config.hidden)
 
@@ -267,17 +300,32 @@ def fit_and_score(config: TrainConfig, split: SplitActivations) -> Fitted:
 
     x_train, x_val = split.acts["train"][config.site], split.acts["val"][config.site]
     if split.classes is not None:
+        _binary_only(config, split.data)
         return _fit_multiclass(config, split, x_train, x_val)
     grid, chosen = grid_search(config, x_train, split.y_train, x_val, split.y_val)
-    probe, scaler = fit(config.probe_type, chosen, np.concatenate([x_train, x_val]),
-                        np.concatenate([split.y_train, split.y_val]), seed=config.seed,
-                        hidden=config.hidden)
+    x_all = np.concatenate([x_train, x_val])
+    y_all = np.concatenate([split.y_train, split.y_val])
+    if config.method == "mass-mean":
+        probe, scaler = fit_mass_mean(chosen, x_all, y_all)
+    else:
+        probe, scaler = fit(config.probe_type, chosen, x_all, y_all, seed=config.seed,
+                            hidden=config.hidden)
     probs = sklearn_to_weights(probe, scaler).predict_proba(
         split.acts["test"][config.site])[:, 1]
     data = split.data
     head = headline(config.task, data.format, data.test, probs, seed=config.seed,
                     n_resamples=config.bootstrap)
     return Fitted(grid, chosen, probe, scaler, probs, head)
+
+
+def _binary_only(config: TrainConfig, data: TaskData) -> None:
+    """A mass-mean probe is one direction between two classes: refuse a multi-class
+    task (before any model is loaded)."""
+    classes = data.format.classes(data)
+    if config.method == "mass-mean" and classes is not None:
+        raise InputError(f"--method mass-mean needs a binary task; {data.spec.id} has "
+                         f"{len(classes)} classes ({', '.join(classes)}); use --method "
+                         "logistic")
 
 
 def _fit_multiclass(config: TrainConfig, split: SplitActivations, x_train: np.ndarray,
@@ -317,6 +365,7 @@ def train(config: TrainConfig, *, catalog: TaskCatalog | None = None, progress: 
     """
     catalog = catalog or TaskCatalog.default()
     data = catalog.load(config.task)
+    _binary_only(config, data)
     split = split_activations(data, config.model, [config.site], device=config.device,
                               dtype=config.dtype, batch_tokens=config.batch_tokens,
                               max_batch_size=config.max_batch_size, cache=cache,
@@ -336,6 +385,7 @@ __all__ = [
     "DEFAULT_HIDDEN",
     "HIDDEN_GRID",
     "MAX_ITER",
+    "METHODS",
     "PROBE_TYPES",
     "VAL_FRACTION",
     "Fitted",

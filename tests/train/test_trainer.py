@@ -206,3 +206,147 @@ def test_read_sweep_rejects_other_json(tmp_path: Path) -> None:
     bad.write_text('{"task": 1}')
     with pytest.raises(InputError, match="not a probebench layer sweep"):
         read_sweep(bad)
+
+
+# --- --method mass-mean: the difference of the class means, calibrated ---------------
+# (here, not in a file of their own, to read the activations this module has cached)
+
+
+@pytest.fixture(scope="module")
+def mass_mean(module_cache: Path) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROBEBENCH_ACTIVATION_CACHE", str(module_cache))
+        return train(TrainConfig(task=TASK, site=Site(10, "last_token"), bootstrap=200,
+                                 method="mass-mean"), progress=False)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def test_mass_mean_direction_is_the_class_mean_difference(mass_mean: Any, trained: Any,
+                                                          tmp_path: Path) -> None:
+    from probebench.train import split_activations
+
+    out = write_artifact(mass_mean, tmp_path / "mm")
+    report = validate(out)
+    assert report.valid and report.weights is not None
+    # the standardised train + validation activations, by hand (StandardScaler's rule:
+    # population std, a constant feature keeps scale 1)
+    site = mass_mean.config.site
+    split = split_activations(mass_mean.data, mass_mean.config.model, [site], progress=False)
+    x = np.concatenate([split.acts["train"][site], split.acts["val"][site]]).astype(np.float64)
+    y = np.concatenate([split.y_train, split.y_val])
+    std = x.std(axis=0)
+    z = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    diff = z[y == 1].mean(axis=0) - z[y == 0].mean(axis=0)
+    # the stored weights act on standardised activations (the scaler is stored apart)
+    assert np.allclose(report.weights.mean, x.mean(axis=0), rtol=1e-9, atol=1e-9)
+    w = report.weights.weights[0][:, 0]
+    assert _cosine(w, diff) > 0.9999
+    scale = float(w @ diff / (diff @ diff))
+    assert scale > 0 and np.allclose(w, scale * diff, rtol=1e-7, atol=1e-12)
+    # a logistic probe on the same data points elsewhere: the check above can fail
+    logistic = trained.probe.coef_[0]
+    assert _cosine(logistic, diff) < 0.99
+    # and the calibrated scale gives usable probabilities
+    assert mass_mean.headline.auroc.value > 0.9 and mass_mean.headline.ece < 0.05
+
+
+def test_mass_mean_artifact_is_read_like_any_linear_probe(mass_mean: Any,
+                                                          tmp_path: Path) -> None:
+    import datetime as dt
+
+    import probebench
+    from probebench.train import evaluate_weights
+
+    out = write_artifact(mass_mean, tmp_path / "mm")
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    meta = yaml.safe_load((out / "meta.yaml").read_text())
+    assert meta["method"] == "mass-mean" and meta["probe_type"] == "linear"
+    probe = probebench.load_probe(out)
+    assert probe.meta.method == "mass-mean" and probe.weights.probe_type == "linear"
+    got = probe.weights.predict_proba(mass_mean.test_acts)[:, 1]
+    assert np.abs(got - mass_mean.test_probs).max() < 1e-12
+    # submit's scoring of the stored weights gives the reported metrics
+    head = evaluate_weights(probe.weights, probe.meta.model, mass_mean.config.site, TASK,
+                            bootstrap=200)
+    assert meta["reported_metrics"][TASK]["auroc"] == pytest.approx(head.auroc.value,
+                                                                    abs=VALUE_TOLERANCE)
+    assert head.ece == pytest.approx(mass_mean.headline.ece, abs=1e-12)
+    readme = (out / "README.md").read_text()
+    assert "--method mass-mean" in readme and "(chosen)" in readme
+    # deterministic: the same inputs give the same bytes
+    day = dt.date(2026, 11, 1)
+    first = write_artifact(mass_mean, tmp_path / "first", created_at=day)
+    again = write_artifact(train(mass_mean.config, progress=False), tmp_path / "again",
+                           created_at=day)
+    assert validate(again).bundle_sha256 == validate(first).bundle_sha256
+
+
+def test_mass_mean_train_notebook_reproduces_the_probe(mass_mean: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    out = write_artifact(mass_mean, tmp_path / "mm")
+    nb = json.loads((out / "train.ipynb").read_text())
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert "METHOD = 'mass-mean'" in code[0] and "method=METHOD" in code[1]
+    # the cells, run here (the kernel run of a logistic notebook is a slow test)
+    monkeypatch.chdir(out)
+    scope: dict[str, Any] = {}
+    for source in code:
+        exec(compile(source, "train.ipynb", "exec"), scope)
+    assert scope["trained"].config.method == "mass-mean"
+    assert scope["diff"].max() < 1e-12
+
+
+def test_a_logistic_artifact_is_unchanged_by_methods(trained: Any, tmp_path: Path) -> None:
+    out = write_artifact(trained, tmp_path / "lr")
+    meta = yaml.safe_load((out / "meta.yaml").read_text())
+    assert "method" not in meta
+    assert validate(out).meta.method is None  # type: ignore[union-attr]
+    notebook = (out / "train.ipynb").read_text()
+    assert "METHOD" not in notebook and "mass-mean" not in notebook
+    assert "--method" not in (out / "README.md").read_text()
+    # a reference artifact (no method field) still validates to the hash its registry
+    # entry pins
+    repo = Path(__file__).resolve().parents[2]
+    name = "blimp-det-noun-smollm2-135m-l15-v1"
+    folder = repo / "registry" / "artifacts" / name
+    entry = yaml.safe_load((repo / "registry" / "probes" / "probebench" / f"{name}.yaml")
+                           .read_text())
+    report = validate(folder)
+    assert report.valid and report.bundle_sha256 == entry["artifact_sha256"]
+    assert report.meta is not None and report.meta.method is None
+
+
+def test_mass_mean_is_for_linear_probes_and_binary_tasks(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from probebench.artifact.meta import parse_meta
+
+    site = Site(10, "last_token")
+    with pytest.raises(InputError, match=r"--method mass-mean fits a linear probe .* not "
+                                         r"--probe-type mlp"):
+        TrainConfig(task=TASK, site=site, probe_type="mlp", method="mass-mean")
+    with pytest.raises(InputError, match="--method must be one of logistic, mass-mean"):
+        TrainConfig(task=TASK, site=site, method="iid-mass-mean")
+    out = tmp_path / "never"
+    assert main(["train", "--task", TASK, "--site", "10:last_token", "--probe-type", "mlp",
+                 "--method", "mass-mean", "--out", str(out), "--quiet"]) == 2
+    assert "--method mass-mean fits a linear probe" in capsys.readouterr().err
+    assert not out.exists()
+    # meta.yaml: the field is optional, one of the two methods, and only for linear probes
+    base = {"spec_version": "0.0.1", "probe_type": "linear", "model": "smollm2-135m",
+            "layer": 10, "position": "last_token", "training_data": "x",
+            "license": "MIT", "author": "a", "contact": "c", "created_at": "2026-11-01"}
+    assert parse_meta(base, "meta.yaml").method is None
+    assert parse_meta({**base, "method": "mass-mean"}, "meta.yaml").method == "mass-mean"
+    with pytest.raises(InputError, match="field 'method'"):
+        parse_meta({**base, "method": "pca"}, "meta.yaml")
+    with pytest.raises(InputError, match="describes how a linear probe was fitted"):
+        parse_meta({**base, "probe_type": "mlp", "method": "logistic"}, "meta.yaml")
+    # a multi-class task is refused before any model is loaded
+    repo = Path(__file__).resolve().parents[2]
+    catalog = TaskCatalog.default().including([repo / "examples" / "senteval"])
+    with pytest.raises(InputError, match="--method mass-mean needs a binary task"):
+        train(TrainConfig(task="example_sentence_length", site=site, method="mass-mean"),
+              catalog=catalog, progress=False)
