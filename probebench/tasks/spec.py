@@ -89,7 +89,8 @@ class TaskSpec(BaseModel):
     id: TaskId = Field(description="Unique task id, used in meta.yaml and results.")
     title: str = Field(min_length=1)
     format: FormatName = Field(description="A registered task format (verbs, syntaxgym, "
-                               "blimp, senteval, or one added with register_format).")
+                               "blimp, senteval, statements, or one added with "
+                               "register_format).")
     version: int = Field(ge=1, description="Bumped whenever the test set changes.")
     description: str = ""
     files: dict[str, DataPath] = Field(description="Role (data, suite, test, train, ...) -> "

@@ -231,7 +231,7 @@ def test_one_folder_per_task_family() -> None:
     folders = {p.name for p in FAMILIES.iterdir() if (p / "__init__.py").is_file()}
     built_in = {name for name in format_names()
                 if type(get_format(name)).__module__.startswith("probebench.")}
-    assert folders == built_in == {"blimp", "senteval", "syntaxgym", "verbs"}
+    assert folders == built_in == {"blimp", "senteval", "statements", "syntaxgym", "verbs"}
     assert not (PACKAGE / "tasks" / "fresh").exists()
     assert not (PACKAGE / "tasks" / "formats").exists()
     assert not [p for p in (PACKAGE / "tasks").rglob("*.py")

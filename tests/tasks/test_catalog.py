@@ -130,7 +130,7 @@ def test_an_unregistered_format_is_refused_when_loading(tmp_path: Path) -> None:
     catalog = TaskCatalog.from_file(catalog.path)
     task = next(t.id for t in catalog.specs.values() if t.format == "blimpish")
     with pytest.raises(InputError, match="format 'blimpish' is not registered; known formats: "
-                                         "blimp, senteval, syntaxgym, verbs"):
+                                         "blimp, senteval, statements, syntaxgym, verbs"):
         catalog.load(task)
 
 
@@ -165,7 +165,7 @@ def test_repo_with_its_own_tasks_yaml_is_used_and_said(
     assert main(["tasks", "list"]) == 0
     captured = capsys.readouterr()
     assert "My own passive" not in captured.out
-    assert "tasks: the packaged tasks (34)" in captured.err
+    assert "tasks: the packaged tasks (35)" in captured.err
     assert main(["tasks", "list", "--repo", str(repo)]) == 0
     captured = capsys.readouterr()
     assert "My own passive" in captured.out

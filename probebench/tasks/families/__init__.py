@@ -25,6 +25,7 @@ from probebench.tasks.families.base import (
 )
 from probebench.tasks.families.blimp import BlimpFormat
 from probebench.tasks.families.senteval import SentEvalFormat
+from probebench.tasks.families.statements import StatementsFormat
 from probebench.tasks.families.syntaxgym import SyntaxGymFormat
 from probebench.tasks.families.verbs import VerbsFormat
 
@@ -33,8 +34,9 @@ register_format(VerbsFormat())
 register_format(BlimpFormat())
 register_format(SyntaxGymFormat())
 register_format(SentEvalFormat())
+register_format(StatementsFormat())
 
 __all__ = ["FAMILY_NAMES", "BlimpFormat", "FreshGenerator", "LMScoring", "SentEvalFormat",
-           "SliceChart", "SyntaxGymFormat", "TaskData", "TaskFormat", "VerbsFormat",
-           "format_names", "get_format", "group_by_slice", "register_format",
+           "SliceChart", "StatementsFormat", "SyntaxGymFormat", "TaskData", "TaskFormat",
+           "VerbsFormat", "format_names", "get_format", "group_by_slice", "register_format",
            "unregister_format"]

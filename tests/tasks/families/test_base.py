@@ -1,4 +1,4 @@
-"""A fifth task format, written and registered here, works end to end without editing any
+"""A task format of its own, written and registered here, works end to end without editing any
 module of probebench: read, verify, train, score, submit, store, site.
 
 The format reads tab-separated minimal pairs (``good<TAB>bad``, one pair per line), made
