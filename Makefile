@@ -26,11 +26,11 @@ install: $(STAMP)
 
 # The main job on the embedded default model: validate a reference artifact, submit it on
 # its task (with the registered eval-awareness guard) and build the leaderboard.
-REFERENCE ?= registry/artifacts/verb-grammar-mlp-smollm2-135m-l20-v1
+REFERENCE ?= registry/artifacts/verb-grammar-mlp-smollm2-135m-l20-v2
 demo: $(STAMP)
 	$(BIN)/probebench models prepare smollm2-135m
 	$(BIN)/probebench validate $(REFERENCE)
-	$(BIN)/probebench submit $(REFERENCE) --tasks verb_grammar \
+	$(BIN)/probebench submit $(REFERENCE) --tasks verb_grammar_v2 \
 	    --out demo/submission.json --report demo/REPORT.md
 	$(BIN)/probebench leaderboard build --registry registry --out leaderboard --top 5
 

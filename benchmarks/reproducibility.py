@@ -1,4 +1,4 @@
-"""The spread of every stored number across thread counts, batch budgets and caches.
+"""The spread of every stored number across thread counts, batch budgets, caches and kernels.
 
     python benchmarks/reproducibility.py [--artifact DIR --task ID]
 
@@ -24,15 +24,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CONDITIONS = [  # name, threads, batch tokens, cache
-    ("baseline: 1 thread, 4096 tokens, cold", 1, 4096, False),
-    ("2 threads", 2, 4096, False),
-    ("4 threads", 4, 4096, False),
-    ("batch budget 1024 tokens", 1, 1024, False),
-    ("batch budget 16384 tokens", 1, 16384, False),
-    ("cache written (cold)", 1, 4096, True),
-    ("cache read (warm)", 1, 4096, True),
-    ("second run, same settings", 1, 4096, False),
+CONDITIONS = [  # name, threads, batch tokens, cache, environment
+    ("baseline: 1 thread, 4096 tokens, cold", 1, 4096, False, {}),
+    ("2 threads", 2, 4096, False, {}),
+    ("4 threads", 4, 4096, False, {}),
+    ("batch budget 1024 tokens", 1, 1024, False, {}),
+    ("batch budget 16384 tokens", 1, 16384, False, {}),
+    ("cache written (cold)", 1, 4096, True, {}),
+    ("cache read (warm)", 1, 4096, True, {}),
+    ("second run, same settings", 1, 4096, False, {}),
+    # another kernel set, as another CPU of the same name runs (on an AVX2-only host the
+    # same kernels as the baseline: identical there)
+    ("AVX2 kernels (ATEN_CPU_CAPABILITY=avx2)", 1, 4096, False,
+     {"ATEN_CPU_CAPABILITY": "avx2"}),
 ]
 
 
@@ -47,8 +51,9 @@ def leaves(doc: Any, path: str = "") -> dict[str, float]:
 
 
 def run(artifact: Path, task: str, out: Path, threads: int, tokens: int, cache: bool,
-        home: Path) -> dict[str, Any]:
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        home: Path, extra: dict[str, str]) -> dict[str, Any]:
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+           **extra}
     if cache:
         env["PROBEBENCH_ACTIVATION_CACHE"] = str(home)
     cmd = [sys.executable, "-m", "probebench", "submit", str(artifact), "--tasks", task,
@@ -74,9 +79,9 @@ def main() -> int:
     print("| --- | --- | ---: | ---: |", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         base: tuple[str, dict[str, float]] | None = None
-        for i, (name, threads, tokens, cache) in enumerate(CONDITIONS):
+        for i, (name, threads, tokens, cache, extra) in enumerate(CONDITIONS):
             doc = run(args.artifact, args.task, Path(tmp) / f"{i}.json", threads, tokens,
-                      cache, Path(tmp) / "cache")
+                      cache, Path(tmp) / "cache", extra)
             text = json.dumps(doc, sort_keys=True)
             if base is None:
                 base = (text, leaves(doc))

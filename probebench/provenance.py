@@ -58,9 +58,21 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+def cpu_kernels() -> str:
+    """The vector instruction set torch's CPU kernels dispatch to (``AVX512``, ``AVX2``,
+    ``DEFAULT``, ...; ``$ATEN_CPU_CAPABILITY`` lowers it). Two CPUs of one name may
+    differ here (an AMD EPYC of the Zen 3 generation runs AVX2 kernels, of Zen 4 AVX512
+    ones), and the kernels round differently: float32 numbers move by float rounding
+    between them (``probebench.evaluation.reproducibility``)."""
+    import torch
+
+    return str(torch.backends.cpu.get_cpu_capability())
+
+
 def hardware(device: str) -> str:
     """The hardware that ran the model: the GPU's name for CUDA, else the CPU's, with the
-    logical cores this process may use."""
+    logical cores this process may use and the kernels torch runs on them
+    (``cpu_kernels``)."""
     if device.startswith("cuda"):
         import torch
 
@@ -68,7 +80,7 @@ def hardware(device: str) -> str:
         return f"{torch.cuda.get_device_name(index)} (CUDA {torch.version.cuda})"
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count()
-    return f"{cpu_name()} ({cores} cores)"
+    return f"{cpu_name()} ({cores} cores, {cpu_kernels()} kernels)"
 
 
-__all__ = ["COMMIT_ENV", "cpu_name", "hardware", "probebench_commit", "utc_now"]
+__all__ = ["COMMIT_ENV", "cpu_kernels", "cpu_name", "hardware", "probebench_commit", "utc_now"]

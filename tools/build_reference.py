@@ -34,6 +34,21 @@ CREATED = dt.date(2026, 11, 22)
 #: when the -v2 references were re-trained: the hyper-parameter choice became validation
 #: log-loss (METHODOLOGY.md), which changed the chosen C of the entries below
 RETRAINED = dt.date(2026, 11, 24)
+#: when the verb references were re-trained on verb_grammar_v2 (its items with two right
+#: answers deprecated and replaced: docs/tasks.md, "verb_grammar_v2: the audit")
+VERBS_V2 = dt.date(2026, 11, 27)
+VERBS_V2_NOTICE = (f"Re-trained on verb_grammar_v2 as {{new}} on {VERBS_V2.isoformat()}: "
+                   "verb_grammar scores items with two right answers (a habitual past, a "
+                   "Spanish preterite with 'siempre') as one; see docs/tasks.md, "
+                   "\"verb_grammar_v2: the audit\".")
+#: the verb entries re-trained on verb_grammar_v2 (old name -> new name)
+VERBS_RETRAINED = {
+    "verb-grammar-smollm2-135m-l8-v2": "verb-grammar-smollm2-135m-l8-v3",
+    "verb-grammar-smollm2-135m-l15-v2": "verb-grammar-smollm2-135m-l15-v3",
+    "verb-grammar-smollm2-135m-l20-v1": "verb-grammar-smollm2-135m-l20-v2",
+    "verb-grammar-smollm2-135m-l24-v2": "verb-grammar-smollm2-135m-l24-v3",
+    "verb-grammar-mlp-smollm2-135m-l20-v1": "verb-grammar-mlp-smollm2-135m-l20-v2",
+}
 #: v1 entries re-trained as v2 -> the notice their deprecation carries (the v1 artifacts
 #: and results stay: published artifacts never change)
 RETIRED = {
@@ -67,6 +82,8 @@ class Reference:
     category: str = "grammar"
     title: str = ""
     tagline: str = ""
+    #: when it was trained (None: from its version, v1 CREATED, v2 RETRAINED)
+    trained: dt.date | None = None
 
     @property
     def entry_id(self) -> str:
@@ -74,6 +91,8 @@ class Reference:
 
     @property
     def created(self) -> dt.date:
+        if self.trained is not None:
+            return self.trained
         return RETRAINED if self.name.endswith("-v2") else CREATED
 
 
@@ -84,20 +103,20 @@ GUARD = Reference(
 
 REFERENCES = [
     GUARD,
-    Reference("verb-grammar-smollm2-135m-l8-v2", "verb_grammar", "8:token_avg",
-              title="Verb grammar EN/ES, layer 8",
+    Reference("verb-grammar-smollm2-135m-l8-v3", "verb_grammar_v2", "8:token_avg",
+              title="Verb grammar EN/ES, layer 8", trained=VERBS_V2,
               tagline="Is the verb form right? Bilingual verb grammar at layer 8"),
-    Reference("verb-grammar-smollm2-135m-l15-v2", "verb_grammar", "15:token_avg",
-              title="Verb grammar EN/ES, layer 15",
+    Reference("verb-grammar-smollm2-135m-l15-v3", "verb_grammar_v2", "15:token_avg",
+              title="Verb grammar EN/ES, layer 15", trained=VERBS_V2,
               tagline="Is the verb form right? Bilingual verb grammar at layer 15"),
-    Reference("verb-grammar-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
-              title="Verb grammar EN/ES, layer 20",
+    Reference("verb-grammar-smollm2-135m-l20-v2", "verb_grammar_v2", "20:token_avg",
+              title="Verb grammar EN/ES, layer 20", trained=VERBS_V2,
               tagline="Is the verb form right? Bilingual verb grammar at layer 20"),
-    Reference("verb-grammar-smollm2-135m-l24-v2", "verb_grammar", "24:token_avg",
-              title="Verb grammar EN/ES, layer 24",
+    Reference("verb-grammar-smollm2-135m-l24-v3", "verb_grammar_v2", "24:token_avg",
+              title="Verb grammar EN/ES, layer 24", trained=VERBS_V2,
               tagline="Is the verb form right? Bilingual verb grammar at layer 24"),
-    Reference("verb-grammar-mlp-smollm2-135m-l20-v1", "verb_grammar", "20:token_avg",
-              probe_type="mlp", title="Verb grammar EN/ES, MLP at layer 20",
+    Reference("verb-grammar-mlp-smollm2-135m-l20-v2", "verb_grammar_v2", "20:token_avg",
+              probe_type="mlp", title="Verb grammar EN/ES, MLP at layer 20", trained=VERBS_V2,
               tagline="Is the verb form right? A one-hidden-layer MLP at layer 20"),
     Reference("blimp-det-noun-smollm2-135m-l15-v1", "blimp_determiner_noun_agreement_1",
               "15:last_token", title="BLiMP determiner-noun agreement",
@@ -197,9 +216,9 @@ def build(refs: list[Reference], registry: Path) -> None:
 
 
 def retired_refs(registry: Path) -> list[Reference]:
-    """The deprecated v1 entries, as references to re-evaluate (never to re-train)."""
+    """The deprecated entries, as references to re-evaluate (never to re-train)."""
     out = []
-    for old in RETIRED:
+    for old in [*RETIRED, *VERBS_RETRAINED]:
         path = registry / "probes" / ORG / f"{old}.yaml"
         if path.is_file():
             e = yaml.safe_load(path.read_text())
@@ -220,6 +239,14 @@ def retire(registry: Path) -> None:
         entry["notice"] = (f"Re-trained as {ORG}/{new} on {RETRAINED.isoformat()}: the "
                            "regularisation is now chosen by validation log-loss, not "
                            f"accuracy ({change}); see METHODOLOGY.md.")
+        path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
+    for old, new in VERBS_RETRAINED.items():
+        path = registry / "probes" / ORG / f"{old}.yaml"
+        if not path.is_file() or not (registry / "probes" / ORG / f"{new}.yaml").is_file():
+            continue
+        entry = yaml.safe_load(path.read_text())
+        entry["status"] = "deprecated"
+        entry["notice"] = VERBS_V2_NOTICE.format(new=f"{ORG}/{new}")
         path.write_text(yaml.safe_dump(entry, sort_keys=False, allow_unicode=True))
 
 
@@ -383,27 +410,33 @@ def write_docs(registry: Path) -> None:
              "task and on a control task with the same inputs and labels a fixed random "
              "function of word types (Hewitt and Liang, 2019; METHODOLOGY.md, \"Control-task "
              "selectivity\"). Prompt accuracy at P >= 0.5 on the test prompts, 95% paired "
-             "item bootstrap.", "",
-             "| entry | task | accuracy | control accuracy | selectivity |",
-             "| --- | --- | --- | --- | --- |"]
+             "item bootstrap. \"shown\": the selectivity's interval lies above 0; an entry "
+             "where it does not is marked \"not shown to be selective\" on the leaderboard "
+             "(METHODOLOGY.md, \"Not shown to be selective: marked, not unranked\").", "",
+             "| entry | task | accuracy | control accuracy | selectivity | shown |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for ref in REFERENCES:
         stored = latest_results(registry, ref.entry_id).get(ref.task)
         if stored is None or stored.result.selectivity is None:
             continue
         sel = stored.result.selectivity
+        low = sel.selectivity.ci_low
+        shown = "n/a" if low is None else ("yes" if low > 0 else "**no**")
         rows.append(f"| `{ref.name}` | {ref.task} | {_iv(sel.accuracy)} | "
-                    f"{_iv(sel.control_accuracy)} | {_iv(sel.selectivity)} |")
+                    f"{_iv(sel.control_accuracy)} | {_iv(sel.selectivity)} | {shown} |")
     rows += ["", "## Sealed holdout and Goodhart resistance", "",
              "Each entry scored on its task's current sealed holdout generation: items "
              "written for probebench, in no public release, sealed with the maintainers' key "
              "and decrypted only in memory (METHODOLOGY.md, \"Holdouts and re-evaluation\" "
              "and \"Goodhart resistance\"). Retention = (holdout AUROC - 0.5) / (test AUROC "
-             "- 0.5); Goodhart resistance = retention x selectivity share (retention alone "
-             "where the control is degenerate).", "",
+             "- 0.5); Goodhart resistance (ProbeScore 0.3.0) = retention x the least of "
+             "the selectivity share and the baseline share, a share that cannot be computed "
+             "(a degenerate control) counting 0.", "",
              "| entry | task | generation | test AUROC | sealed-holdout AUROC [95% CI] | "
-             "retention | selectivity share | Goodhart resistance |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    from probebench.evaluation.holdout import goodhart_value, selectivity_share
+             "retention | selectivity share | baseline share | Goodhart resistance |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    from probebench.evaluation.holdout import selectivity_share
+    from probebench.leaderboard.probescore import AXES, baseline_share
 
     for ref in REFERENCES:
         stored = latest_results(registry, ref.entry_id).get(ref.task)
@@ -411,13 +444,14 @@ def write_docs(registry: Path) -> None:
             continue
         held = stored.holdout
         share = selectivity_share(stored.result.selectivity)
-        value, _ = goodhart_value(held.retention, share)
+        value = AXES["goodhart_shown"].compute([stored], "").value
         rows.append(f"| `{ref.name}` | {ref.task} | {held.generation} | "
                     f"{stored.result.auroc.value:.3f} | {_iv(held.auroc)} | "
-                    f"{_num(held.retention)} | {_num(share)} | {_num(value)} |")
+                    f"{_num(held.retention)} | {_num(share)} | "
+                    f"{_num(baseline_share(stored))} | {_num(value)} |")
     rows += ["", "## Verb grammar against every baseline", ""]
     for ref in REFERENCES:
-        if ref.task != "verb_grammar":
+        if not ref.task.startswith("verb_grammar"):
             continue
         stored = latest_results(registry, ref.entry_id).get(ref.task)
         if stored is None:

@@ -90,17 +90,18 @@ def random_feature_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.n
                           seed: int) -> np.ndarray:
     """A logistic regression (standard-scaled, C = 1) on a fixed random projection of
     ``train_x`` (a random-init model's activations)."""
-    from probebench.evaluation.protocol import fit
+    from probebench.evaluation.protocol import fit, fit_threads, predict
 
     rng = np.random.default_rng(seed)
     d = train_x.shape[1]
     projection = rng.normal(size=(d, d)) / np.sqrt(d)
-    a = np.asarray(train_x, dtype=np.float64) @ projection
-    b = np.asarray(test_x, dtype=np.float64) @ projection
+    with fit_threads():  # the projection too: its numbers on any thread count
+        a = np.asarray(train_x, dtype=np.float64) @ projection
+        b = np.asarray(test_x, dtype=np.float64) @ projection
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings on a deliberately weak input
         probe, scaler = fit("linear", RANDOM_FEATURES_C, a, train_y, seed=seed, hidden=1)
-    return np.asarray(probe.predict_proba(scaler.transform(b))[:, 1])
+    return predict(probe, scaler, b, proba=True)[:, 1]
 
 
 #: what the gap means (submission.json's field descriptions, the leaderboard's column)

@@ -7,8 +7,6 @@ is defined for binary probes only.
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +17,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError
 from probebench.evaluation.definitions import LATENCY_WARMUP
 from probebench.evaluation.headline import Flat, sub_seed
+from probebench.evaluation.latency import LatencyVerdict, time_prompts
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import CostOut, FlaggedOut, TransferOut
 from probebench.evaluation.session import LATENCY, Session, SubmitError
@@ -120,21 +119,25 @@ def check_transfer_targets(session: Session) -> None:
                               "(0 = embeddings output)")
 
 
-#: the latency measurement's rule (what is timed, the warm-up, the median): part of a
-#: reused measurement's cache key, raised whenever what is timed changes
-LATENCY_VERSION = 1
+#: the latency measurement's rule (what is timed, the warm-up, the repeats, the median):
+#: part of a reused measurement's cache key, raised whenever what is timed changes. 2: the
+#: fastest of ``latency.LATENCY_REPEATS`` repeats per prompt, withheld under load
+LATENCY_VERSION = 2
 #: the cost rule (``models.cost``): part of the cost's cache key
 COST_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Latency:
-    """A task's latency: the median milliseconds, when they were measured (UTC, ISO
-    8601) and whether they were read from the disk cache instead of measured now."""
+    """A task's latency: the median milliseconds (None when the measurement was
+    withheld because the machine was loaded, ``note`` says why: ``latency.judge_latency``),
+    when they were measured (UTC, ISO 8601) and whether they were read from the disk
+    cache instead of measured now."""
 
-    ms: float
+    ms: float | None
     measured_at: str
     reused: bool
+    note: str | None = None
 
 
 def _probe_shape(weights: ProbeWeights) -> dict[str, object]:
@@ -172,8 +175,10 @@ def measure_cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat:
 
 def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
                     prompts: Sequence[Prompt], site: Site) -> Latency:
-    """Median milliseconds of one prompt's forward pass and probe, after a warm-up
-    (this machine's number, unlike the cost).
+    """Milliseconds of one prompt's forward pass and probe, after a warm-up (this
+    machine's number, unlike the cost): the median over the timed prompts of each one's
+    fastest repeat, withheld (None, with a note) when the machine was loaded while it was
+    timed (``probebench.evaluation.latency``).
 
     A measurement is a timing, not a result, but what it times is fixed by its inputs:
     one made earlier on this machine for the same model, device, precision, site,
@@ -181,7 +186,7 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     cache (so a warm run need not load the model only to time it), with the time it was
     measured. ``--no-cache`` (``options.cache`` off) always measures anew, and so does
     the registry's evaluation (``options.reuse_latency`` off): what it stores is timed in
-    the run that stores it."""
+    the run that stores it. A withheld measurement is never cached."""
     with session.stage(LATENCY):
         import torch
 
@@ -196,30 +201,36 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
                   "warmup": LATENCY_WARMUP}  # the result key adds the library versions
 
         def compute() -> dict[str, object]:
-            ms = _latency(session, meta, weights, sample, site)
-            return {"ms": ms, "measured_at": utc_now()}
+            verdict = _latency(session, meta, weights, sample, site)
+            if verdict.note:
+                session.say(f"latency at {site}: {verdict.note}")
+            return {"ms": verdict.ms, "measured_at": utc_now(), "note": verdict.note}
 
         opts = session.options
         store = ActivationCache() if opts.cache and opts.reuse_latency else None
-        value, hit = cached_json(store, record, compute, what=f"latency at {site}")
+        value, hit = cached_json(store, record, compute, what=f"latency at {site}",
+                                 keep=lambda v: v["ms"] is not None)
         if hit:
             session.say(f"latency at {site}: {value['ms']:.1f} ms as measured on this "
                         f"machine at {value['measured_at']} (--no-cache measures anew)")
-        return Latency(ms=float(value["ms"]), measured_at=str(value["measured_at"]),
-                       reused=hit)
+        ms = value["ms"]
+        return Latency(ms=None if ms is None else float(ms),
+                       measured_at=str(value["measured_at"]), reused=hit,
+                       note=value.get("note"))
 
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
-             sample: Sequence[Prompt], site: Site) -> float:
+             sample: Sequence[Prompt], site: Site) -> LatencyVerdict:
+    import torch
+
     lm = session.lm(meta.model)
     for prompt in sample[:LATENCY_WARMUP]:
         weights.predict_proba(run_extraction(lm, [prompt], [site], progress=False)[site])
-    times = []
-    for prompt in sample:
-        start = time.perf_counter()
-        weights.predict_proba(run_extraction(lm, [prompt], [site], progress=False)[site])
-        times.append((time.perf_counter() - start) * 1000)
-    return float(statistics.median(times))
+
+    def run(i: int) -> None:
+        weights.predict_proba(run_extraction(lm, [sample[i]], [site], progress=False)[site])
+
+    return time_prompts(run, len(sample), own_threads=torch.get_num_threads())
 
 
 __all__ = ["COST_VERSION", "LATENCY_VERSION", "Latency", "check_transfer_targets",

@@ -21,19 +21,21 @@ Log-loss is a proper scoring rule, continuous, and the one criterion a skeptic c
 re-derive from the stored grid.
 
 Across thread counts and CPUs (the contract of
-``probebench.evaluation.reproducibility``): every fit runs in float64 from the seeded
-initialisation on one BLAS and OpenMP thread (``FIT_THREADS``; the same numbers as on
-any other count, several times faster on the probes' small matrices). A linear probe's
-objective is strictly convex: float rounding of the activations between machines
-(relative 1e-7 to 1e-6) moves its optimum, and its probabilities, by at most about 5e-4
-(C = 10, verb grammar), so a re-trained linear probe's decisions reproduce but for a
-prompt that close to 0.5. An MLP's is not: relative 1e-6 on the activations ends the
-fit in another minimum (measured at the verb-grammar MLP entry's site, 268 test
-prompts: Adam moved test probabilities by up to 0.07 to 0.23 and flipped 3 to 5
-decisions; L-BFGS, even run to convergence, by up to 0.3 to 0.98 with 4 to 16 flips;
-full-batch gradient descent by up to 0.1, 4 flips), so re-trained MLP numbers carry a
-spread that no solver removes, and the contract compares them within
-``RETRAINED_TOLERANCE``.
+``probebench.evaluation.reproducibility``): every fit, and every prediction of a fitted
+probe (``predict``), runs in float64 from the seeded initialisation on one BLAS and
+OpenMP thread (``FIT_THREADS``, ``fit_threads``: the same numbers whatever the caller's
+thread limits and the machine's load, several times faster on the probes' small
+matrices), so on one machine type (one CPU, one kernel set) the same activations give
+the same fit, bit for bit. A linear probe's objective is strictly convex: float rounding
+of the activations between machines (relative 1e-7 to 1e-6) moves its optimum, and its
+probabilities, by at most about 5e-4 (C = 10, verb grammar), so a re-trained linear
+probe's decisions reproduce but for a prompt that close to 0.5. An MLP's is not:
+relative 1e-6 on the activations ends the fit in another minimum (measured at the
+verb-grammar MLP entry's site, 268 test prompts: Adam moved test probabilities by up to
+0.07 to 0.23 and flipped 3 to 5 decisions; L-BFGS, even run to convergence, by up to 0.3
+to 0.98 with 4 to 16 flips; full-batch gradient descent by up to 0.1, 4 flips), so
+re-trained MLP numbers carry a spread that no solver removes, and the contract compares
+them within ``RETRAINED_TOLERANCE``.
 
 Multi-class tasks (SentEval without ``positive_class``) follow the SentEval probing
 protocol (Conneau et al., 2018): the L2 penalty tuned on validation, and for the MLP
@@ -137,21 +139,37 @@ def make_estimator(probe_type: str, value: float, *, seed: int, hidden: int) -> 
                          max_iter=MAX_ITER["mlp"], random_state=seed)
 
 
+def fit_threads() -> Any:
+    """A context in which BLAS and OpenMP run on ``FIT_THREADS`` threads, whatever the
+    caller's limits: every fit and every prediction of a fitted probe runs in one, so
+    its numbers do not depend on the thread count or on how busy the machine is."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=FIT_THREADS)
+
+
 def fit(probe_type: str, value: float, x: np.ndarray, y: np.ndarray, *, seed: int,
         hidden: int) -> tuple[Any, Any]:
     """(probe, scaler): a StandardScaler on ``x``, then the estimator on scaled ``x``,
     fitted in float64 on one BLAS and OpenMP thread (``FIT_THREADS``)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.preprocessing import StandardScaler
-    from threadpoolctl import threadpool_limits
 
     x64 = np.asarray(x, dtype=np.float64)
-    scaler = StandardScaler().fit(x64)
-    probe = make_estimator(probe_type, value, seed=seed, hidden=hidden)
-    with warnings.catch_warnings(), threadpool_limits(limits=FIT_THREADS):
+    with warnings.catch_warnings(), fit_threads():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        scaler = StandardScaler().fit(x64)
+        probe = make_estimator(probe_type, value, seed=seed, hidden=hidden)
         probe.fit(scaler.transform(x64), y)
     return probe, scaler
+
+
+def predict(probe: Any, scaler: Any, x: np.ndarray, *, proba: bool = False) -> np.ndarray:
+    """A fitted probe's decisions (or, with ``proba``, its class probabilities) on ``x``
+    in float64, on ``FIT_THREADS`` threads as the fit ran."""
+    with fit_threads():
+        xs = scaler.transform(np.asarray(x, dtype=np.float64))
+        return np.asarray(probe.predict_proba(xs) if proba else probe.predict(xs))
 
 
 def class_labels(prompts: Sequence[Prompt], classes: Sequence[str], what: str,
@@ -202,10 +220,12 @@ def _grid_point(probe_type: str, value: float, size: int, x_train: np.ndarray,
                 record_size: bool) -> GridPoint:
     """One grid point fitted on train and scored on validation (a worker's job)."""
     probe, scaler = fit(probe_type, value, x_train, y_train, seed=seed, hidden=size)
-    xs = scaler.transform(np.asarray(x_val, dtype=np.float64))
-    pred = probe.predict(xs)
+    with fit_threads():
+        xs = scaler.transform(np.asarray(x_val, dtype=np.float64))
+        pred = probe.predict(xs)
+        loss = log_loss(probe, xs, y_val)
     return GridPoint(value, float(np.mean(pred == y_val)), size if record_size else None,
-                     log_loss(probe, xs, y_val))
+                     loss)
 
 
 def fit_workers(probe_type: str, jobs: int) -> int:
@@ -309,12 +329,14 @@ __all__ = [
     "fit",
     "fit_protocol",
     "fit_protocols",
+    "fit_threads",
     "fit_workers",
     "grid_of",
     "labelled_prompts",
     "labels_of",
     "log_loss",
     "make_estimator",
+    "predict",
     "protocol_record",
     "run_fits",
     "search",

@@ -252,8 +252,16 @@ class StageTiming(_Model):
 
 class Timing(_Model):
     latency_ms: dict[str, float] = Field(description="Median ms per prompt, batch size 1, "
-                                         "text to probability, after warm-up, per task.")
+                                         "text to probability, after warm-up, per task "
+                                         "(each prompt's fastest of its repeats); a task "
+                                         "whose measurement was withheld is absent.")
     latency_prompts: int
+    latency_withheld: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tasks whose latency was measured while the machine was loaded (this "
+                    "process waited for a CPU, or its repeats disagreed: "
+                    "probebench.evaluation.latency) and is therefore not reported or "
+                    "stored: what was measured and why it was withheld.")
     latency_reused: dict[str, str] = Field(
         default_factory=dict,
         description="Tasks whose latency this run read from the disk cache (a measurement "

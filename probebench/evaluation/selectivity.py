@@ -67,6 +67,7 @@ from probebench.evaluation.protocol import (
     DEFAULT_HIDDEN,
     fit_protocols,
     labelled_prompts,
+    predict,
     protocol_record,
     train_val_items,
 )
@@ -277,14 +278,13 @@ def _correct(probe_type: str, data: ControlData,
     fitted = iter(fit_protocols(probe_type, data.x_train, data.x_val,
                                 [(a, b) for a, b, _ in labels if not one_class(a, b)],
                                 seed=seed, hidden=hidden))
-    x_test = np.asarray(data.x_test, dtype=np.float64)
     out = []
     for a, b, t in labels:
         if one_class(a, b):  # one class only (a tiny task): predict it
             pred = np.full(len(t), round(float(np.mean(a))))
         else:
             probe, scaler, _ = next(fitted)
-            pred = probe.predict(scaler.transform(x_test))
+            pred = predict(probe, scaler, data.x_test)
         out.append((np.asarray(pred) == t).astype(np.float64))
     return out
 

@@ -96,13 +96,16 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         except SiteError as exc:
             raise SubmitError(f"the probe cannot be evaluated on task {task_id}: {exc}") \
                 from None
-    results, latency, reused = [], {}, {}
+    results, latency, reused, withheld = [], {}, {}, {}
     before = _stage_counts(session)
     for task_id in tasks:
         result, measured = evaluate_task(session, task_id, meta, weights, site,
                                          report.bundle_sha256)
         results.append(result)
-        latency[task_id] = round(measured.ms, 3)
+        if measured.ms is None:  # timed on a loaded machine: never stored
+            withheld[task_id] = measured.note or "withheld"
+        else:
+            latency[task_id] = round(measured.ms, 3)
         if measured.reused:
             reused[task_id] = measured.measured_at
     ident = session.model(meta.model).identity
@@ -118,7 +121,8 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
         timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
-                      latency_reused=reused, baselines_published=published,
+                      latency_reused=reused, latency_withheld=withheld,
+                      baselines_published=published,
                       wall_seconds=round(time.perf_counter() - start, 3),
                       stages=_stage_timings(session, before)),
         run=run_info(session.model(meta.model).device), baselines_sha256=digests,

@@ -317,10 +317,12 @@ def cached_scores(store: ActivationCache | None, identity: ModelIdentity, device
 
 
 def cached_json(store: ActivationCache | None, record: Mapping[str, object],
-                compute: Callable[[], Any], *, what: str) -> tuple[Any, bool]:
+                compute: Callable[[], Any], *, what: str,
+                keep: Callable[[Any], bool] | None = None) -> tuple[Any, bool]:
     """The JSON value derived from ``record`` (``result_key``) from ``store``, else
-    ``compute()``'s (stored); returns it and whether it came from the cache. ``what``
-    names the entry in its metadata. ``store=None`` always computes."""
+    ``compute()``'s (stored unless ``keep`` says no: a latency withheld under load);
+    returns it and whether it came from the cache. ``what`` names the entry in its
+    metadata. ``store=None`` always computes."""
     key = None
     if store is not None:
         key = store.result_key(record)
@@ -332,7 +334,7 @@ def cached_json(store: ActivationCache | None, record: Mapping[str, object],
                 log.warning("result cache entry %s is not JSON; rebuilding it",
                             store.path(key))
     value = compute()
-    if key is not None and store is not None:
+    if key is not None and store is not None and (keep is None or keep(value)):
         data = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
         store.put(key, np.frombuffer(data, dtype=np.uint8), {"result": what}, np.uint8)
     return value, False

@@ -13,10 +13,13 @@ batch budget never makes a new record. Under the precision policy
 tolerance of the float32 record is not stored either, and readers (the leaderboard,
 re-evaluation) take the latest float32 record whenever there is one. (A record stored
 before provenance was kept gains the ``run`` block, with that run's latency, of the
-first re-run that reproduces its deterministic part exactly.) Records are read back
-through the same
-pydantic models they are written with (``TaskResult`` inside), so a renamed field fails
-at the boundary with the file's name, not deep inside the leaderboard.
+first re-run that reproduces its deterministic part exactly.) A latency measured while
+the machine was loaded is never stored (``probebench.evaluation.latency``): the record
+keeps None with a note, or the latency of the record it follows when that was measured
+on the same hardware (``keep_latency``), and it never takes part in the comparison.
+Records are read back through the same pydantic models they are written with
+(``TaskResult`` inside), so a renamed field fails at the boundary with the file's name,
+not deep inside the leaderboard.
 
 A record names the probebench commit that measured it; a commit with ``+dirty`` was
 measured by a working tree with uncommitted changes, whose code no one can check out.
@@ -60,7 +63,13 @@ class ResultRecord(BaseModel):
     versions: dict[str, str]
     device: str
     latency_ms: float | None = Field(default=None, description="Machine-dependent; not part "
-                                     "of the comparison that decides a new record.")
+                                     "of the comparison that decides a new record. None "
+                                     "when it was withheld (latency_note says why).")
+    latency_note: str | None = Field(
+        default=None, description="Why this run's latency is not stored: it was measured "
+        "while the machine was loaded (probebench.evaluation.latency); and, when "
+        "latency_ms holds a value, which earlier record on the same hardware it was carried "
+        "from. None when latency_ms is this run's own measurement.")
     run: RunInfo | None = Field(default=None, description="Provenance (when, which code, "
                                 "which hardware); None on records stored before v0.3.")
     holdout: HoldoutOut | None = Field(
@@ -76,13 +85,15 @@ class ResultRecord(BaseModel):
                    versions=submission.versions, device=submission.device,
                    latency_ms=(submission.timing.latency_ms.get(task.id)
                                if submission.timing else None),
+                   latency_note=(submission.timing.latency_withheld.get(task.id)
+                                 if submission.timing else None),
                    run=submission.run, holdout=holdout)
 
     def deterministic(self) -> dict[str, Any]:
         """The fields a re-run on the same inputs reproduces (timing, provenance, the
         device and the holdout part left out)."""
-        return self.model_dump(mode="json", exclude={"latency_ms", "run", "device",
-                                                     "holdout"})
+        return self.model_dump(mode="json", exclude={"latency_ms", "latency_note", "run",
+                                                     "device", "holdout"})
 
     def holdout_part(self) -> dict[str, Any] | None:
         return None if self.holdout is None else self.holdout.model_dump(mode="json")
@@ -223,15 +234,38 @@ def store_submission(root: Path, entry_id: str, submission: Submission, *,
                 and not differences(same.deterministic(), record.deterministic())):
             if same.run is not None or record.run is None or same is not history[-1]:
                 continue
+            if record.latency_ms is None:
+                continue  # a withheld latency replaces none: a later run brings both
             # stored before provenance was kept: the first run that reproduces it exactly
             # is when and where these numbers were (again) measured; its timing and its
             # provenance are kept together
             record = history.pop().model_copy(update={"run": record.run,
-                                                      "latency_ms": record.latency_ms})
+                                                      "latency_ms": record.latency_ms,
+                                                      "latency_note": None})
+        else:
+            record = keep_latency(record, same)
         doc = ResultHistory(entry=entry_id, task=task.id, history=[*history, record])
         atomic_write_bytes(path, doc.to_json().encode("utf-8"))
         changed.append(path)
     return changed
+
+
+def keep_latency(record: ResultRecord, stored: ResultRecord | None) -> ResultRecord:
+    """``record``, or, when its latency was withheld (measured on a loaded machine) and
+    ``stored`` (the latest record it follows) holds one measured on the same hardware
+    and device, ``record`` with that latency and a note naming where it came from: a
+    loaded run never replaces the latency readers see."""
+    withheld = record.latency_note
+    if record.latency_ms is not None or withheld is None or stored is None \
+            or stored.latency_ms is None:
+        return record
+    if record.run is None or stored.run is None or record.device != stored.device \
+            or record.run.hardware != stored.run.hardware:
+        return record
+    return record.model_copy(update={
+        "latency_ms": stored.latency_ms,
+        "latency_note": f"{withheld}; carried from the record evaluated at "
+                        f"{stored.run.evaluated_at} on the same hardware"})
 
 
 def _holdout_news(stored: ResultRecord, new: ResultRecord) -> bool:
@@ -258,6 +292,7 @@ def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
     return out
 
 
-__all__ = ["DIRTY_SUFFIX", "ResultHistory", "ResultRecord", "is_dirty", "latest_of",
+__all__ = ["DIRTY_SUFFIX", "ResultHistory", "ResultRecord", "is_dirty", "keep_latency",
+           "latest_of",
            "latest_results", "precision_problems", "read_history", "reference_record",
            "refuse_dirty", "result_path", "store_submission"]

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -260,3 +261,56 @@ def test_mlp_selectivity_holds_within_the_retrained_tolerance() -> None:
     moved = run_selectivity("mlp", None, rel=1e-6)
     assert differences({"selectivity": base}, {"selectivity": moved}) == []
     assert RETRAINED_TOLERANCE <= 0.1
+
+
+BUSY = "while True:\n    pass\n"
+
+
+def test_the_retrained_control_is_identical_under_other_thread_limits_and_load(
+        smollm: Any) -> None:
+    """Real activations (SmolLM2-135M, layer 8) of a slice of a registered task: the MLP
+    control fitted twice, the second time with other torch and BLAS thread limits set by
+    the caller and two busy loops competing for the cores, gives the same numbers, bit
+    for bit (the fits and their predictions run on ``FIT_THREADS`` in float64 from the
+    seed). A control accuracy that moved by one prompt between two evaluations of the
+    same activations would fail here."""
+    import torch
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from probebench.evaluation.protocol import labelled_prompts
+    from probebench.models.activations import run_extraction
+    from probebench.sites import Site
+
+    data = TaskCatalog.default().load("blimp_determiner_noun_agreement_1")
+    train, val, _ = train_val_items(data)
+    train, val, test = train[:60], val[:20], list(data.test)[:40]
+    site = Site(8, "last_token")
+
+    def acts(items: list[Item]) -> np.ndarray:
+        return run_extraction(smollm, labelled_prompts(items), [site], progress=False)[site]
+
+    control = ControlData(train, acts(train), val, acts(val), test, acts(test),
+                          kind=DIFFERING_TYPES)
+
+    def fit() -> dict[str, object]:
+        out = selectivity(control, probe_type="mlp", hidden=16, seed=0, n_resamples=100,
+                          parts=("determinism",))
+        dumped: dict[str, object] = out.model_dump(mode="json")
+        return dumped
+
+    first = fit()
+    assert not first["degenerate"]
+    assert first["control_accuracy"]["value"] is not None  # type: ignore[index]
+    threads = torch.get_num_threads()
+    blas = max((p["num_threads"] for p in threadpool_info()), default=1)
+    burners = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
+    try:
+        torch.set_num_threads(2 if threads == 1 else 1)
+        with threadpool_limits(limits=2 if blas == 1 else 1):
+            second = fit()
+    finally:
+        torch.set_num_threads(threads)
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert second == first

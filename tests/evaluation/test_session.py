@@ -21,6 +21,7 @@ from safetensors import safe_open
 from probebench.cli import main
 from probebench.errors import InputError
 from probebench.evaluation.headline import Flat
+from probebench.evaluation.latency import Contention, LatencyVerdict, judge_latency
 from probebench.evaluation.report import render_report
 from probebench.evaluation.results import LimitOut, Submission, read_submission
 from probebench.evaluation.session import (
@@ -54,6 +55,11 @@ REFERENCE = REGISTRY / "artifacts" / "verb-grammar-mlp-smollm2-135m-l20-v1"
 TASK = "verb_grammar"
 MODEL = "smollm2-135m"
 SITE = Site(20, "token_avg")  # the reference MLP's site
+
+
+def _steady(ms: float, contention: float = 0.0) -> LatencyVerdict:
+    """A latency measurement as ``latency.judge_latency`` judges it, at a given load."""
+    return judge_latency([[ms, ms, ms]], Contention(contention, "test"))
 
 
 def _score_files(cache: Path) -> dict[Path, int]:
@@ -235,10 +241,15 @@ def test_a_warm_limited_submit_runs_no_model_pass_and_no_fit(
     random-init control (under its own identity), the task's baselines and the re-trained
     selectivity; ``--limit`` bounds every split, so the cold run is short too
     (benchmarks/submit_stages.py times the full one)."""
+    import probebench.evaluation.deployment as deployment
     import probebench.evaluation.selectivity as selectivity_module
     import probebench.evaluation.task_baselines as baselines_module
 
     catalog = TaskCatalog.default()
+    # the latency as an idle machine measures it: one timed on a loaded one (as a test
+    # run's often is) is withheld and never cached (test_latency.py), and the warm run
+    # would time it again
+    monkeypatch.setattr(deployment, "_latency", lambda *args: _steady(12.5))
 
     def run() -> tuple[Session, Submission]:
         options = SubmitOptions(bootstrap=200, latency_prompts=2, progress=False, limit=10,
@@ -309,11 +320,12 @@ def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
     assert report.meta is not None and report.weights is not None
     meta, weights = report.meta, report.weights
     timed: list[float] = []
+    loaded = False
 
     def fake_latency(session: Session, meta: object, weights: object,
-                     sample: list[object], site: Site) -> float:
+                     sample: list[object], site: Site) -> LatencyVerdict:
         timed.append(float(len(timed) + 1))
-        return timed[-1] * 10.0
+        return _steady(timed[-1] * 10.0, contention=0.5 if loaded else 0.0)
 
     monkeypatch.setattr(deployment, "_latency", fake_latency)
 
@@ -339,6 +351,13 @@ def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
     assert measure(site=Site(19, "token_avg")).ms == 60.0  # another site
     monkeypatch.setattr(deployment, "hardware", lambda device: "another CPU (2 cores)")
     assert measure().reused is False  # another machine
+    # a measurement withheld on a loaded machine is never cached: the next run times anew
+    monkeypatch.setattr(deployment, "hardware", lambda device: "a loaded CPU (2 cores)")
+    loaded = True
+    withheld = measure()
+    assert withheld.ms is None and withheld.note is not None and "loaded" in withheld.note
+    loaded = False
+    assert (measure().ms, measure().reused) == (90.0, True)
 
 
 def test_the_registry_stores_a_latency_timed_in_its_own_run(

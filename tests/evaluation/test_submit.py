@@ -70,7 +70,11 @@ def test_submit_verb_and_blimp_end_to_end(verb_probe: Path, tmp_path: Path,
     assert set(verbs["slices"]["reason_code"]) >= {"over_regularisation", "wrong_person"}
     # the model's own surprisal is a strong baseline on BLiMP (published GPT-2: ~0.8)
     assert blimp["baselines"]["surprisal"]["accuracy"]["value"] > 0.7
-    assert sub["timing"]["latency_ms"]["verb_grammar"] > 0
+    # a latency, or, measured on a loaded machine (a test run often is), why it has none
+    timing = sub["timing"]
+    assert timing["latency_ms"].get("verb_grammar", 1.0) > 0
+    assert ("verb_grammar" in timing["latency_ms"]) != ("verb_grammar" in timing[
+        "latency_withheld"])
     text = report.read_text()
     assert "Test-set sha256" in text and verbs["test_sha256"] in text
     assert "| reason_code |" in text
