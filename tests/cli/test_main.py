@@ -119,7 +119,7 @@ def test_readme_main_job_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert f"open {(tmp_path / 'leaderboard' / 'index.html').resolve()}" in out
     assert "ProbeScore" in out and out.count("probebench/") >= 5  # the top-5 table
     submission = json.loads((tmp_path / "submission.json").read_text())
-    assert submission["tasks"][0]["id"] == "verb_grammar"
+    assert submission["tasks"][0]["id"] == "verb_grammar_v2"
     assert not submission["tasks"][0]["evalaware_auroc"]["imputed"]  # the registered guard
     assert (submission.get("limit") is None) == (limit is None)
 

@@ -362,7 +362,7 @@ def test_the_leaderboard_shows_a_stored_transfer(tmp_path: Path) -> None:
     page = (tmp_path / "board" / page_name(ids[0])).read_text()
     assert '<h3 id="transfer-blimp_passive_1">Cross-model transfer</h3>' in page
     assert "<strong>0.400</strong>" in page and "alpha 316.228" in page
-    assert f"mean transfer ratio to {target}" in page  # the axis's note, spec 0.2.0
+    assert f"mean credited transfer ratio to {target}" in page  # the axis note, 0.3.0
     other = (tmp_path / "board" / page_name(ids[1])).read_text()
     assert "Cross-model transfer</h3>" not in other
     assert "stored before transfer was measured through a map" in other

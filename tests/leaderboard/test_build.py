@@ -470,3 +470,21 @@ def test_entries_not_shown_to_be_selective_carry_the_mark(
             if score["entry_id"] in rows:
                 assert "not shown to be selective" not in rows[score["entry_id"]]
     assert marked >= 5  # every ranked verb-grammar entry, at least
+
+
+def test_every_auroc_interval_on_the_index_carries_its_item_count(
+        reference: tuple[dict[str, Any], BuildSummary], tmp_path: Path) -> None:
+    """Each AUROC cell of the index names the test items behind it, and one from fewer
+    than 20 items shows the ‡ mark with its count (SyntaxGym's suites hold 8 to 14)."""
+    out = tmp_path / "site"
+    build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    index = (out / "index.html").read_text()
+    cells = re.findall(r'<td class="num" data-value="[0-9.]+" title="([^"]*)">([^<]*)(.*?)</td>',
+                       index)
+    assert len(cells) >= 10
+    for title, _, rest in cells:
+        found = re.search(r"over (\d+) test items", title)
+        assert found, title
+        n = int(found.group(1))
+        assert (f"‡ {n} items" in rest) == (n < FEW_ITEMS), (title, rest)
+    assert any(int(re.search(r"over (\d+)", t).group(1)) < FEW_ITEMS for t, _, _ in cells)

@@ -60,7 +60,7 @@ REQUIRE = os.environ.get("PROBEBENCH_REQUIRE_BROWSER") == "1"
 browser = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not REQUIRE,
                              reason="Debian chromium and chromium-driver are not installed")
 RESAMPLES = 30
-VERB = "probebench/verb-grammar-smollm2-135m-l15-v2"
+VERB = "probebench/verb-grammar-smollm2-135m-l15-v3"
 HOSTILE = "mallory/blimp-det-noun-smollm2-135m-l15-v1"
 HOSTILE_FOLDER = "mallory-det-noun"
 SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
@@ -103,8 +103,8 @@ def make_registry(root: Path) -> Path:
     """The repository's registry, a pending entry and a hostile one (module docstring)."""
     shutil.copytree(REPO / "registry", root, ignore=shutil.ignore_patterns("__pycache__"))
     _match_stored_results(root)
-    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v2", VERB_PENDING,
-                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v2"},
+    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v3", VERB_PENDING,
+                tasks={"verb_grammar_v2": "probebench/verb-grammar-smollm2-135m-l8-v3"},
                 short_name="verb-grammar-pending", status="pending_review")
     folder = root / "artifacts" / HOSTILE_FOLDER
     shutil.copytree(root / "artifacts" / "blimp-det-noun-smollm2-135m-l15-v1", folder)
@@ -185,14 +185,14 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
     assert local > 500
     # the files behind the numbers are among the targets: results, reports, notebooks
     names = {t.relative_to(board.resolve()).as_posix() for t in targets}
-    verb = "files/probebench__verb-grammar-smollm2-135m-l15-v2"
-    for expected in (f"{verb}/results/verb_grammar.json", f"{verb}/reports/verb_grammar/REPORT.md",
+    verb = "files/probebench__verb-grammar-smollm2-135m-l15-v3"
+    for expected in (f"{verb}/results/verb_grammar_v2.json", f"{verb}/reports/verb_grammar_v2/REPORT.md",
                      f"{verb}/artifact/train.ipynb", f"{verb}/artifact/eval.ipynb",
                      f"{verb}/artifact/probe.safetensors", f"{verb}/entry.yaml",
                      "leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
         assert expected in names, expected
-    report = (board / verb / "reports/verb_grammar/REPORT.md").read_text()
-    assert report.startswith("# probebench report: ") and "| verb_grammar | 1 |" in report
+    report = (board / verb / "reports/verb_grammar_v2/REPORT.md").read_text()
+    assert report.startswith("# probebench report: ") and "| verb_grammar_v2 | 2 |" in report
     # an artifact folder cannot put a page or an SVG on the leaderboard's origin
     assert not list((board / "files").rglob("*.html")) and not list(board.rglob("*.svg"))
     assert (board / f"files/{HOSTILE.replace('/', '__')}/artifact/README.md").is_file()
@@ -222,7 +222,7 @@ def test_downloads_hold_one_row_per_entry_and_task_and_validate(
     assert {(r["entry_id"], r["task"]) for r in doc["results"]} == expected
     # the CSV and the JSON say the same; every number is the stored one
     verb = next(r for r in rows if r["entry_id"] == VERB)
-    stored = latest_results(registry, VERB)["verb_grammar"].result
+    stored = latest_results(registry, VERB)["verb_grammar_v2"].result
     assert float(verb["auroc"]) == stored.auroc.value
     assert float(verb["auroc_ci_low"]) == stored.auroc.ci_low
     assert verb["status"] == "live" and verb["guard"] == "false" and verb["task_rank"]
@@ -275,13 +275,13 @@ def test_source_url_links_repository_files_there(built: tuple[Path, Path, BuildS
     assert len(linked) >= 10
     for url in linked:
         assert (registry.parent / unquote(url[len(base) + 1:])).is_file(), url
-    assert any(u.endswith("results/probebench/verb-grammar-smollm2-135m-l15-v2/"
-                          "verb_grammar.json") for u in linked)
+    assert any(u.endswith("results/probebench/verb-grammar-smollm2-135m-l15-v3/"
+                          "verb_grammar_v2.json") for u in linked)
     assert not list((board / "files").rglob("*.json"))  # nothing copied but the reports
     assert list((board / "files").rglob("REPORT.md"))
     # the citation's url: the artifact's folder in the repository at that commit
     assert _bibtex_url((board / page_name(VERB)).read_text()) == (
-        f"{base}/registry/artifacts/verb-grammar-smollm2-135m-l15-v2")
+        f"{base}/registry/artifacts/verb-grammar-smollm2-135m-l15-v3")
     with pytest.raises(InputError, match="source URL"):
         build_leaderboard(registry, tmp_path / "bad", catalog=TaskCatalog.for_repo(REPO),
                           n_resamples=10, source_url="javascript:alert(1)")
@@ -344,7 +344,7 @@ def test_the_bibtex_has_a_url(built: tuple[Path, Path, BuildSummary]) -> None:
     the repository); a field the submitter wrote cannot end the url field."""
     _, board, _ = built
     assert _bibtex_url((board / page_name(VERB)).read_text()) == (
-        "registry/artifacts/verb-grammar-smollm2-135m-l15-v2")
+        "registry/artifacts/verb-grammar-smollm2-135m-l15-v3")
     hostile = (board / page_name(HOSTILE)).read_text()
     assert _bibtex_url(hostile) == f"registry/artifacts/{HOSTILE_FOLDER}"
     assert "javascript" not in (_bibtex_url(hostile) or "")
@@ -573,7 +573,7 @@ def test_pages_fit_the_window_without_horizontal_scrolling(
     from selenium.webdriver.common.by import By
 
     _, board, _ = built
-    for page in (board / "index.html", board / page_name(VERB), board / "tasks/verb_grammar.html",
+    for page in (board / "index.html", board / page_name(VERB), board / "tasks/verb_grammar_v2.html",
                  board / "families/blimp.html", board / page_name(HOSTILE)):
         _open(driver, page, size)
         assert _overflow(driver) == 0, (size, page.name)
@@ -611,7 +611,7 @@ def test_sorting_filters_and_axis_columns(built: tuple[Path, Path, BuildSummary]
     every = visible_rows()
     assert len(every) >= 14
     # sort the verb-grammar table by AUROC, both ways
-    table = driver.find_element(By.CSS_SELECTOR, "table.leaderboard[data-tasks='verb_grammar']")
+    table = driver.find_element(By.CSS_SELECTOR, "table.leaderboard[data-tasks='verb_grammar_v2']")
     header = table.find_element(By.XPATH, ".//th[normalize-space()='AUROC']")
 
     def column(n: int) -> list[float]:
@@ -667,12 +667,12 @@ def test_entry_page_shows_baselines_provenance_and_working_links(
     _, board, _ = built
     page = board / page_name(VERB)
     _open(driver, page)
-    baselines = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar table.baselines")
+    baselines = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar_v2 table.baselines")
     methods = [td.text.split("\n")[0] for td in
                baselines.find_elements(By.CSS_SELECTOR, "tbody td:first-child")]
     assert methods[0] == "this probe" and {"majority", "length", "random_features",
                                            "surprisal"} <= set(methods)
-    provenance = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar table.provenance")
+    provenance = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar_v2 table.provenance")
     labels = [th.text for th in provenance.find_elements(By.TAG_NAME, "th")]
     for label in ("evaluated", "probebench", "device / dtype", "hardware", "test set",
                   "artifact bundle"):
@@ -695,8 +695,8 @@ def test_entry_page_shows_baselines_provenance_and_working_links(
         driver.get(href)
         body = driver.find_element(By.TAG_NAME, "body").text
         if href.endswith("REPORT.md"):
-            assert "# probebench report: " in body and "verb_grammar" in body
-        elif href.endswith("verb_grammar.json"):
+            assert "# probebench report: " in body and "verb_grammar_v2" in body
+        elif href.endswith("verb_grammar_v2.json"):
             assert json.loads(body)["entry"] == VERB
         else:
             assert body.strip(), href
@@ -805,7 +805,7 @@ def test_a_phone_keeps_rank_entry_and_probescore_in_view(
 
     _, board, _ = built
     for page in (board / "index.html", board / "families/blimp.html",
-                 board / "tasks/verb_grammar.html"):
+                 board / "tasks/verb_grammar_v2.html"):
         _open(driver, page, "phone")
         tables = driver.find_elements(By.CSS_SELECTOR, "table.ranked")
         assert tables, page.name
@@ -914,7 +914,7 @@ def test_a_tap_opens_a_column_definition_and_the_next_closes_it(
     assert driver.execute_script("return document.activeElement === arguments[0];", button)
     # the entry page's metric names open theirs too
     _open(driver, board / page_name(VERB), "phone")
-    th = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar table.metrics th")
+    th = driver.find_element(By.CSS_SELECTOR, "#task-verb_grammar_v2 table.metrics th")
     tap(th.find_element(By.CSS_SELECTOR, "button.defn"))
     assert shown() == th.get_attribute("title") and len(shown() or "") > 20
     assert not _errors(driver)
@@ -934,7 +934,7 @@ def test_the_bibtex_cites_the_page_it_is_on(built: tuple[Path, Path, BuildSummar
     _, board, _ = built
     _open(driver, board / page_name(VERB), "phone")
     text = driver.find_element(By.ID, "bibtex").text
-    assert re.search(r"^\s*url\s*=\s*\{registry/artifacts/verb-grammar-smollm2-135m-l15-v2\}$",
+    assert re.search(r"^\s*url\s*=\s*\{registry/artifacts/verb-grammar-smollm2-135m-l15-v3\}$",
                      text, re.MULTILINE), text
 
     class Quiet(SimpleHTTPRequestHandler):

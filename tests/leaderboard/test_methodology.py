@@ -132,7 +132,7 @@ def test_a_stored_number_that_moves_makes_the_document_stale(registry_copy: Path
     results = registry_copy / "results" / "probebench"
     _edit_latest(results / "syntaxgym-number-prep-smollm2-135m-l15-v2"
                  / "syntaxgym_number_prep.json", {"selectivity.pairs_split": 0.44})
-    _edit_latest(results / "verb-grammar-smollm2-135m-l15-v2" / "verb_grammar.json",
+    _edit_latest(results / "verb-grammar-smollm2-135m-l15-v3" / "verb_grammar_v2.json",
                  {"transfer.minilm-l6@4:token_avg.transfer": 0.0})
     rendered = render(committed, registry=registry_copy)
     assert rendered != committed
@@ -140,8 +140,8 @@ def test_a_stored_number_that_moves_makes_the_document_stale(registry_copy: Path
     # the code's share and both stored ones, so the disagreement is in plain sight
     assert pairs[1] == "0.500" and pairs[2] == "0.440 (1 entry); 0.500 (1 entry)"
     transfers = _rows(_block(rendered, "transfers"))
-    assert transfers["`probebench/verb-grammar-smollm2-135m-l15-v2` (verb_grammar)"][5] == (
-        "0.000 (0.005)")
+    assert transfers["`probebench/verb-grammar-smollm2-135m-l15-v3` (verb_grammar_v2)"][5] == (
+        "0.000 (0.010)")
     assert stored_pairs_split(registry_copy)["syntaxgym_number_prep"] == {
         "probebench/syntaxgym-number-prep-smollm2-135m-l15-v1": 0.5,
         "probebench/syntaxgym-number-prep-smollm2-135m-l15-v2": 0.44}

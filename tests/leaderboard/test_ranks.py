@@ -111,8 +111,8 @@ def make_registry(root: Path) -> Path:
                 short_name="blimp-det-anaphor-l15")
     _copy_entry(root, GUARD, GUARD_COPY, tasks={"eval_awareness": GUARD},
                 short_name="eval-awareness-copy")
-    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v2", VERB_PENDING,
-                tasks={"verb_grammar": "probebench/verb-grammar-smollm2-135m-l8-v2"},
+    _copy_entry(root, "probebench/verb-grammar-smollm2-135m-l8-v3", VERB_PENDING,
+                tasks={"verb_grammar_v2": "probebench/verb-grammar-smollm2-135m-l8-v3"},
                 short_name="verb-grammar-pending", status="pending_review")
     for entry_id in (DET_SMOL, DET_MINI):  # two models' baselines on the same task
         _store_baselines(root, entry_id)
@@ -299,7 +299,7 @@ def _score_cells(page: Path) -> list[float]:
                                          body)]
 
 
-@pytest.mark.parametrize("task", ["verb_grammar", DET_TASK])
+@pytest.mark.parametrize("task", ["verb_grammar_v2", DET_TASK])
 def test_task_page_lists_entries_by_descending_score(
         built: tuple[Path, Path, BuildSummary], task: str) -> None:
     registry, site, _ = built
@@ -313,7 +313,7 @@ def test_task_page_lists_entries_by_descending_score(
     assert scores == pytest.approx([s for _, s in expected], abs=1e-6)
     # pending entries are listed apart, unranked
     unranked = {i for t in tables(page) if not t.ranked for i in t.entries}
-    if task == "verb_grammar":
+    if task == "verb_grammar_v2":
         assert VERB_PENDING in unranked and VERB_PENDING not in ranked.entries
         assert 'id="pending"' in page.read_text()
     else:  # the two-task entry is scored here from this task's result alone
