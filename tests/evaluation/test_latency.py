@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,11 +64,12 @@ def test_the_load_average_stands_in_beside_the_own_threads() -> None:
 
 def test_time_prompts_runs_round_robin_and_decides_from_the_reading_it_is_given() -> None:
     ran: list[int] = []
+    def reading(share: float) -> Any:
+        return lambda threads: (lambda: Contention(share, "given"))
+
     for share, stored in ((0.0, True), (0.6, False)):
         ran.clear()
-        verdict = time_prompts(ran.append, 3, repeats=2,
-                               read_contention=lambda threads, s=share: (
-                                   lambda: Contention(s, "given")))
+        verdict = time_prompts(ran.append, 3, repeats=2, read_contention=reading(share))
         assert ran == [0, 1, 2, 0, 1, 2]
         assert [len(t) for t in verdict.times_ms] == [2, 2, 2]
         # the verdict is the rule applied to what was timed and read
@@ -130,8 +132,8 @@ def test_a_real_busy_loop_on_the_measured_core_withholds_the_latency() -> None:
     assert float(loaded["share"]) > 0.25 > MAX_CONTENTION  # type: ignore[arg-type]
     assert loaded["ms"] is None and "loaded" in str(loaded["note"])
     alone = _measure(cpu, burn=False)
-    withheld = float(alone["share"]) > MAX_CONTENTION \
-        or float(alone["spread"]) > MAX_SPREAD  # type: ignore[arg-type]
+    share, spread = str(alone["share"]), str(alone["spread"])
+    withheld = float(share) > MAX_CONTENTION or float(spread) > MAX_SPREAD
     assert (alone["ms"] is None) == withheld
     assert alone["ms"] is None or alone["ms"] == alone["measured_ms"]
 

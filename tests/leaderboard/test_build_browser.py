@@ -186,7 +186,8 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
     # the files behind the numbers are among the targets: results, reports, notebooks
     names = {t.relative_to(board.resolve()).as_posix() for t in targets}
     verb = "files/probebench__verb-grammar-smollm2-135m-l15-v3"
-    for expected in (f"{verb}/results/verb_grammar_v2.json", f"{verb}/reports/verb_grammar_v2/REPORT.md",
+    for expected in (f"{verb}/results/verb_grammar_v2.json",
+                     f"{verb}/reports/verb_grammar_v2/REPORT.md",
                      f"{verb}/artifact/train.ipynb", f"{verb}/artifact/eval.ipynb",
                      f"{verb}/artifact/probe.safetensors", f"{verb}/entry.yaml",
                      "leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
@@ -573,7 +574,8 @@ def test_pages_fit_the_window_without_horizontal_scrolling(
     from selenium.webdriver.common.by import By
 
     _, board, _ = built
-    for page in (board / "index.html", board / page_name(VERB), board / "tasks/verb_grammar_v2.html",
+    for page in (board / "index.html", board / page_name(VERB),
+                 board / "tasks/verb_grammar_v2.html",
                  board / "families/blimp.html", board / page_name(HOSTILE)):
         _open(driver, page, size)
         assert _overflow(driver) == 0, (size, page.name)
