@@ -234,6 +234,14 @@ def _goodhart(records: Sequence[ResultRecord], license: str) -> AxisValue:
     return AxisValue(UNMEASURED, imputed=True, note="not measured yet")
 
 
+def _no_holdout(record: ResultRecord) -> AxisValue:
+    """A Goodhart-resistance axis without a sealed-holdout result on ``record``'s task."""
+    return AxisValue(UNMEASURED, imputed=True,
+                     note=f"no sealed-holdout result on {record.result.id} (the task has no "
+                          "sealed generation, or the entry was evaluated without the "
+                          "holdout key)")
+
+
 def _holdout_goodhart(records: Sequence[ResultRecord], license: str) -> AxisValue:
     """Spec 0.2.0 on: per task, retention on the sealed holdout (its AUROC above chance
     over the test AUROC's) times the selectivity share, averaged; imputed 0.5 when a
@@ -244,10 +252,7 @@ def _holdout_goodhart(records: Sequence[ResultRecord], license: str) -> AxisValu
     for record in records:
         held = record.holdout
         if held is None or held.auroc.value is None:
-            return AxisValue(UNMEASURED, imputed=True,
-                             note=f"no sealed-holdout result on {record.result.id} (the task "
-                                  "has no sealed generation, or the entry was evaluated "
-                                  "without the holdout key)")
+            return _no_holdout(record)
         value, note = goodhart_value(retention(held.auroc.value, _discrimination_of(record)),
                                      selectivity_share(record.result.selectivity))
         if value is None:
@@ -473,10 +478,7 @@ def _goodhart_shown(records: Sequence[ResultRecord], license: str) -> AxisValue:
     for record in records:
         held = record.holdout
         if held is None or held.auroc.value is None:
-            return AxisValue(UNMEASURED, imputed=True,
-                             note=f"no sealed-holdout result on {record.result.id} (the task "
-                                  "has no sealed generation, or the entry was evaluated "
-                                  "without the holdout key)")
+            return _no_holdout(record)
         if held.n_items < MIN_ITEMS_PER_CLASS:
             return AxisValue(UNMEASURED, imputed=True,
                              note=f"the sealed holdout of {record.result.id} holds "

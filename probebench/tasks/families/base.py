@@ -215,6 +215,18 @@ class TaskFormat(ABC):
         return {"train": train, "test": test}
 
 
+def threshold_accuracy(item: Item, scores: np.ndarray, threshold: float | None
+                       ) -> float | None:
+    """``TaskFormat.score_item`` of a format that classifies single prompts: the share of
+    the item's prompts whose score at ``threshold`` agrees with its label (None without a
+    threshold or with an unlabelled prompt)."""
+    labels = [p.label for p in item.prompts]
+    if threshold is None or any(label is None for label in labels):
+        return None
+    return float(np.mean([(s >= threshold) == bool(label)
+                          for s, label in zip(scores, labels, strict=True)]))
+
+
 def carve(data: TaskData, spec: CarveSpec) -> list[Item]:
     """The train items a carved holdout takes: the ``fraction`` of them (rounded) first
     in the order of their salted id hash (an exact share, so a small suite is not left

@@ -30,7 +30,12 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.families.base import FreshGenerator, TaskData, TaskFormat
+from probebench.tasks.families.base import (
+    FreshGenerator,
+    TaskData,
+    TaskFormat,
+    threshold_accuracy,
+)
 from probebench.tasks.spec import TaskSpec
 
 PARTITIONS = {"tr": "train", "va": "val", "te": "test"}
@@ -149,11 +154,7 @@ class SentEvalFormat(TaskFormat):
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:
-        labels = [p.label for p in item.prompts]
-        if threshold is None or any(label is None for label in labels):
-            return None
-        return float(np.mean([(s >= threshold) == bool(label)
-                              for s, label in zip(scores, labels, strict=True)]))
+        return threshold_accuracy(item, scores, threshold)
 
     def multiclass(self, spec: TaskSpec) -> bool:
         return spec.options.get("positive_class") is None

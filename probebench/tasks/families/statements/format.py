@@ -48,7 +48,7 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.families.base import TaskData, TaskFormat
+from probebench.tasks.families.base import TaskData, TaskFormat, threshold_accuracy
 from probebench.tasks.hygiene import in_test_split
 from probebench.tasks.jsonl import jsonl_objects
 from probebench.tasks.spec import TaskSpec
@@ -409,11 +409,7 @@ class StatementsFormat(TaskFormat):
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:
-        labels = [p.label for p in item.prompts]
-        if threshold is None or any(label is None for label in labels):
-            return None
-        return float(np.mean([(s >= threshold) == bool(label)
-                              for s, label in zip(scores, labels, strict=True)]))
+        return threshold_accuracy(item, scores, threshold)
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         return TaskData(spec, split_statements(spec, files, StatementOptions.of(spec)))
