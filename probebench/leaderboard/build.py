@@ -103,7 +103,7 @@ from probebench.leaderboard.probescore import (
     ProbeScoreSpec,
     ScoreBreakdown,
     axis_values,
-    items_per_class,
+    fewest_items_per_class,
     license_score,
     load_probescore_spec,
     probescore,
@@ -1146,7 +1146,7 @@ def _transfer_detail(source: str, value: AxisValue,
     def why(v: TransferOut, rec: ResultRecord) -> str | None:
         if source == "mapped_transfer":
             return transfer_reason(v)
-        fewest = min(items_per_class(rec.result.predictions).values(), default=0)
+        fewest = fewest_items_per_class(rec.result.predictions)
         return transfer_judgment(v, fewest)[1]
 
     targets = [TransferTarget(

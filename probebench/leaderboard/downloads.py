@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: bumped when a field is renamed or removed, or may hold what it could not before
 #: (adding one keeps it). 2: a ranking's rank, rank_best and rank_worst are null for an
-#: entry that does not beat its baselines (listed after the ranked ones)
+#: entry that does not beat its baselines (listed after the ranked ones). 3: a transfer
+#: target's ``reason`` may be set while its ratio is above 0 (not credited under spec
+#: 0.3.0), and ``n_items``/``few_items``/``note``/``selective`` came with it
 LEADERBOARD_SCHEMA_VERSION = "3"
 
 
@@ -178,8 +180,10 @@ class TransferTarget(_Model):
     control_auroc: float | None = Field(description="AUROC through the shuffled-pair "
                                         "control maps (what a map that carries nothing "
                                         "reaches).")
-    reason: str | None = Field(description="Why this target's ratio is 0 or not measured "
-                               "(None: it is above 0).")
+    reason: str | None = Field(description="Why this target adds less than its stored ratio "
+                               "to the transfer axis: not measured, clamped at 0 or, from "
+                               "spec 0.3.0, not credited (its interval reaches the control, "
+                               "or too few items); None: the ratio counts as stored.")
 
 
 class AxisScore(_Model):
@@ -221,7 +225,8 @@ class EntryScore(_Model):
     probescore_ci_high: float
     axes: dict[str, AxisScore]
     selective: bool | None = Field(default=None, description="Shown to be selective: on "
-                                   "every task, the selectivity's 95% interval (re-trained "
+                                   "every task with a computable control (tasks without one "
+                                   "are not judged), the selectivity's 95% interval (re-trained "
                                    "probe vs a control task, Hewitt and Liang 2019) lies "
                                    "above 0. False: on some task it does not (the site marks "
                                    "'not shown to be selective'); None: no task has a "

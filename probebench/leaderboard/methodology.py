@@ -27,7 +27,7 @@ from probebench.evaluation.marks import ORDER, mark_definitions
 from probebench.leaderboard.probescore import (
     AXES,
     available_specs,
-    items_per_class,
+    fewest_items_per_class,
     load_probescore_spec,
     transfer_judgment,
 )
@@ -248,8 +248,7 @@ def transfers_table(registry: Path = REGISTRY) -> str:
                     continue
                 ci = ("" if t.auroc.ci_low is None or t.auroc.ci_high is None
                       else f" [{t.auroc.ci_low:.3f}, {t.auroc.ci_high:.3f}]")
-                fewest = min(items_per_class(record.result.predictions).values(),
-                             default=0)
+                fewest = fewest_items_per_class(record.result.predictions)
                 credit, why = transfer_judgment(t, fewest)
                 credited = (num(credit) if not why else
                             f"{num(credit) if credit is not None else 'not judged'}: {why}")

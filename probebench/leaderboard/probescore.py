@@ -334,6 +334,12 @@ def _fewest(counts: Mapping[int, int]) -> int:
     return min(counts.values()) if len(counts) >= 2 else 0
 
 
+def fewest_items_per_class(pred: PromptScores) -> int:
+    """The test items of the smaller class (0 with one class): what a value's minimum
+    (``MIN_ITEMS_PER_CLASS``) is compared with."""
+    return _fewest(items_per_class(pred))
+
+
 def _evalaware_min_items(records: Sequence[ResultRecord], license: str) -> AxisValue:
     """Spec 0.3.0 on: the eval-awareness-corrected AUROC where the guard's stratum holds
     at least ``MIN_ITEMS_PER_CLASS`` items of each class; else, like a missing guard,
@@ -368,7 +374,8 @@ def transfer_judgment(value: TransferOut, n_per_class: int | None = None
         return None, (f"{n_per_class} test items of the smaller class, fewer than "
                       f"{MIN_ITEMS_PER_CLASS}: too few to judge a transfer")
     auroc, control = value.auroc, value.control_auroc
-    if auroc is None or auroc.value is None or auroc.ci_low is None or control is None:
+    if auroc is None or auroc.value is None or auroc.ci_low is None \
+            or auroc.ci_high is None or control is None:
         return 0.0, "no target AUROC interval or no control map to compare it with"
     shown = f"{auroc.value:.3f} [{auroc.ci_low:.3f}, {auroc.ci_high:.3f}]"
     if auroc.ci_low <= control:
@@ -381,29 +388,34 @@ def transfer_judgment(value: TransferOut, n_per_class: int | None = None
 
 def _transfer_above_control(records: Sequence[ResultRecord], license: str) -> AxisValue:
     """Spec 0.3.0 on: the mean over every declared target of ``transfer_judgment`` (the
-    ratio only where the target's interval lies above its control); imputed
-    ``MAPPED_TRANSFER_IMPUTE`` when none is declared or measurable."""
+    ratio only where the target's interval lies above its control); a target on a task
+    with fewer than ``MIN_ITEMS_PER_CLASS`` items of a class counts 0, flagged imputed;
+    imputed ``MAPPED_TRANSFER_IMPUTE`` when none is declared or measurable."""
     judged = []
     whys = set()
-    found = False
+    found = too_few = False
     for r in records:
-        fewest = _fewest(items_per_class(r.result.predictions))
+        fewest = fewest_items_per_class(r.result.predictions)
         for v in r.result.transfer.values():
             if not isinstance(v, TransferOut):
                 continue
             found = True
             credit, why = transfer_judgment(v, fewest)
             if why:
-                whys.add(why if credit is None else f"{v.target}: {why}")
+                whys.add(f"{r.result.id} to {v.target}: {why}")
+            if credit is None and v.transfer is not None:  # measured, too few items
+                credit, too_few = 0.0, True
             if credit is not None:
                 judged.append((v.target, credit))
     if not judged:
         why = "; ".join(sorted(whys)) if found else "no transfer target declared"
         return AxisValue(MAPPED_TRANSFER_IMPUTE, imputed=True, note=why)
     credited = sorted({t for t, c in judged if c > 0})
-    note = (f"mean credited transfer ratio to {', '.join(credited)}" if credited
-            else "; ".join(sorted(whys)))
-    return AxisValue(clamp(_mean([c for _, c in judged])), note=note)
+    parts = [f"mean credited transfer ratio to {', '.join(credited)}"] if credited else []
+    if too_few or not credited:  # why a target counts 0
+        parts += sorted(whys)
+    note = "; ".join(parts)
+    return AxisValue(clamp(_mean([c for _, c in judged])), imputed=too_few, note=note)
 
 
 def baseline_share(record: ResultRecord) -> float | None:
@@ -427,7 +439,10 @@ def shown_share(selectivity: SelectivityOut | None, record: ResultRecord
     base = baseline_share(record)
     notes = []
     if sel is None:
-        notes.append("selectivity not measurable (degenerate control): share 0")
+        notes.append("selectivity not measurable (degenerate control): share 0"
+                     if selectivity is not None else
+                     "selectivity not measured (no train split, or a result stored "
+                     "before it was kept): share 0")
     if base is None:
         notes.append("baselines not compared: share 0")
     return min(sel or 0.0, base or 0.0), "; ".join(notes)
@@ -471,8 +486,9 @@ def _sel_text(sel: SelectivityOut | None) -> str:
 def _goodhart_shown(records: Sequence[ResultRecord], license: str) -> AxisValue:
     """Spec 0.3.0 on: per task, retention on the sealed holdout times ``shown_share``,
     averaged; imputed 0.5 without a sealed-holdout result or with one from fewer than
-    ``MIN_ITEMS_PER_CLASS`` items of a class. A task whose control is degenerate, or an
-    entry that does not beat its baselines, gains nothing."""
+    ``MIN_ITEMS_PER_CLASS`` items (in all: a holdout result stores no per-class counts).
+    A task whose control is degenerate, or an entry that does not beat its baselines,
+    gains nothing."""
     values: list[float] = []
     flags: list[str] = []
     for record in records:
@@ -571,8 +587,9 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
                "mean over declared targets of the transfer ratio, as `mapped_transfer`, "
                "credited only when the target AUROC's 95% interval lies above the random-map "
                "control's AUROC (0, measured, with the reason, otherwise); **imputed "
-               f"{MAPPED_TRANSFER_IMPUTE:g}** when none is declared or measurable, or the task "
-               f"has fewer than {MIN_ITEMS_PER_CLASS} test items of a class",
+               f"{MAPPED_TRANSFER_IMPUTE:g}** when none is declared or measurable; a target on "
+               f"a task with fewer than {MIN_ITEMS_PER_CLASS} test items of a class counts 0, "
+               "flagged",
                _transfer_above_control, "Transfer"),
     AxisSource("goodhart_shown",
                "retention on the task's current sealed holdout, (holdout AUROC − 0.5) / "
@@ -582,7 +599,8 @@ AXES: dict[str, AxisSource] = {a.name: a for a in (
                "tasks; a share that cannot be computed (a degenerate control, baselines not "
                "compared) counts 0, flagged; **imputed "
                f"{UNMEASURED:g}** when a task has no sealed-holdout result or one from fewer "
-               f"than {MIN_ITEMS_PER_CLASS} items", _goodhart_shown, "Goodhart resistance"),
+               f"than {MIN_ITEMS_PER_CLASS} items in all", _goodhart_shown,
+               "Goodhart resistance"),
 )}
 
 
@@ -768,6 +786,7 @@ __all__ = [
     "ece_axis",
     "efficiency_axis",
     "evalaware_items_per_class",
+    "fewest_items_per_class",
     "hanley_mcneil_se",
     "items_per_class",
     "license_score",

@@ -86,7 +86,7 @@ from probebench.leaderboard.probescore import (
     AxisValue,
     ProbeScoreSpec,
     evalaware_items_per_class,
-    items_per_class,
+    fewest_items_per_class,
     probescore,
     probescore_batch,
     transfer_judgment,
@@ -423,7 +423,7 @@ def axis_items(source: str, records: Sequence[ResultRecord]) -> int | None:
         for r in records:
             flagged = r.result.evalaware_auroc
             kept = evalaware_items_per_class(r.result.predictions)
-            enough = min(kept.values(), default=0) >= MIN_ITEMS_PER_CLASS
+            enough = len(kept) >= 2 and min(kept.values()) >= MIN_ITEMS_PER_CLASS
             found = (_OF_ITEMS.match(flagged.note) if enough and not flagged.imputed
                      and flagged.value is not None else None)
             total += int(found.group(1)) if found else r.result.n_items
@@ -439,7 +439,7 @@ def axis_items(source: str, records: Sequence[ResultRecord]) -> int | None:
     if source == "transfer_above_control":
         judged = [r.result.n_items for r in records if any(
             isinstance(v, TransferOut) and transfer_judgment(
-                v, min(items_per_class(r.result.predictions).values(), default=0))[0]
+                v, fewest_items_per_class(r.result.predictions))[0]
             is not None for v in r.result.transfer.values())]
         return sum(judged) if judged else None
     if source in ("transfer", "mapped_transfer"):
@@ -466,9 +466,10 @@ def _varying_sources(spec: ProbeScoreSpec, draws: Mapping[str, _TaskDraws],
     out = set()
     for axis in spec.axes:
         src = axis.source
-        if src in ("auroc", "ece"):
+        if src in ("auroc", "ece", "evalaware_min_items"):
+            # (below its minimum a measured eval-aware AUROC follows the resampled AUROC)
             out.add(src)
-        elif src in ("evalaware_auroc", "evalaware_min_items"):
+        elif src == "evalaware_auroc":
             if any(d.evalaware is not None or records[t].result.evalaware_auroc.imputed
                    or records[t].result.evalaware_auroc.value is None
                    for t, d in draws.items()):

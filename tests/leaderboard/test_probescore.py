@@ -414,10 +414,12 @@ def _held(record: ResultRecord, holdout: float, *, selectivity: float | None,
           baseline: float) -> ResultRecord:
     auroc = record.result.auroc.value
     assert auroc is not None
-    sel = None if selectivity is None else SelectivityOut(
-        accuracy=_iv(0.8, 0.75, 0.85), control_accuracy=_iv(0.8 - selectivity),
-        selectivity=_iv(selectivity, selectivity - 0.05, selectivity + 0.05),
-        control_positive_rate=0.5, note="")
+    none = IntervalOut(value=None, ci_low=None, ci_high=None, resamples=0, dropped=0)
+    sel = SelectivityOut(  # selectivity None: a degenerate control, as stored
+        accuracy=_iv(0.8, 0.75, 0.85), control_positive_rate=0.5, note="",
+        control_accuracy=none if selectivity is None else _iv(0.8 - selectivity),
+        selectivity=none if selectivity is None else _iv(
+            selectivity, selectivity - 0.05, selectivity + 0.05))
     gap = BaselineGapOut(value=auroc - baseline, ci_low=auroc - baseline - 0.05,
                          ci_high=auroc - baseline + 0.05, resamples=100, dropped=0,
                          baseline="random_features", baseline_auroc=baseline)
@@ -446,6 +448,11 @@ def test_goodhart_gains_nothing_from_a_degenerate_control_or_a_failed_baseline()
     assert v["holdout_goodhart"].value == pytest.approx(retained)  # 0.2.0: retention alone
     failing = _held(base, 0.8, selectivity=0.2, baseline=0.95)
     assert axis_values({"a": failing}, "MIT")["goodhart_shown"].value == 0.0
+    # no selectivity at all (no train split, an older result): 0 too, said so
+    unmeasured = good.model_copy(update={"result": good.result.model_copy(
+        update={"selectivity": None})})
+    v = axis_values({"a": unmeasured}, "MIT")["goodhart_shown"]
+    assert v.value == 0.0 and v.imputed and "selectivity not measured" in v.note
 
 
 def test_selectivity_is_shown_only_when_every_interval_lies_above_zero() -> None:
@@ -458,3 +465,59 @@ def test_selectivity_is_shown_only_when_every_interval_lies_above_zero() -> None
     assert judged is False and why.startswith("selectivity interval not above 0 on b 0.030")
     assert selectivity_judgment({"a": none})[0] is None
     assert selectivity_judgment({"a": shown, "b": none})[0] is True
+
+
+def test_a_task_with_too_few_items_counts_zero_transfer_flagged_on_a_multi_task_entry(
+        ) -> None:
+    """Two tasks: one of 60 pairs credited 0.5, one of 8 pairs (below 10 per class) whose
+    target is not judged: the axis is their mean with the small task at 0, flagged
+    imputed, and the note names the task; a target stored without its interval's upper
+    bound is refused credit with a reason, not a crash."""
+    big = _record(0.8)
+    big = big.model_copy(update={"result": big.result.model_copy(
+        update={"transfer": {"t": _transfer(0.65, 0.6, 0.7, control=0.5)}})})
+    pairs = 8
+    small_result = big.result.model_copy(update={
+        "id": "blimp_small", "predictions": PromptScores(
+            prompt_ids=[f"p{i}" for i in range(2 * pairs)],
+            items=[i // 2 for i in range(2 * pairs)], labels=[1, 0] * pairs,
+            probs=[0.6, 0.4] * pairs)})
+    small = big.model_copy(update={"result": small_result})
+    value = axis_values({"a": big, "b": small}, "MIT")["transfer_above_control"]
+    assert value.value == pytest.approx(0.25) and value.imputed
+    assert "blimp_small to minilm-l6@4:token_avg: 8 test items" in value.note
+    open_ended = _transfer(0.65, 0.6, 0.7, control=0.5)
+    assert open_ended.auroc is not None
+    open_ended = open_ended.model_copy(update={"auroc": open_ended.auroc.model_copy(
+        update={"ci_high": None})})
+    credit, why = transfer_judgment(open_ended, 40)
+    assert credit == 0.0 and why is not None and "no target AUROC interval" in why
+
+
+def test_the_transfer_rule_applies_on_every_draw_and_at_zero_gives_the_point() -> None:
+    """A target whose interval reaches its control: 0 at the point, credited on the draws
+    that move its interval above the control (so the axis varies), never above the ratio
+    of the interval's top; a target well above its control is credited on every draw."""
+    from probebench.leaderboard.ranks import Scored, draw_scores
+
+    spec = load_probescore_spec("0.3.0")
+    name = "cross_model_transfer"
+
+    def entry(entry_id: str, transfer: TransferOut) -> Scored:
+        rec = _record(0.8)
+        rec = rec.model_copy(update={"result": rec.result.model_copy(
+            update={"transfer": {"t": transfer}})})
+        records = {"blimp_passive_1": rec}
+        return Scored(entry_id, records, axis_values(records, "MIT"), closed=False,
+                      beats=True)
+
+    reaching = entry("o/reach-m-l1-v1", _transfer(0.537, 0.498, 0.578, control=0.501))
+    above = entry("o/above-m-l1-v1", _transfer(0.65, 0.6, 0.7, control=0.5))
+    draws = draw_scores([reaching, above], spec, n_resamples=400)
+    r, a = draws.axis_draws[0]["transfer_above_control"], draws.axis_draws[1][
+        "transfer_above_control"]
+    assert reaching.values["transfer_above_control"].value == 0.0
+    assert 0 < (r > 0).mean() < 1 and r.max() <= (0.578 - 0.5) / (0.8 - 0.5) + 0.05
+    assert (a > 0).all()
+    interval = draws.axes[0][name]
+    assert interval.varies and interval.ci_low <= 0.0 <= interval.ci_high
