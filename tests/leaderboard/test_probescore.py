@@ -451,8 +451,8 @@ def test_goodhart_gains_nothing_from_a_degenerate_control_or_a_failed_baseline()
     # no selectivity at all (no train split, an older result): 0 too, said so
     unmeasured = good.model_copy(update={"result": good.result.model_copy(
         update={"selectivity": None})})
-    v = axis_values({"a": unmeasured}, "MIT")["goodhart_shown"]
-    assert v.value == 0.0 and v.imputed and "selectivity not measured" in v.note
+    shown = axis_values({"a": unmeasured}, "MIT")["goodhart_shown"]
+    assert shown.value == 0.0 and shown.imputed and "selectivity not measured" in shown.note
 
 
 def test_selectivity_is_shown_only_when_every_interval_lies_above_zero() -> None:
