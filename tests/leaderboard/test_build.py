@@ -248,10 +248,17 @@ REFERENCE = REPO / "registry"
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], BuildSummary]:
-    """The leaderboard of the reference registry, as published (200 resamples)."""
+def reference_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildSummary]:
+    """The leaderboard of the reference registry, as published (200 resamples), built
+    once for the module: its folder and the build's summary."""
     out = tmp_path_factory.mktemp("reference") / "site"
-    summary = build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    return out, build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+
+
+@pytest.fixture(scope="module")
+def reference(reference_build: tuple[Path, BuildSummary]) -> tuple[dict[str, Any], BuildSummary]:
+    """The reference leaderboard's leaderboard.json and the build's summary."""
+    out, summary = reference_build
     return json.loads((out / "leaderboard.json").read_text()), summary
 
 
@@ -440,14 +447,14 @@ def test_no_axis_rests_on_fewer_items_than_its_minimum_without_a_flag(
 
 
 def test_entries_not_shown_to_be_selective_carry_the_mark(
-        reference: tuple[dict[str, Any], BuildSummary], tmp_path: Path) -> None:
+        reference: tuple[dict[str, Any], BuildSummary],
+        reference_build: tuple[Path, BuildSummary]) -> None:
     """Every ranked entry whose selectivity interval is not above 0 (on a task with a
     computable control) is ``selective: false`` in leaderboard.json and carries "not shown
     to be selective" in its index row and on its entry page; one shown selective does
     not."""
     board, _ = reference
-    out = tmp_path / "site"
-    build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    out, _ = reference_build
     index = (out / "index.html").read_text()
     rows = {m.group(1): m.group(0) for m in re.finditer(
         r'<tr data-entry="([^"]+)".*?</tr>', index, re.DOTALL)}
@@ -473,11 +480,10 @@ def test_entries_not_shown_to_be_selective_carry_the_mark(
 
 
 def test_every_auroc_interval_on_the_index_carries_its_item_count(
-        reference: tuple[dict[str, Any], BuildSummary], tmp_path: Path) -> None:
+        reference_build: tuple[Path, BuildSummary]) -> None:
     """Each AUROC cell of the index names the test items behind it, and one from fewer
     than 20 items shows the ‡ mark with its count (SyntaxGym's suites hold 8 to 14)."""
-    out = tmp_path / "site"
-    build_leaderboard(REFERENCE, out, catalog=TaskCatalog.for_repo(REPO))
+    out, _ = reference_build
     index = (out / "index.html").read_text()
     cells = re.findall(r'<td class="num" data-value="[0-9.]+" title="([^"]*)">([^<]*)(.*?)</td>',
                        index)

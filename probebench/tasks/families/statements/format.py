@@ -240,6 +240,17 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
             start = reader.line_num + 1
 
 
+def _refuse_unknown(options: StatementOptions, names: list[str], where: str, kind: str,
+                    known: str) -> None:
+    """Under ``options.strict``, refuse a column (CSV) or field (JSONL) that is neither one
+    the format reads (``known``) nor a declared slice."""
+    unknown = [n for n in names if n not in options.slices]
+    if options.strict and unknown:
+        raise InputError(f"{where}: unknown {kind}(s) {', '.join(unknown)} "
+                         f"(options.strict: every {kind} is {known} or a declared slice: "
+                         f"{', '.join(options.slices) or 'none'})")
+
+
 def _csv_statements(path: Path, options: StatementOptions, role: str) -> Iterator[Statement]:
     rows = _csv_rows(path)
     header_row = next(rows, None)
@@ -262,12 +273,7 @@ def _csv_statements(path: Path, options: StatementOptions, role: str) -> Iterato
                              f"the header; it has {', '.join(header)}")
     read = set(wanted.values())
     others = [c for c in header if c not in read]
-    if options.strict:
-        unknown = [c for c in others if c not in options.slices]
-        if unknown:
-            raise InputError(f"{path}:1: unknown column(s) {', '.join(unknown)} "
-                             "(options.strict: every column is the text, the label, the id "
-                             f"or a declared slice: {', '.join(options.slices) or 'none'})")
+    _refuse_unknown(options, others, f"{path}:1", "column", "the text, the label, the id")
     index = {c: header.index(c) for c in header}
     for line, fields in rows:
         where = f"{path}:{line}"
@@ -323,12 +329,7 @@ def _jsonl_statements(path: Path, options: StatementOptions) -> Iterator[Stateme
             raise InputError(f"{where}: field {missing[0]!r} (a slice the task declares) is "
                              "missing")
         others = [k for k in obj if k not in JSONL_FIELDS]
-        if options.strict:
-            unknown = [k for k in others if k not in options.slices]
-            if unknown:
-                raise InputError(f"{where}: unknown field(s) {', '.join(unknown)} "
-                                 "(options.strict: every field is id, text, label or a "
-                                 f"declared slice: {', '.join(options.slices) or 'none'})")
+        _refuse_unknown(options, others, where, "field", "id, text, label")
         slices = {}
         for key in others:
             value = label_spelling(obj[key])
