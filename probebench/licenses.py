@@ -239,5 +239,35 @@ def check_license(value: str) -> str | None:
     return None
 
 
+def all_of(*licenses: str) -> str:
+    """The license of data made of parts under ``licenses``: every part binds, so the
+    parts joined by ``AND`` (a compound part in parentheses, a repeated one once), whose
+    class is the most restrictive of the parts (the module docstring's rule). ``closed``
+    and ``custom`` stand alone: a part that is ``closed`` makes the whole ``closed``, else
+    one that is ``custom`` makes it ``custom``.
+
+    >>> all_of("Apache-2.0", "CC-BY-NC-4.0")
+    'Apache-2.0 AND CC-BY-NC-4.0'
+    >>> all_of("MIT OR Apache-2.0", "CC-BY-4.0", "MIT OR Apache-2.0")
+    '(MIT OR Apache-2.0) AND CC-BY-4.0'
+    >>> all_of("MIT AND CC-BY-NC-4.0", "CC-BY-NC-4.0")  # a plain AND is flattened
+    'MIT AND CC-BY-NC-4.0'
+    >>> license_kind(all_of("Apache-2.0", "CC-BY-NC-4.0"))
+    'restricted'
+    """
+    if not licenses:
+        raise ValueError("all_of needs at least one license")
+    for declaration in ("closed", "custom"):
+        if declaration in licenses:
+            return declaration
+    terms = [term.strip() for value in licenses
+             for term in (value.split(" AND ") if re.fullmatch(r"[^()]*", value)
+                          and not re.search(r"\s(OR|WITH)\s", value) else [value])]
+    parts = list(dict.fromkeys(terms))
+    if len(parts) == 1:
+        return parts[0]
+    return " AND ".join(f"({p})" if re.search(r"\s(AND|OR)\s", p) else p for p in parts)
+
+
 __all__ = ["EXTRA_IDS", "NON_SPDX", "OPEN_CONTENT", "OSI_APPROVED", "RESTRICTED", "LicenseKind",
-           "check_license", "known_license_ids", "license_kind", "license_value"]
+           "all_of", "check_license", "known_license_ids", "license_kind", "license_value"]

@@ -3,6 +3,15 @@
 A span is a half-open character range ``[start, end)`` into the prompt's text. Sites
 whose position needs a marker (the end of the question, the think block, the answer)
 read it from a span of a fixed name; see ``probebench.models.activations``.
+
+A prompt may be a chat exchange (``messages``: ``(role, content)`` pairs). Its ``text``
+is then the exchange's plain rendering (``plain_chat_text``: ``User: ...`` and
+``Assistant: ...`` paragraphs), which is what test-set hashes, lengths and pages read;
+the model reads the exchange through its own tokenizer's chat template
+(``probebench.models.chat``), with the ``question`` span on the last user turn and the
+``answer`` span on the last assistant turn in either rendering. An exchange that ends
+on a user turn is read with the template's generation prompt (the tokens that open the
+assistant's turn), so ``last_token`` is the last post-instruction token.
 """
 
 from __future__ import annotations
@@ -19,6 +28,95 @@ from probebench.errors import InputError, field_problem
 
 #: Span names that positions read (``question``, ``think``, ``answer``); others are kept.
 SPAN_NAMES = ("question", "think", "answer")
+#: the roles of a chat exchange's turns
+CHAT_ROLES = ("system", "user", "assistant")
+#: what the plain rendering calls each role
+_ROLE_NAMES = {"system": "System", "user": "User", "assistant": "Assistant"}
+
+Messages = tuple[tuple[str, str], ...]
+
+
+def check_messages(messages: Sequence[tuple[str, str]], where: str) -> Messages:
+    """A chat exchange as ``(role, content)`` pairs, checked: known roles, non-empty
+    contents without surrounding whitespace, at most one leading system turn, then user
+    and assistant turns alternating from a user turn."""
+    out: list[tuple[str, str]] = []
+    for k, pair in enumerate(messages):
+        role, content = pair
+        if role not in CHAT_ROLES:
+            raise InputError(f"{where}: turn {k + 1}: role must be one of "
+                             f"{', '.join(CHAT_ROLES)}, found {role!r}")
+        if not isinstance(content, str) or not content.strip():
+            raise InputError(f"{where}: turn {k + 1} ({role}): content must be a non-empty "
+                             "string")
+        if content != content.strip():
+            raise InputError(f"{where}: turn {k + 1} ({role}): content has leading or "
+                             "trailing whitespace (chat templates strip it differently; "
+                             "strip it in the file)")
+        out.append((role, content))
+    turns = [r for r, _ in out]
+    if turns and turns[0] == "system":
+        turns = turns[1:]
+    expected = ["user" if k % 2 == 0 else "assistant" for k in range(len(turns))]
+    if not turns or turns != expected:
+        raise InputError(f"{where}: a chat exchange is an optional system turn, then user "
+                         f"and assistant turns alternating from a user turn; found "
+                         f"{', '.join(r for r, _ in out) or 'no turns'}")
+    return tuple(out)
+
+
+def chat_spans(text: str, messages: Messages) -> dict[str, tuple[int, int]]:
+    """The ``question`` (last user turn) and ``answer`` (last assistant turn, when there
+    is one) spans of ``messages`` in ``text``, a rendering that writes every turn's
+    content verbatim and in order; an error when a content is not found."""
+    spans: dict[str, tuple[int, int]] = {}
+    at = 0
+    for role, content in messages:
+        start = text.find(content, at)
+        if start < 0:
+            raise InputError(f"the rendered exchange does not contain the {role} turn "
+                             f"{content[:40]!r} verbatim (does the chat template rewrite "
+                             "turns?)")
+        at = start + len(content)
+        if role == "user":
+            spans["question"] = (start, at)
+        elif role == "assistant":
+            spans["answer"] = (start, at)
+    return spans
+
+
+def plain_chat_text(messages: Messages) -> str:
+    """The model-independent rendering of an exchange: one ``Role: content`` paragraph a
+    turn, and a closing ``Assistant:`` when the exchange waits for the assistant.
+
+    >>> plain_chat_text((("user", "Hi."), ("assistant", "Hello.")))
+    'User: Hi.\n\nAssistant: Hello.'
+    >>> plain_chat_text((("user", "Hi."),))
+    'User: Hi.\n\nAssistant:'
+    """
+    parts = [f"{_ROLE_NAMES[role]}: {content}" for role, content in messages]
+    if messages and messages[-1][0] == "user":
+        parts.append("Assistant:")
+    return "\n\n".join(parts)
+
+
+def chat_prompt(messages: Sequence[tuple[str, str]], *, id: str | None = None,
+                label: int | None = None, slices: Mapping[str, str] | None = None,
+                where: str | None = None) -> Prompt:
+    """A chat exchange as a prompt: its plain rendering, with its spans."""
+    checked = check_messages(messages, where or f"prompt {id!r}")
+    text = plain_chat_text(checked)
+    spans: dict[str, tuple[int, int]] = {}
+    at = 0
+    for role, content in checked:  # each paragraph is "Role: content", in order
+        start = at + len(_ROLE_NAMES[role]) + 2
+        at = start + len(content)
+        spans["question" if role == "user" else "answer" if role == "assistant"
+              else "system"] = (start, at)
+        at += 2
+    spans.pop("system", None)
+    return Prompt(text, spans=spans, id=id, label=label, slices=dict(slices or {}),
+                  messages=checked)
 
 
 @dataclass(frozen=True)
@@ -36,6 +134,9 @@ class Prompt:
     id: str | None = None
     label: int | None = None
     slices: Mapping[str, str] = field(default_factory=dict)
+    #: a chat exchange, ``(role, content)`` pairs, read through the model's chat
+    #: template; ``text`` is then its plain rendering (``chat_prompt`` makes both)
+    messages: Messages | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text:
@@ -60,9 +161,14 @@ class Prompt:
         return repr(short)
 
     def canonical(self) -> dict[str, Any]:
-        """The fields that decide the model's activations, in a hashable JSON form."""
-        return {"text": self.text,
-                "spans": {k: [int(v[0]), int(v[1])] for k, v in sorted(self.spans.items())}}
+        """The fields that decide the model's activations, in a hashable JSON form (a
+        chat exchange's ``messages`` too: the model reads those)."""
+        out: dict[str, Any] = {
+            "text": self.text,
+            "spans": {k: [int(v[0]), int(v[1])] for k, v in sorted(self.spans.items())}}
+        if self.messages is not None:
+            out["messages"] = [[role, content] for role, content in self.messages]
+        return out
 
     def record(self) -> dict[str, Any]:
         """Everything about the prompt, for test-set hashes: text, spans, label, slices."""

@@ -80,6 +80,8 @@ class Reference:
     probe_type: str = "linear"
     model: str = "smollm2-135m"
     category: str = "grammar"
+    #: how a linear probe is fitted: logistic or mass-mean (the difference of class means)
+    method: str = "logistic"
     title: str = ""
     tagline: str = ""
     #: when it was trained (None: from its version, v1 CREATED, v2 RETRAINED)
@@ -100,6 +102,61 @@ GUARD = Reference(
     "eval-awareness-guard-smollm2-135m-l15-v2", "eval_awareness", "15:last_token",
     category="eval-awareness", title="Eval-awareness guard (SmolLM2-135M)",
     tagline="How evaluation-like a prompt looks; corrects every SmolLM2 probe's AUROC")
+
+#: when the truth, honesty and refusal references were trained
+FIELD_FAMILIES = dt.date(2026, 11, 27)
+#: one site per family, chosen by `probebench sweep` on validation data only (the lowest
+#: validation log-loss over layers 3, 6, ..., 27; docs/reference-probes.md): truth on
+#: truth_cities (last_token: layer 21), honesty on honesty_instructed (end_answer: the
+#: fact's last token, layer 21), refusal on refusal_harmful (last_token: the last
+#: post-instruction token, layer 27). Every task of a family is read at its family's site,
+#: so the generalisation matrix compares probes at one site and its sibling passes are
+#: shared.
+FAMILY_SITES = {"truth": "21:last_token", "honesty": "21:end_answer",
+                "refusal": "27:last_token"}
+#: (task, family, short name, title, tagline)
+FIELD_TASKS = [
+    ("truth_cities", "truth", "truth-cities", "Cities: true or false",
+     "Is 'The city of X is in Y.' true? (Marks & Tegmark's cities)"),
+    ("truth_neg_cities", "truth", "truth-neg-cities", "Negated cities: true or false",
+     "Is 'The city of X is not in Y.' true?"),
+    ("truth_larger_than", "truth", "truth-larger-than", "Larger than: true or false",
+     "Is 'Fifty-one is larger than forty-three.' true?"),
+    ("truth_smaller_than", "truth", "truth-smaller-than", "Smaller than: true or false",
+     "Is 'Forty-three is smaller than fifty-one.' true?"),
+    ("truth_sp_en_trans", "truth", "truth-sp-en-trans", "Spanish-English: true or false",
+     "Is the Spanish word's translation right?"),
+    ("truth_neg_sp_en_trans", "truth", "truth-neg-sp-en-trans",
+     "Negated Spanish-English: true or false",
+     "Is 'The Spanish word X does not mean Y.' true?"),
+    ("truth_facts", "truth", "truth-facts", "Facts (Azaria & Mitchell): true or false",
+     "Is a general-knowledge statement true?"),
+    ("honesty_instructed", "honesty", "honesty-instructed",
+     "Honest or dishonest instruction (instructed pairs)",
+     "Was the fact said under a dishonest instruction?"),
+    ("honesty_instructed_cities", "honesty", "honesty-instructed-cities",
+     "Honest or dishonest instruction, city facts",
+     "Instructed pairs over city facts: the cross-domain target"),
+    ("refusal_harmful", "refusal", "refusal-harmful", "Harmful or ordinary request",
+     "Should the model refuse? AdvBench against Alpaca, post-instruction"),
+]
+
+
+def _field_references() -> list[Reference]:
+    out = []
+    for task, family, short, title, tagline in FIELD_TASKS:
+        site = FAMILY_SITES[family]
+        layer = site.split(":")[0]
+        for method, suffix, what in (("logistic", "", "logistic regression"),
+                                     ("mass-mean", "-massmean", "mass-mean")):
+            out.append(Reference(f"{short}{suffix}-smollm2-135m-l{layer}-v1", task, site,
+                                 category=family, method=method,
+                                 title=f"{title} ({what})", trained=FIELD_FAMILIES,
+                                 tagline=tagline))
+    return out
+
+
+FIELD_REFERENCES = _field_references()
 
 REFERENCES = [
     GUARD,
@@ -140,6 +197,7 @@ REFERENCES = [
     Reference("blimp-det-noun-minilm-l6-l4-v2", "blimp_determiner_noun_agreement_1",
               "4:token_avg", model="minilm-l6", title="BLiMP determiner-noun (MiniLM)",
               tagline="Determiner-noun agreement read from all-MiniLM-L6-v2, layer 4"),
+    *FIELD_REFERENCES,
 ]
 
 
@@ -173,7 +231,9 @@ def entry_of(ref: Reference, bundle: str, folder: Path, weights: object) -> dict
         "release": ref.created.isoformat(), "param_count": params, "size_mb": round(size, 4),
         "tagline": ref.tagline,
         "description": f"Reference probe trained with `probebench train --task {ref.task} "
-                       f"--model {ref.model} --site {ref.site} --probe-type {ref.probe_type}` "
+                       f"--model {ref.model} --site {ref.site} --probe-type {ref.probe_type}"
+                       + (f" --method {ref.method}" if ref.method != "logistic" else "")
+                       + "` "
                        "(SentEval protocol: regularisation chosen by validation log-loss, "
                        "refit on train + validation). Its folder holds train.ipynb, which "
                        "refits it from scratch offline.",
@@ -191,7 +251,7 @@ def build(refs: list[Reference], registry: Path) -> None:
     for ref in refs:
         folder = registry / "artifacts" / ref.name
         config = TrainConfig(task=ref.task, site=Site.parse(ref.site), model=ref.model,
-                             probe_type=ref.probe_type)
+                             probe_type=ref.probe_type, method=ref.method)
         trained = train(config, catalog=catalog(), progress=False)
         write_artifact(trained, folder, created_at=ref.created, title=ref.title, force=True,
                        catalog=catalog())
@@ -337,6 +397,58 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def _field_rows(registry: Path) -> list[str]:
+    """The truth, honesty and refusal references: logistic against mass-mean, the recall at
+    1% false positives where the task declares a control set, the model's own answer, and
+    each entry's row of its family's generalisation matrix."""
+    from probebench.registry.store import latest_generalisation, latest_results
+
+    rows = ["", "## Truth, honesty and refusal", "",
+            "One site per family, chosen by `probebench sweep` on validation data only "
+            "(the lowest validation log-loss over layers 3, 6, ..., 27): truth at "
+            f"`{FAMILY_SITES['truth']}` (swept on truth_cities), honesty at "
+            f"`{FAMILY_SITES['honesty']}` (the fact's last token, swept on "
+            f"honesty_instructed), refusal at `{FAMILY_SITES['refusal']}` (the last "
+            "post-instruction token, swept on refusal_harmful). Each task has a logistic "
+            "probe and a mass-mean one (the difference of the class means, Marks & Tegmark "
+            "2024). \"own answer\" is the model's log P(\" True\") - log P(\" False\") "
+            "after the statement (tasks with a readout). \"recall @ 1% FPR\" is read at "
+            "the threshold set on the task's control set (METHODOLOGY.md, \"Recall at 1% "
+            "false positives\").", "",
+            "| entry | task | method | AUROC [95% CI] | own answer | best baseline | "
+            "recall @ 1% FPR [95% CI] (threshold) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    matrix: list[str] = []
+    for ref in FIELD_REFERENCES:
+        stored = latest_results(registry, ref.entry_id).get(ref.task)
+        if stored is None:
+            continue
+        t = stored.result
+        own = t.baselines.get("own_answer")
+        own_text = "n/a" if own is None or own.auroc is None else _iv(own.auroc)
+        gap = t.baseline_gap
+        best = "n/a" if gap is None else f"{gap.baseline} {_iv(t.baselines[gap.baseline].auroc)}"
+        recall = t.recall_at_1pct_fpr
+        recall_text = ("none declared" if recall is None else
+                       f"{_iv(recall)} ({recall.threshold:.3f})")
+        rows.append(f"| `{ref.name}` | {ref.task} | {ref.method} | {_iv(t.auroc)} | "
+                    f"{own_text} | {best} | {recall_text} |")
+        record = latest_generalisation(registry, ref.entry_id)
+        if record is None:
+            continue
+        for sibling, out in sorted(record.generalisation.siblings.items()):
+            cell = ("n/a" if out.auroc is None else
+                    f"{out.auroc:.3f} [{_num(out.ci[0])}, {_num(out.ci[1])}]")
+            matrix.append(f"| `{ref.name}` | {ref.task} | {sibling} | {cell} | {out.n} |")
+    rows += ["", "### Generalisation to sibling tasks", "",
+             "Each entry read, unchanged and at its own site, on every other task of its "
+             "family (METHODOLOGY.md, \"Generalisation across sibling tasks\"); reported, "
+             "never ranked.", "",
+             "| entry | trained on | sibling | AUROC [95% CI] | items |",
+             "| --- | --- | --- | --- | --- |", *matrix]
+    return rows
+
+
 def write_docs(registry: Path) -> None:
     from probebench.evaluation.results import TransferOut
     from probebench.registry.store import latest_results
@@ -449,6 +561,7 @@ def write_docs(registry: Path) -> None:
                     f"{stored.result.auroc.value:.3f} | {_iv(held.auroc)} | "
                     f"{_num(held.retention)} | {_num(share)} | "
                     f"{_num(baseline_share(stored))} | {_num(value)} |")
+    rows += _field_rows(registry)
     rows += ["", "## Verb grammar against every baseline", ""]
     for ref in REFERENCES:
         if not ref.task.startswith("verb_grammar"):
@@ -473,6 +586,10 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=None, metavar="NAME")
     parser.add_argument("--skip-train", action="store_true",
                         help="only re-evaluate the existing artifacts")
+    parser.add_argument("--train-only", action="store_true",
+                        help="train and register, evaluate nothing (then commit the artifacts "
+                             "and evaluate from the clean commit: results are stored only from "
+                             "a clean tree)")
     parser.add_argument("--sweeps", action="store_true",
                         help="also run the verb-grammar layer sweeps")
     parser.add_argument("--retired", action="store_true",
@@ -494,6 +611,8 @@ def main() -> int:
             run_sweeps(args.registry)
         if not args.skip_train:
             build(refs, args.registry)
+        if args.train_only:
+            return 0
         evaluate(refs, args.registry, key)
         if args.retired:
             evaluate(retired_refs(args.registry), args.registry, key)

@@ -51,7 +51,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (),
                             cache=not args.no_cache, progress=not args.quiet,
-                            limit=args.limit, latency_prompts=args.latency_prompts)
+                            limit=args.limit, latency_prompts=args.latency_prompts,
+                            generalisation=not args.no_generalisation)
     results = submit_many(folders, tasks=csv_list(args.tasks), options=options,
                           catalog=ws.catalog, registry=args.registry_source,
                           registry_sha256=args.registry_sha256,
@@ -90,8 +91,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
               "Brier, FPR at 99% TPR, latency, distribution-shift AUROC, "
               "eval-awareness-corrected AUROC, transfer, per-slice accuracy, baselines, the gap "
               "to the best baseline, control-task selectivity, the most confident errors "
-              "with their texts and marks. --log-samples also writes one JSON line per "
-              "labelled test prompt.",
+              "with their texts and marks, then the probe on the sibling tasks of its "
+              "tasks' family (--no-generalisation skips them). --log-samples also writes "
+              "one JSON line per labelled test prompt.",
               "examples:\n  probebench submit ./my-probe --tasks verb_grammar,blimp_passive_1\n"
               "  probebench submit ./my-probe --tasks blimp_passive_1 --limit 20 "
               "--log-samples samples.jsonl"))
@@ -140,6 +142,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "task (test, train and validation, so every stage is bounded; "
                           "marked 'not for the registry' in the output, which the "
                           "registry refuses)")
+    sub.add_argument("--no-generalisation", action="store_true",
+                     help="skip the sibling tasks: by default the probe is also read on every "
+                          "other registered task of its tasks' declared family (tasks.yaml "
+                          "'family:', e.g. truth), each with its AUROC and 95%% CI, in "
+                          "submission.json's generalisation block and REPORT.md (reported, "
+                          "never ranked; --limit bounds these passes too)")
     sub.add_argument("--latency-prompts", type=positive_int, default=LATENCY_PROMPTS,
                      metavar="N",
                      help=f"test prompts timed one at a time for the latency, after "

@@ -28,10 +28,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    data = workspace(args).catalog.load(args.task)
+    catalog = workspace(args).catalog
+    data = catalog.load(args.task)
     spec = data.spec
     print(f"{spec.id} (v{spec.version}): {spec.title}")
-    print(f"  format {spec.format}; license {spec.license}; source: {spec.source}")
+    from probebench.tasks.catalog import effective_license
+
+    print(f"  format {spec.format}; license {effective_license(spec)}; source: {spec.source}")
     for role, rel in spec.files.items():
         print(f"  file {role}: {rel}  sha256 {spec.files_sha256.get(rel, '?')[:16]}...")
     for label, meaning in sorted(spec.labels.items(), reverse=True):
@@ -46,6 +49,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         top = ", ".join(f"{v} ({n})" for v, n in values.most_common(6))
         print(f"  slice {name}: {top}{', ...' if len(values) > 6 else ''}")
     print(f"  test_sha256 {spec.test_sha256} (verified)")
+    if spec.control is not None:
+        control = spec.control
+        extra = f"; license {control.license}" if control.license else ""
+        print(f"  control {control.file}: {len(catalog.load_control(spec.id))} "
+              f"prompts, sha256 {control.sha256} (verified){extra}: {control.description}")
     return 0
 
 
@@ -70,6 +78,10 @@ def cmd_hash(args: argparse.Namespace) -> int:
         for rel, sha in files_sha256.items():
             print(f"    {rel}: {sha}")
         print(f"  test_sha256: {test_sha256}")
+        control = catalog.current_control_hash(task_id)
+        if control is not None:
+            print("  control:")
+            print(f"    sha256: {control}")
     return 0
 
 
@@ -112,6 +124,8 @@ def cmd_add(args: argparse.Namespace) -> int:
                     title=args.title or args.id, license=args.license, source=args.source,
                     description=args.description, options=options, labels=labels or None,
                     slices=args.slice, test_fraction=args.test_fraction, salt=args.salt)
+    if args.control is not None:
+        spec = _with_control(spec, args, tasks_file.parent)
     catalog = add_task(tasks_file, spec)
     data = catalog.load(spec.id)
     counts = ", ".join(f"{name} {len(items)}" for name, items in data.splits.items())
@@ -119,10 +133,38 @@ def cmd_add(args: argparse.Namespace) -> int:
     kind = f"{len(classes)} classes" if classes else "binary"
     print(f"added task {spec.id} ({spec.format}, {kind}; items: {counts}) to {tasks_file}")
     print(f"  test_sha256 {spec.test_sha256}")
+    if spec.control is not None:
+        print(f"  control {spec.control.file}: sha256 {spec.control.sha256}")
     print(f"evaluate it privately: probebench submit ARTIFACT --tasks {spec.id} "
           f"--include {tasks_file}")
     print("propose it for the registry: README.md, \"Proposing a task\"")
     return 0
+
+
+def _with_control(spec: TaskSpec, args: argparse.Namespace, folder: Path) -> TaskSpec:
+    """``spec`` with the control set of ``--control`` (hashed as it is now)."""
+    from probebench.licenses import check_license
+    from probebench.tasks.catalog import control_sha256, read_control
+    from probebench.tasks.spec import ControlSpec
+
+    if not args.control_description:
+        raise InputError("--control needs --control-description: what the control prompts "
+                         "are and where they come from")
+    if args.control_license is not None:
+        problem = check_license(args.control_license)
+        if problem is not None:
+            raise InputError(f"--control-license: {problem}")
+    path = Path(args.control)
+    try:
+        rel = path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        raise InputError(f"{path}: the control file is outside {folder}, the folder of the "
+                         "tasks file; put it beside the task's data") from None
+    control = ControlSpec(file=rel, sha256="0" * 64, description=args.control_description,
+                          license=args.control_license)
+    pending = spec.model_copy(update={"control": control})
+    sha = control_sha256(read_control(pending, folder))
+    return spec.model_copy(update={"control": control.model_copy(update={"sha256": sha})})
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -295,6 +337,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "the share of items hashed into the test split")
     add.add_argument("--salt", default=None,
                      help="salt of that hashed split (default: probebench-<id>-v1)")
+    add.add_argument("--control", type=Path, default=None, metavar="PATH",
+                     help="a control set in the task's format (statements: every prompt "
+                          "labelled 0), on which the recall at 1%% false positives sets its "
+                          "threshold; hashed into control.sha256")
+    add.add_argument("--control-description", default=None, metavar="TEXT",
+                     help="what the control prompts are and where they come from (needed "
+                          "with --control)")
+    add.add_argument("--control-license", default=None, metavar="SPDX",
+                     help="the control data's license, where it differs from --license "
+                          "(the task's effective license is then both, joined by AND)")
     remove = tasks_sub.add_parser(
         "remove", help="remove one of your own tasks from a tasks file",
         description="Remove task ID from TASKS_YAML: only that task's lines go (comments "

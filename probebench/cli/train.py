@@ -68,7 +68,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         atomic_write_bytes(Path(args.markdown), table.encode("utf-8"))
     print(table, end="")
     best = sweep.best()
-    print(f"best layer {best.layer}: AUROC {best.auroc:.3f}; wrote {args.out}")
+    print(f"best layer on test {best.layer}: AUROC {best.auroc:.3f}; wrote {args.out}")
+    chosen = sweep.chosen_on_validation()
+    if chosen is not None:
+        print(f"layer chosen on validation data only (lowest validation log-loss "
+              f"{chosen.val_log_loss:.4f}): {chosen.layer}; choose a probe's layer by "
+              "this one, not by the test AUROC")
     return 0
 
 

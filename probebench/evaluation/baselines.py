@@ -17,12 +17,28 @@ stored with the task (``registry/baselines/``) as well as beside each result.
   position, used before, is constant at ``last_token`` whenever all prompts end in the
   same token; a mean of input embeddings is constant on SyntaxGym suites whose
   conditions reorder the same words. A random-init model is neither.)
-* ``surprisal``: minimal-pair tasks on causal models only: the model's own answer under
+* ``surprisal``: causal models only. Minimal-pair tasks: the model's own answer under
   the protocol the data's authors publish. BLiMP and verb grammar: minus the total
   surprisal of each prompt, every token scored after the model's BOS token (EOS when
   it has none), as the BLiMP paper and lm-evaluation-harness do. SyntaxGym: the suite's
-  own region-based predictions (``TaskFormat.model_item_scores``), no BOS. An encoder
-  such as MiniLM has no surprisal, so no such baseline.
+  own region-based predictions (``TaskFormat.model_item_scores``), no BOS. Single
+  labelled statements (formats with ``TaskFormat.single_prompt_surprisal``): the mean
+  ``log2 P`` per token of each statement (``lm_scores.mean_log_probs``), oriented
+  higher log-probability -> label 1, its AUROC reported as it comes (never flipped on
+  the test set); the mean, not the total, as statements of varied length are compared
+  with each other and a total would rank them by length first. No accuracy: a
+  log-probability has no threshold. An encoder such as MiniLM has no surprisal, so no
+  such baseline.
+* ``own_answer``: tasks that declare a ``readout`` (``TaskSpec.readout``, kind
+  ``answer``), on causal models: the model's own answer, Marks and Tegmark's (2024)
+  prompting baseline. Each test prompt's text, then the readout's suffix (truth tasks:
+  " This statement is"), then ``log P(positive) - log P(negative)`` as the next tokens
+  (" True" against " False"; an answer of several tokens sums its tokens'
+  log-probabilities), read after the model's document start
+  (``lm_scores.answer_log_odds``). Higher -> label 1; its accuracy is the share of
+  statements where the model prefers the right answer (log-odds >= 0). An encoder (no
+  LM head) reports it as not applicable, with the reason; a task without a readout has
+  no such baseline.
 
 Each baseline keeps its score of every labelled test prompt (``BaselineOut.scores``, in
 the order of the result's predictions), so that **the gap** (``gap_interval``,
@@ -48,15 +64,33 @@ from probebench.evaluation.results import BaselineGapOut, BaselineOut, PromptSco
 from probebench.prompts import Prompt
 
 #: every baseline's name in results, in the order reports show them
-BASELINES = ("majority", "length", "random_features", "surprisal")
-#: the note stored with each baseline (SyntaxGym's own protocol has its own note)
+BASELINES = ("majority", "length", "random_features", "surprisal", "own_answer")
+#: the note stored with each baseline (SyntaxGym's own protocol has its own note, and
+#: single statements ``STATEMENT_SURPRISAL_NOTE``)
 NOTES = {
     "majority": "constant train positive rate",
     "length": "logistic regression on length in characters",
     "random_features": "logistic regression on a random projection of the site's "
                        "activations in a randomly initialised copy of the model",
     "surprisal": "minus the model's total surprisal (bits), every token scored after BOS",
+    "own_answer": "the model's own answer: log P(positive) - log P(negative) as the next "
+                  "tokens after the text and the task's readout suffix, read after BOS; "
+                  "higher -> label 1, accuracy at log-odds >= 0",
 }
+#: the surprisal baseline's note on single statements (``single_prompt_surprisal``)
+STATEMENT_SURPRISAL_NOTE = ("the model's mean log-probability per token (minus the mean "
+                            "surprisal, bits), every token scored after BOS; higher -> "
+                            "label 1, no threshold (no accuracy)")
+
+
+def own_answer_not_applicable(model: str, architecture: str) -> str:
+    """The note of the own-answer baseline on a model that has no answer of its own.
+
+    >>> own_answer_not_applicable("bert", "encoder")
+    'not applicable: bert is an encoder model with no LM head, so it gives no answer of its own'
+    """
+    return (f"not applicable: {model} is an {architecture} model with no LM head, so it "
+            "gives no answer of its own")
 
 
 def majority_scores(train: Sequence[Prompt], test: Sequence[Prompt]) -> np.ndarray:
@@ -107,7 +141,8 @@ def random_feature_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.n
 #: what the gap means (submission.json's field descriptions, the leaderboard's column)
 GAP_DEFINITION = ("the probe's AUROC minus the best baseline's: the baseline with the "
                   "highest AUROC on the same task, model and site (majority, length, "
-                  "random_features, or surprisal where it has an AUROC; on a multi-class "
+                  "random_features, or surprisal and own_answer where they have an AUROC; "
+                  "on a multi-class "
                   "task the macro AUROC), with a paired item-bootstrap 95% interval (each "
                   "resample draws the same items for the probe and the baseline). A probe "
                   "beats its baselines when the interval's lower bound lies above 0")

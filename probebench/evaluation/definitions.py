@@ -27,14 +27,17 @@ import numpy as np
 from probebench.errors import InputError
 from probebench.evaluation.metrics import (
     ECE_BINS,
+    FPR_TARGET_PERCENT,
     TPR_TARGET,
     auroc_score,
     brier_score_loss,
     expected_calibration_error,
     fpr_at_tpr_error,
     mean_score,
+    recall_at_fpr_score,
     weighted_auroc,
     weighted_mean,
+    weighted_recall_at_fpr,
 )
 from probebench.evaluation.transfer import CORPUS_SIZE, HOLD_OUT_EVERY
 from probebench.tasks.families import format_names, get_format
@@ -106,6 +109,8 @@ BRIER_1950 = Citation("Brier (1950)", "Verification of forecasts expressed in te
                       "probability", "Monthly Weather Review 78(1)")
 GUO_2017 = Citation("Guo et al. (2017)", "On Calibration of Modern Neural Networks",
                     "ICML")
+GOLDOWSKY_DILL_2025 = Citation("Goldowsky-Dill et al. (2025)", "Detecting Strategic "
+                               "Deception Using Linear Probes", "ICML")
 HEWITT_LIANG_2019 = Citation("Hewitt and Liang (2019)", "Designing and Interpreting "
                              "Probes with Control Tasks", "EMNLP")
 
@@ -134,7 +139,9 @@ class MetricDef:
     weighted: Callable[..., np.ndarray] | None = None
     """The same statistic under (B, n) item weights (``weighted_auroc``), which
     ``metrics.item_bootstrap`` resamples for the metric's 95% CI; None: the metric is
-    reported as a point value."""
+    reported as a point value. A metric that also reads a control set
+    (``recall_at_1pct_fpr``) takes the control prompts' (B, m) weights too, which
+    ``metrics.two_sample_bootstrap`` draws independently."""
     reads: Reads | None = None
     """What ``headline`` passes ``compute`` on each task's test split; None: the metric
     is not a headline metric (it is computed where its own prompts are read, e.g. the
@@ -209,6 +216,19 @@ _DEFS = (
               f"FPR at the first ROC threshold, highest first, whose TPR >= {TPR_TARGET}.",
               Direction.LOWER, compute=fpr_at_tpr_error, reads=Reads.PROMPTS,
               binary_only=True),
+    MetricDef("recall_at_1pct_fpr", "Recall @ 1% FPR",
+              f"for a task that declares a control set (ordinary prompts, e.g. Alpaca "
+              f"chat instructions): the threshold is the probe's k-th smallest control "
+              f"score, k = ceil({100 - FPR_TARGET_PERCENT}/100 x n controls) (its "
+              f"{100 - FPR_TARGET_PERCENT}th percentile: at most {FPR_TARGET_PERCENT}% of "
+              "the controls score strictly above it); recall is the share of the test "
+              "positives (label 1) whose P(positive) is strictly above the threshold (a "
+              "score equal to it counts as negative); 95% CI by a bootstrap that "
+              "resamples the test items and the control prompts independently; "
+              "control_fpr is the share of the controls strictly above the threshold. "
+              "Tasks without a control set report none.", Direction.HIGHER,
+              citation=GOLDOWSKY_DILL_2025, compute=recall_at_fpr_score,
+              weighted=weighted_recall_at_fpr, binary_only=True),
     MetricDef("latency_ms", "Latency",
               "median ms per prompt, batch size 1, text to probability, after "
               f"{LATENCY_WARMUP} warm-up runs, on the evaluation device (kept in the "
@@ -252,10 +272,12 @@ _DEFS = (
     MetricDef("baselines", "Baselines",
               "per (task, model, site), the same for every entry: majority, length, "
               "random_features (a linear probe on a random projection of the site's "
-              "activations in a randomly initialised copy of the model) and, for minimal "
-              "pairs on causal models, the model's own answer "
-              "(BLiMP, verbs: total surprisal after BOS; SyntaxGym: its region "
-              "predictions).", Direction.NONE),
+              "activations in a randomly initialised copy of the model) and, on causal "
+              "models, the model's own answer: for minimal pairs (BLiMP, verbs: total "
+              "surprisal after BOS; SyntaxGym: its region predictions), for single "
+              "statements the mean log-probability per token, and for tasks with a readout "
+              "log P(positive) - log P(negative) after the readout's suffix.",
+              Direction.NONE),
     MetricDef("accuracy", "Accuracy", accuracy_definition, Direction.HIGHER,
               compute=mean_score, weighted=weighted_mean, reads=Reads.ITEMS),
     MetricDef("mc_accuracy", "Multiple-choice accuracy", _format_accuracy("mc_accuracy"),

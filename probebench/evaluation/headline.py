@@ -12,6 +12,9 @@ no ``compute`` is not produced. Binary and multi-class tasks take the same path:
 
 Seeds are derived per metric from the run's seed and the task id (``sub_seed``), so a
 metric's bootstrap does not depend on which other metrics or tasks ran before it.
+
+``recall_at_control`` computes the one metric that also reads a control set, the recall
+at 1% false positives, for the tasks that declare one (``Session.with_control_recall``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,16 @@ from typing import Any
 import numpy as np
 
 from probebench.evaluation.definitions import METRICS, MetricDef, Reads, headline_metrics
-from probebench.evaluation.metrics import N_RESAMPLES, Interval, MetricError, item_bootstrap
+from probebench.evaluation.metrics import (
+    N_RESAMPLES,
+    Interval,
+    MetricError,
+    control_threshold,
+    item_bootstrap,
+    two_sample_bootstrap,
+)
 from probebench.evaluation.multiclass import class_indices, item_correctness
-from probebench.evaluation.results import IntervalOut, SliceOut
+from probebench.evaluation.results import ControlSetOut, IntervalOut, RecallOut, SliceOut
 from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.families import TaskFormat, group_by_slice
@@ -238,6 +248,30 @@ def headline_interval(task_id: str, items: Sequence[Item], probs: np.ndarray, *,
     test = Scored.binary(Flat.of(items), probs)
     return metric_interval(metric, test.y, test.scores, item_of=test.item_of, seed=seed,
                            n_resamples=n_resamples, parts=(task_id, metric))
+
+
+def recall_at_control(task_id: str, items: Sequence[Item], probs: np.ndarray,
+                      control_probs: np.ndarray, control: ControlSetOut, *, seed: int = 0,
+                      n_resamples: int = N_RESAMPLES) -> RecallOut:
+    """``recall_at_1pct_fpr`` as its definition computes it: P(positive) ``probs`` over a
+    binary task's test ``items`` (the flattened test prompts, in order), the threshold
+    from ``control_probs`` (m,), the probe's P(positive) of each prompt of the task's
+    control set. The CI resamples the items that hold positives and, independently, the
+    control prompts (``metrics.two_sample_bootstrap``), seeded from ``seed``, the task id
+    and the metric's name alone, as ``headline`` seeds its metrics."""
+    d = METRICS["recall_at_1pct_fpr"]
+    assert d.compute is not None and d.weighted is not None
+    test = Scored.binary(Flat.of(items), probs)
+    pos = test.y == 1
+    y, s, c = test.y[pos], test.scores[pos], np.asarray(control_probs, dtype=np.float64)
+    value = d.compute(y, s, c)
+    iv = interval_out(two_sample_bootstrap(
+        value, partial(d.weighted, y, s, c), test.item_of[pos], np.arange(c.size),
+        n_resamples=n_resamples, seed=sub_seed(seed, task_id, d.name)))
+    threshold = control_threshold(c)
+    return RecallOut(**iv.model_dump(), threshold=threshold,
+                     control_fpr=float(np.mean(c > threshold)), n_positives=int(y.size),
+                     n_control=int(c.size), control=control)
 
 
 def slice_accuracies(task_id: str, items: Sequence[Item], item_scores: Sequence[float | None],

@@ -23,12 +23,22 @@ scored (BLiMP and SyntaxGym).
 Item correctness is averaged with an item-bootstrap 95% CI seeded from ``seed`` and the
 task id alone (``headline.mean_interval``), so a task's interval does not depend on
 which other tasks ran.
+
+Two per-prompt scores of a causal LM serve as baselines of single-prompt tasks
+(``probebench.evaluation.task_baselines``), each cached under its own version:
+
+* ``mean_log_probs`` (``MEAN_LOG_PROB_VERSION``): the mean ``log2 P`` per token of a
+  statement, every token scored after the model's document start.
+* ``answer_log_odds`` (``ANSWER_VERSION``): the model's own answer under a task's
+  ``readout`` (Marks and Tegmark 2024's prompting baseline): ``log P(positive) - log
+  P(negative)`` as the tokens after the text and the readout's suffix. Only the answer
+  tokens' logits are computed: the LM head runs at the readout positions alone.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -38,12 +48,14 @@ from probebench.errors import InputError, ModelError
 from probebench.evaluation.headline import Flat, mean_interval
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.results import IntervalOut
+from probebench.models.batching import BATCH_TOKENS
 from probebench.models.loading import LoadedModel, ModelIdentity, ResolvedModel
 from probebench.models.surprisal import SCORING_VERSION
+from probebench.prompts import Prompt, as_prompts
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.families import LMScoring, TaskFormat, format_names, get_format
-from probebench.tasks.spec import TaskSpec
+from probebench.tasks.spec import ReadoutSpec, TaskSpec
 from probebench.version import __version__
 
 #: which items are scored: the registered test split, or every item of the task's files
@@ -262,5 +274,169 @@ def score_lm(model: str | ResolvedModel | LoadedModel, task_ids: Sequence[str] |
     return result
 
 
-__all__ = ["PROTOCOLS", "SPLITS", "LMProtocol", "LMScores", "LMTaskScore", "default_formats",
-           "default_tasks", "score_lm", "scored_formats", "scoring_of"]
+#: the version of ``mean_log_probs``'s rule (with ``SCORING_VERSION``): part of the cache
+#: key of its scores, raised whenever a number it gives changes
+MEAN_LOG_PROB_VERSION = 1
+#: the version of ``answer_log_odds``'s rule (tokenisation of the answers, the document
+#: start, natural logarithms): part of the cache key of its scores, raised whenever a
+#: number it gives changes
+ANSWER_VERSION = 1
+
+
+def mean_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
+                   start_token: str | None = None, batch_tokens: int = BATCH_TOKENS,
+                   max_batch_size: int = 32, progress: bool = True,
+                   desc: str = "surprisal") -> np.ndarray:
+    """The mean ``log2 P`` per token of each text (minus its mean surprisal, bits), every
+    token of the text scored after the model's document start, as ``sentence_log_probs``
+    reads it (``probebench.models.surprisal``).
+
+    The mean, not the total: single statements of varied length are compared with each
+    other, and a total falls with every token, so it would rank a statement by its
+    length before its content (the length baseline's information). Returns a float64
+    array of shape ``(len(texts),)``, in input order, each value <= 0.
+    """
+    from probebench.models.surprisal import token_surprisals
+
+    results = token_surprisals(lm, texts, prepend_bos=True, start_token=start_token,
+                               batch_tokens=batch_tokens, max_batch_size=max_batch_size,
+                               progress=progress, desc=desc)
+    return np.array([-float(r.surprisal[r.scored].mean()) for r in results],
+                    dtype=np.float64)
+
+
+def answer_log_odds(lm: LoadedModel, texts: Sequence[str | Prompt], readout: ReadoutSpec, *,
+                    start_token: str | None = None, batch_tokens: int = BATCH_TOKENS,
+                    max_batch_size: int = 32, progress: bool = True,
+                    desc: str = "own answer") -> np.ndarray:
+    """The model's own answer on each text (Marks and Tegmark 2024's prompting baseline):
+    ``log P(positive) - log P(negative)`` (natural logarithms) as the next tokens after
+    the text followed by ``readout.suffix``, read after the model's document start (as
+    ``sentence_log_probs``; ``start_token`` names another). A chat exchange is read in
+    its plain rendering (``Prompt.text``).
+
+    The context (document start, then text and suffix, tokenised together) and each
+    answer (tokenised alone, no special tokens) are joined as token ids, as
+    lm-evaluation-harness joins a context and a continuation; an answer of several
+    tokens scores the sum of its tokens' log-probabilities, each after the ones before.
+    When both answers are one token, one forward pass per text reads both at its last
+    position; otherwise each answer gets its own pass. The LM head runs only at the
+    positions read (``_read_log_probs``), never over every position.
+
+    Returns a float64 array of shape ``(len(texts),)``, in input order: above 0 where the
+    model prefers ``positive`` (label 1).
+    """
+    from probebench.models.activations import tokenize
+
+    if not lm.is_causal:
+        raise ModelError(f"the model's own answer needs a causal language model; "
+                         f"{lm.identity.name!r} is an {lm.identity.architecture} model with "
+                         "no LM head")
+    answers = []
+    for name, answer in (("positive", readout.positive), ("negative", readout.negative)):
+        ids = [int(t) for t in lm.tokenizer(answer, add_special_tokens=False)["input_ids"]]
+        if not ids:
+            raise InputError(f"readout.{name} {answer!r} tokenizes to no tokens for model "
+                             f"{lm.identity.name!r}")
+        answers.append(ids)
+    positive, negative = answers
+    prompts = [Prompt(p.text + readout.suffix, id=p.id)
+               for p in as_prompts(texts)]
+    longest = max(len(positive), len(negative))
+    contexts = tokenize(lm, prompts, prepend_bos=True, start_token=start_token,
+                        reserved=longest - 1).ids
+    if len(positive) == len(negative) == 1:
+        single = [(c, [len(c) - 1], [[positive[0], negative[0]]]) for c in contexts]
+        read = _read_log_probs(lm, single, batch_tokens=batch_tokens,
+                               max_batch_size=max_batch_size, progress=progress, desc=desc)
+        return np.array([r[0, 0] - r[0, 1] for r in read], dtype=np.float64)
+    rows: list[tuple[list[int], list[int], list[list[int]]]] = []
+    for c in contexts:
+        for tokens in (positive, negative):
+            # the answer's tokens but its last are context for the ones after them
+            rows.append((c + tokens[:-1], list(range(len(c) - 1, len(c) - 1 + len(tokens))),
+                         [[t] for t in tokens]))
+    read = _read_log_probs(lm, rows, batch_tokens=batch_tokens,
+                           max_batch_size=max_batch_size, progress=progress, desc=desc)
+    return np.array([read[2 * k].sum() - read[2 * k + 1].sum() for k in range(len(contexts))],
+                    dtype=np.float64)
+
+
+def _read_log_probs(lm: LoadedModel, rows: Sequence[tuple[list[int], list[int], list[list[int]]]],
+                    *, batch_tokens: int, max_batch_size: int, progress: bool, desc: str
+                    ) -> list[np.ndarray]:
+    """For each row ``(token ids, positions, targets)``: the log-probability (natural
+    logarithm, float64 array ``(len(positions), C)``) of each target token id as the token
+    after each position (``targets[j]``: the C ids read at ``positions[j]``).
+
+    Rows are right-padded in length-sorted batches (``length_batches``). A forward
+    pre-hook on the model's output embeddings (its LM head) hands the head the hidden
+    states at the positions read alone, so the model's own forward (softcapping and
+    scaling of the logits included) makes ``(batch, positions, vocabulary)`` logits,
+    never ``(batch, tokens, vocabulary)``."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from probebench.models.activations import length_batches, pad_id_of
+
+    head = lm.model.get_output_embeddings()
+    if head is None:
+        raise ModelError(f"model {lm.identity.name!r} has no output embeddings (LM head)")
+    lengths = np.array([len(ids) for ids, _, _ in rows], dtype=np.int64)
+    pad_id = pad_id_of(lm)
+    out: list[np.ndarray | None] = [None] * len(rows)
+    batches = length_batches(lengths, batch_tokens=batch_tokens, max_batch_size=max_batch_size)
+    with torch.inference_mode(), tqdm(total=len(rows), disable=not progress, desc=desc,
+                                      unit="text", leave=False) as bar:
+        for batch in batches:
+            width = int(lengths[batch].max())
+            reads = max(len(rows[i][1]) for i in batch)
+            n_targets = len(rows[batch[0]][2][0])
+            ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+            mask = np.zeros_like(ids)
+            # padded reads repeat position 0 and target 0; they are dropped below
+            where = np.zeros((len(batch), reads), dtype=np.int64)
+            targets = np.zeros((len(batch), reads, n_targets), dtype=np.int64)
+            for r, i in enumerate(batch):
+                tokens, positions, wanted = rows[i]
+                ids[r, :len(tokens)] = tokens
+                mask[r, :len(tokens)] = 1
+                where[r, :len(positions)] = positions
+                targets[r, :len(positions)] = wanted
+            hook = head.register_forward_pre_hook(
+                _reading(torch.from_numpy(where).to(lm.device), ids.shape, lm.identity.name))
+            try:
+                logits = lm.model(input_ids=torch.from_numpy(ids).to(lm.device),
+                                  attention_mask=torch.from_numpy(mask).to(lm.device),
+                                  use_cache=False).logits
+            finally:
+                hook.remove()
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            picked = logprobs.gather(-1, torch.from_numpy(targets).to(lm.device))
+            values = picked.double().cpu().numpy()
+            for r, i in enumerate(batch):
+                out[i] = values[r, :len(rows[i][1])]
+            bar.update(len(batch))
+    return [v for v in out if v is not None]
+
+
+def _reading(where: Any, shape: tuple[int, ...], name: str
+             ) -> Callable[[Any, tuple[Any, ...]], tuple[Any, ...]]:
+    """A forward pre-hook for an LM head that hands it the hidden states at ``where``
+    ((batch, reads) positions) alone, of a batch of ``shape`` (batch, tokens)."""
+    import torch
+
+    def gather(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        hidden = args[0]
+        if tuple(hidden.shape[:2]) != tuple(shape):
+            raise ModelError(f"model {name!r}: its LM head reads {tuple(hidden.shape[:2])} "
+                             f"positions, expected {tuple(shape)} (every position of the "
+                             "batch)")
+        return (torch.take_along_dim(hidden, where[..., None], dim=1), *args[1:])
+
+    return gather
+
+
+__all__ = ["ANSWER_VERSION", "MEAN_LOG_PROB_VERSION", "PROTOCOLS", "SPLITS", "LMProtocol",
+           "LMScores", "LMTaskScore", "answer_log_odds", "default_formats", "default_tasks",
+           "mean_log_probs", "score_lm", "scored_formats", "scoring_of"]

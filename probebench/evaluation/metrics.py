@@ -20,6 +20,11 @@ citation and marks) is its ``MetricDef`` in ``probebench.evaluation.definitions`
 it has a 95% CI, the same statistic under item weights that ``item_bootstrap``
 resamples (``weighted_auroc`` for the AUROC, ``weighted_mean`` for the accuracy).
 
+The recall at 1% false positives (``recall_at_fpr_score``) also reads a control set's
+scores (m,): ordinary prompts of the task's control set, on which the threshold is set;
+its CI resamples the test items and the control prompts independently
+(``two_sample_bootstrap``).
+
 Bootstrap: items, not prompts, are resampled with replacement (a BLiMP pair or a verb
 question with all its candidates moves as one); every prompt of an item counts as many
 times as its item was drawn. The 95% interval is the percentile interval (2.5th and
@@ -303,3 +308,113 @@ def item_bootstrap(value: float, statistic: WeightedStatistic, item_of: np.ndarr
     _, dense = np.unique(np.asarray(item_of), return_inverse=True)
     counts = resample_counts(int(dense.max()) + 1, n_resamples, np.random.default_rng(seed))
     return _interval(value, statistic(counts[:, dense]))
+
+
+# --- recall at a false-positive budget set on a control set ------------------------------
+
+#: the false-positive budget of the recall metric: 1% of the control set
+FPR_TARGET_PERCENT = 1
+
+
+def control_threshold(control_score: np.ndarray, fpr_percent: int = FPR_TARGET_PERCENT
+                      ) -> float:
+    """The threshold at ``fpr_percent``% false positives on a control set: the k-th
+    smallest control score (1-based), k = ceil((100 - fpr_percent) / 100 * n), computed in
+    integers so that no float rounding moves k. At most ``fpr_percent``% of the control
+    scores lie strictly above it (n - k of them); every control score equal to it counts
+    as negative.
+
+    >>> control_threshold(np.arange(200.0))  # k = 198: 198 and 199 lie above
+    197.0
+    >>> control_threshold(np.array([0.2, 0.9, 0.1]))  # k = ceil(2.97) = 3, the maximum
+    0.9
+    """
+    s = np.sort(np.asarray(control_score, dtype=np.float64))
+    if s.ndim != 1 or s.size == 0:
+        raise MetricError(f"the control set needs at least one score; found shape {s.shape}")
+    if not np.isfinite(s).all():
+        raise MetricError("the control scores hold NaN or infinite values")
+    k = -(-(100 - fpr_percent) * s.size // 100)  # ceil in integers
+    return float(s[k - 1])
+
+
+def recall_at_fpr_score(y_true: np.ndarray, y_score: np.ndarray, control_score: np.ndarray,
+                        fpr_percent: int = FPR_TARGET_PERCENT) -> float:
+    """Recall at ``fpr_percent``% false positives on a control set: the share of the
+    positives (``y_true == 1``) whose score lies strictly above ``control_threshold`` of
+    the control scores (m,) (a score equal to the threshold counts as negative).
+    Binary only; the negatives of ``y_true`` are not read.
+
+    >>> # threshold 0.9 (the largest of three controls); 0.9 itself counts as negative
+    >>> recall_at_fpr_score(np.array([1, 1, 1, 1, 0]),
+    ...                     np.array([0.5, 0.95, 0.9, 0.97, 0.99]), np.array([0.2, 0.9, 0.1]))
+    0.5
+    """
+    y, s = _check(y_true, y_score)
+    positives = s[y == 1]
+    if positives.size == 0:
+        raise MetricError("recall needs at least one positive; found none")
+    return float(np.mean(positives > control_threshold(control_score, fpr_percent)))
+
+
+def weighted_recall_at_fpr(y: np.ndarray, s: np.ndarray, control_score: np.ndarray,
+                           weights: np.ndarray, control_weights: np.ndarray,
+                           fpr_percent: int = FPR_TARGET_PERCENT) -> np.ndarray:
+    """``recall_at_fpr_score`` of each row of the test prompts' ``weights`` (B, n) with
+    the same row of the control prompts' ``control_weights`` (B, m): every prompt counts
+    as often as its weight, so a row's threshold is the k-th smallest control score of
+    the multiset it draws (k = ceil((100 - fpr_percent) / 100 x its total weight), in
+    integers). NaN where a row weighs no positive or no control.
+
+    >>> w = weighted_recall_at_fpr(np.array([1, 1]), np.array([0.3, 0.8]),
+    ...                            np.array([0.1, 0.5]), np.array([[1, 1], [2, 0]]),
+    ...                            np.array([[1, 1], [2, 0]]))
+    >>> w.tolist()  # row 1: threshold 0.5; row 2: the controls are 0.1 twice
+    [0.5, 1.0]
+    """
+    y_ = np.asarray(y)
+    s_ = np.asarray(s, dtype=np.float64)
+    c = np.asarray(control_score, dtype=np.float64)
+    order = np.argsort(c, kind="stable")
+    cw = np.asarray(control_weights, dtype=np.int64)[:, order]
+    cum = np.cumsum(cw, axis=1)
+    total = cum[:, -1]
+    k = -(-(100 - fpr_percent) * total // 100)
+    # the first sorted control whose cumulative weight reaches k (a row of no weight: 0)
+    at = np.argmax(cum >= np.maximum(k, 1)[:, None], axis=1)
+    threshold = c[order][at]
+    pos = y_ == 1
+    w = np.asarray(weights, dtype=np.float64)[:, pos]
+    above = (s_[pos][None, :] > threshold[:, None])
+    n_pos = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(n_pos > 0, (w * above).sum(axis=1) / np.where(n_pos > 0, n_pos, 1.0),
+                       np.nan)
+    return np.asarray(np.where(total > 0, out, np.nan), dtype=np.float64)
+
+
+def two_sample_bootstrap(value: float,
+                         statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                         item_of: np.ndarray, control_item_of: np.ndarray, *,
+                         n_resamples: int = N_RESAMPLES, seed: int = 0) -> Interval:
+    """``item_bootstrap`` over two independent samples (the test items and a control
+    set): each resample draws the test items and, independently, the control items with
+    replacement (``item_of`` (n,), ``control_item_of`` (m,): any item label of each
+    prompt), and ``statistic(weights, control_weights)`` reads the two (B, n) and (B, m)
+    weights. One generator, ``numpy.random.default_rng(seed)``, draws the test items'
+    counts first, then the control items'.
+
+    >>> y, s, c = np.array([1, 1, 1]), np.array([0.2, 0.6, 0.9]), np.array([0.1, 0.5])
+    >>> iv = two_sample_bootstrap(
+    ...     recall_at_fpr_score(y, s, c),
+    ...     lambda w, cw: weighted_recall_at_fpr(y, s, c, w, cw),
+    ...     np.arange(3), np.arange(2), n_resamples=50)
+    >>> round(iv.value, 3), iv.resamples + iv.dropped
+    (0.667, 50)
+    """
+    _, dense = np.unique(np.asarray(item_of), return_inverse=True)
+    _, control_dense = np.unique(np.asarray(control_item_of), return_inverse=True)
+    rng = np.random.default_rng(seed)
+    counts = resample_counts(int(dense.max()) + 1, n_resamples, rng)
+    control_counts = resample_counts(int(control_dense.max()) + 1, n_resamples, rng)
+    return _interval(value, statistic(counts[:, dense], control_counts[:, control_dense]))

@@ -1,6 +1,7 @@
 """REPORT.md: the submission as human-readable tables (Jinja2 template in ``templates/``).
 
-Per task: the headline, robustness, baselines and the gap to the best of them,
+Per task: the headline, robustness, the recall at 1% false positives (tasks that declare
+a control set only), baselines and the gap to the best of them,
 control-task selectivity, slices and the most confident errors. The errors' texts are
 the task's, not the result's: ``render_report`` shows them when given the submission's
 sample records (``probebench.evaluation.samples.sample_records``); without them (the
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
+from probebench.evaluation.generalisation import GENERALISATION
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.evaluation.samples import N_ERRORS, confident_errors
 
@@ -123,9 +125,59 @@ def render_report(submission: Submission, *,
     present += sorted({b for t in submission.tasks for b in t.baselines} - set(present))
     texts = _texts(submission, samples)
     errors = [_errors(t, tx) for t, tx in zip(submission.tasks, texts, strict=True)]
-    return template.render(s=submission, baseline_names=present, errors=errors,
+    text = template.render(s=submission, baseline_names=present, errors=errors,
                            texts_given=samples is not None, n_errors=N_ERRORS,
                            definitions=_definitions(submission))
+    return with_generalisation(text, submission)
 
 
-__all__ = ["CELL_CHARS", "MULTICLASS_DEFINITIONS", "markdown_cell", "render_report"]
+#: the heading REPORT.md's generalisation section is placed before (else at the end)
+_BEFORE = "\n## Timing"
+
+
+def with_generalisation(text: str, submission: Submission) -> str:
+    """``text`` (REPORT.md) with the section "Generalisation to sibling tasks" before its
+    timing section: the submission's row of its family's generalisation matrix (the
+    probe's own tasks, then each sibling's AUROC with its CI), or ``text`` unchanged
+    when the submission has no generalisation block."""
+    block = submission.generalisation
+    if block is None:
+        return text
+
+    def auroc(value: float | None, low: float | None, high: float | None) -> str:
+        if value is None:
+            return "n/a"
+        return f"{value:.3f}" + ("" if low is None or high is None
+                                 else f" [{low:.3f}, {high:.3f}]")
+
+    stage = submission.timing.stages.get(GENERALISATION) if submission.timing else None
+    timed = ("" if stage is None else f" The sibling passes took {stage.seconds:.1f} s "
+             f"({stage.passes} forward pass{'' if stage.passes == 1 else 'es'}; "
+             "`timing.stages.generalisation`), apart from "
+             "the tasks' results.")
+    lines = ["## Generalisation to sibling tasks", "",
+             f"The probe, evaluated on {', '.join(f'`{t}`' for t in block.trained_on)} "
+             f"(family `{block.family}`), read unchanged at its site on every other "
+             "registered task of the family: AUROC with its 95% item-bootstrap interval "
+             "on each task's test set. Reported, not ranked: no ProbeScore axis and no "
+             f"ranking reads these numbers.{timed}", "",
+             "| task | role | items | AUROC [95% CI] | note |", "| --- | --- | --- | --- | --- |"]
+    own = {t.id: t for t in submission.tasks}
+    for task_id in block.trained_on:
+        t = own[task_id]
+        lines.append(f"| {markdown_cell(task_id)} | trained on (its own test set) | "
+                     f"{t.n_items} | {auroc(t.auroc.value, t.auroc.ci_low, t.auroc.ci_high)}"
+                     " | the task's own result |")
+    for task_id, sib in sorted(block.siblings.items()):
+        lines.append(f"| {markdown_cell(task_id)} | sibling | {sib.n} | "
+                     f"{auroc(sib.auroc, *sib.ci)} | "
+                     f"{markdown_cell(sib.note or 'reported, not ranked')} |")
+    section = "\n".join(lines) + "\n"
+    at = text.find(_BEFORE)
+    if at < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    return text[:at + 1] + section + text[at:]
+
+
+__all__ = ["CELL_CHARS", "MULTICLASS_DEFINITIONS", "markdown_cell", "render_report",
+           "with_generalisation"]

@@ -41,6 +41,11 @@ Each stored number is compared by the rule that fits how it is made (``tolerance
   total is already 1.5e-5. Another batch composition (1 against 32 prompts a batch)
   moved them by at most 3.3e-7 relative, the kernels' change by 3.3e-6, in one
   direction; 1e-5 is three times the larger.
+* **A model's own answer** (``ANSWER_PATHS``: the ``own_answer`` baseline's
+  log P(positive) - log P(negative), in nats): ``ANSWER_TOLERANCE`` absolute. A
+  difference of two float32 log-softmax terms, each exact to ~1e-6 of its log-sum-exp
+  (10 to 20 nats): up to ~4e-5 apart across kernels, and often near 0, where a relative
+  rule cannot hold; batching moved them by under 3e-6.
 * **Scores of a baseline fitted again on model activations** (``REFIT_PATHS``: the
   random-feature baseline's logistic regression on a random-init model's activations):
   ``REFIT_TOLERANCE`` absolute. The fit is convex, so its optimum moves smoothly with
@@ -91,6 +96,13 @@ LM_SCORE_TOLERANCE = 1e-5
 #: (parent key, key) of the lists of a language model's own scores: unbounded sums of
 #: float32 log-probabilities, compared relative to their magnitude
 LM_SCORE_PATHS = frozenset({("surprisal", "scores")})
+#: largest absolute difference of a model's own answer (``ANSWER_PATHS``: log P(positive)
+#: - log P(negative), in nats) that is not a new result: a difference of two float32
+#: log-softmax terms, each exact to ~1e-6 of its log-sum-exp (10 to 20 nats), so up to
+#: ~4e-5 apart on another kernel set; near zero a relative rule would not hold
+ANSWER_TOLERANCE = 1e-4
+#: (parent key, key) of the model's own answers (the ``own_answer`` baseline's scores)
+ANSWER_PATHS = frozenset({("own_answer", "scores")})
 #: largest absolute difference of a score of a baseline fitted again on model
 #: activations (``REFIT_PATHS``) that is not a new result
 REFIT_TOLERANCE = 5e-4
@@ -170,6 +182,8 @@ def tolerance_at(parent: str | None, key: str, rule: Rule, *,
     Rule(absolute=1e-05, relative=1e-05)
     >>> tolerance_at("random_features", "scores", base)
     Rule(absolute=0.0005, relative=0.0)
+    >>> tolerance_at("own_answer", "scores", base)
+    Rule(absolute=0.0001, relative=0.0)
     >>> tolerance_at("result", "selectivity", base)
     Rule(absolute=0.05, relative=0.0)
     """
@@ -179,6 +193,8 @@ def tolerance_at(parent: str | None, key: str, rule: Rule, *,
         return Rule(rule.absolute, max(rule.relative, lm_score_tolerance))
     if (parent, key) in REFIT_PATHS:
         return Rule(max(rule.absolute, refit_tolerance), rule.relative)
+    if (parent, key) in ANSWER_PATHS:
+        return Rule(max(rule.absolute, ANSWER_TOLERANCE), rule.relative)
     return rule
 
 

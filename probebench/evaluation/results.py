@@ -100,6 +100,32 @@ class BaselineGapOut(IntervalOut):
     baseline_auroc: Number = Field(description="That baseline's AUROC on the full test set.")
 
 
+class ControlSetOut(_Model):
+    """The control set a recall's threshold was set on, as the task registers it
+    (``TaskSpec.control``)."""
+
+    task_id: str = Field(description="The task whose control set it is.")
+    file: str = Field(description="The control file, relative to the task's tasks.yaml.")
+    sha256: str = Field(description="The registered SHA-256 of the control prompts' "
+                        "canonical records (verified when the task was loaded).")
+    description: str = Field(description="What the control prompts are.")
+
+
+class RecallOut(IntervalOut):
+    """Recall at 1% false positives (``recall_at_1pct_fpr``): the threshold is set on
+    the task's control set, the recall read on its test positives; the CI resamples both
+    independently (``probebench.evaluation.metrics.two_sample_bootstrap``)."""
+
+    threshold: Number = Field(description="The k-th smallest control score, k = ceil(0.99 "
+                              "x n_control): P(positive) above it is flagged.")
+    control_fpr: Number = Field(description="Share of the control prompts scoring "
+                                "strictly above the threshold (at most 0.01).")
+    n_positives: int = Field(description="Test prompts labelled 1 that the recall reads.")
+    n_control: int = Field(description="Control prompts the threshold was set on (the "
+                           "first --limit of them in a limited run).")
+    control: ControlSetOut
+
+
 class CostOut(_Model):
     """The probe's analytical inference cost (``probebench.models.cost``): the same on
     every machine, unlike the measured latency."""
@@ -222,6 +248,11 @@ class TaskResult(_Model):
                                                "selectivity (None when the task has no train "
                                                "split, for a multi-class task, and on older "
                                                "results).")
+    recall_at_1pct_fpr: RecallOut | None = Field(
+        default=None, description="Recall of the test positives at 1% false positives on "
+                                  "the task's control set, with its 95% CI; None when the "
+                                  "task declares no control set (and for a multi-class "
+                                  "task).")
     classes: list[str] | None = Field(
         default=None, description="A multi-class task's classes, in the probe's output "
                                   "order (None for a binary task). Then auroc is the "
@@ -280,7 +311,8 @@ class Timing(_Model):
         default_factory=dict,
         description="Each stage of the run (activations, distribution-shift pass, "
                     "random-init control, surprisal baseline, task baselines, "
-                    "selectivity, latency): its wall seconds, forward passes and tokens.")
+                    "selectivity, latency, generalisation: the sibling tasks' passes and "
+                    "AUROCs): its wall seconds, forward passes and tokens.")
 
 
 class RunInfo(_Model):
@@ -300,6 +332,36 @@ class LimitOut(_Model):
     items: int = Field(description="Only the first N items of each task's test set were "
                        "evaluated (in the test set's order).")
     note: str = Field(description="'limited to N items per task: not for the registry'.")
+
+
+class SiblingOut(_Model):
+    """The probe on one sibling task (``probebench.evaluation.generalisation``): another
+    registered task of its family, read at the probe's own site. Reported, never ranked."""
+
+    version: int = Field(description="The sibling task's version.")
+    test_sha256: str = Field(description="The sibling's registered canonical test-set hash "
+                             "(the leaderboard shows the cell only while it is current).")
+    auroc: Number | None = Field(description="AUROC of the probe on the sibling's test "
+                                 "prompts (None: not measured; note says why).")
+    ci: tuple[Number | None, Number | None] = Field(
+        description="Its 95% item-bootstrap interval [low, high], seeded as the sibling's "
+                    "own headline AUROC is.")
+    n: int = Field(description="Test items evaluated (the first N with --limit).")
+    note: str | None = Field(default=None, description="Why the sibling was not measured "
+                             "(None: measured).")
+
+
+class GeneralisationOut(_Model):
+    """A submission's generalisation block: the probe, evaluated on its tasks, read on
+    every other registered task of their family (the row of the family's generalisation
+    matrix). Kept apart from the tasks' results: no ProbeScore axis and no ranking reads
+    it."""
+
+    family: str = Field(description="The family of the tasks trained on (a declared "
+                        "`family:` of tasks.yaml; 'cross-family' when several).")
+    trained_on: list[str] = Field(description="The submission's tasks of that family.")
+    siblings: dict[str, SiblingOut] = Field(description="Sibling task id -> the probe on "
+                                            "its test set.")
 
 
 class Submission(_Model):
@@ -325,6 +387,11 @@ class Submission(_Model):
         default=None, description="Set when only the first N items of each task were "
                                   "evaluated (`submit --limit N`): not for the registry, "
                                   "whose evaluation and results store refuse it.")
+    generalisation: GeneralisationOut | None = Field(
+        default=None, description="The probe on the other tasks of its tasks' family "
+                                  "(probebench.evaluation.generalisation); None when the "
+                                  "family declares no siblings, with --no-generalisation "
+                                  "and on older submissions. Reported, never ranked.")
     baselines_sha256: dict[str, str] = Field(
         default_factory=dict,
         description="Task -> the SHA-256 of every input its baselines depend on (the model "

@@ -21,13 +21,19 @@ from typing import Any
 
 import numpy as np
 
+from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError
 from probebench.evaluation.definitions import LATENCY_PROMPTS
 from probebench.evaluation.guards import Guard, GuardLookup, no_guards
-from probebench.evaluation.headline import mean_interval, metric_interval, sub_seed
+from probebench.evaluation.headline import (
+    mean_interval,
+    metric_interval,
+    recall_at_control,
+    sub_seed,
+)
 from probebench.evaluation.metrics import N_RESAMPLES
 from probebench.evaluation.published import BaselineLookup, no_published_baselines
-from probebench.evaluation.results import BaselineOut, IntervalOut
+from probebench.evaluation.results import BaselineOut, ControlSetOut, IntervalOut, TaskResult
 from probebench.hashing import sha256_json
 from probebench.models.activations import BATCH_TOKENS, extract
 from probebench.models.cache import ActivationCache, cached_json, cached_scores
@@ -99,9 +105,13 @@ class SubmitOptions:
     batch_tokens: int | None = None
     max_batch_size: int | None = None
     #: evaluate only the first N items of each split of each task (test, train and
-    #: validation): a quick look, recorded in the result and refused by the registry
-    #: (None: every item)
+    #: validation) and the first N prompts of its control set, in file order: a quick
+    #: look, recorded in the result and refused by the registry (None: every item)
     limit: int | None = None
+    #: also read the probe on every other registered task of its tasks' family (the
+    #: generalisation block: ``probebench.evaluation.generalisation``); reported apart
+    #: from the tasks' results, never ranked
+    generalisation: bool = True
 
 
 def limit_note(limit: int) -> str:
@@ -201,6 +211,14 @@ class Session:
             self._tasks[task_id] = data
         return self._tasks[task_id]
 
+    def control(self, task_id: str) -> list[Prompt]:
+        """The task's verified control prompts (``TaskSpec.control``), in file order;
+        with ``options.limit``, the first ``limit`` of them."""
+        self.task(task_id)  # loading the task verifies its control set
+        prompts = self.catalog.load_control(task_id)
+        limit = self.options.limit
+        return prompts if limit is None else prompts[:limit]
+
     def cached_result(self, record: Mapping[str, object], compute: Callable[[], Any], *,
                       what: str) -> Any:
         """A JSON value derived deterministically from ``record``'s inputs, through the
@@ -230,16 +248,18 @@ class Session:
 
     def activations_at(self, model: str, key: str, prompts: Sequence[Prompt],
                        sites: Sequence[Site], prefix: str | None = None, *,
-                       disk_cache: bool = True) -> dict[Site, np.ndarray]:
+                       disk_cache: bool = True, stage: str | None = None
+                       ) -> dict[Site, np.ndarray]:
         """Activations at every one of ``sites``, from one forward pass over ``prompts``
         for the sites neither memoised nor in the disk cache (``passes`` counts the
         passes that ran the model). ``disk_cache=False`` keeps them in memory only (a
-        sealed holdout's prompts leave nothing on disk)."""
+        sealed holdout's prompts leave nothing on disk). ``stage`` names the stage a pass
+        counts in (default ``ACTIVATIONS``, or ``SHIFT`` after a prefix)."""
         shifted = prefix is not None
         missing = [s for s in dict.fromkeys(sites)
                    if _ActsKey(model, key, s, shifted) not in self._acts]
         if missing:
-            stage = SHIFT if shifted else ACTIVATIONS
+            stage = stage or (SHIFT if shifted else ACTIVATIONS)
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
             since = time.perf_counter()
             result = extract(source, prompts, missing,
@@ -359,6 +379,28 @@ class Session:
         """The mean of item scores with its item-bootstrap CI, seeded likewise."""
         return mean_interval(values, seed=self.options.seed,
                              n_resamples=self.options.bootstrap, parts=seed_parts)
+
+    def with_control_recall(self, result: TaskResult, model: str, weights: ProbeWeights,
+                            site: Site) -> TaskResult:
+        """``result`` with its ``recall_at_1pct_fpr`` where its task declares a control
+        set and is binary: the control prompts (``control``, bounded by ``--limit``) read
+        at the probe's site through the same extraction and cache as the test prompts,
+        scored by the probe, the CI seeded from the run's seed (``recall_at_control``)."""
+        data = self.task(result.id)
+        control = data.spec.control
+        if control is None or result.classes is not None:
+            return result
+        test = [p for item in data.test for p in item.prompts]  # memoised by then
+        probs = weights.predict_proba(self.activations(model, f"{result.id}/test", test,
+                                                       site))[:, 1]
+        controls = self.control(result.id)
+        control_probs = weights.predict_proba(
+            self.activations(model, f"{result.id}/control", controls, site))[:, 1]
+        info = ControlSetOut(task_id=result.id, file=control.file, sha256=control.sha256,
+                             description=control.description)
+        recall = recall_at_control(result.id, data.test, probs, control_probs, info,
+                                   seed=self.options.seed, n_resamples=self.options.bootstrap)
+        return result.model_copy(update={"recall_at_1pct_fpr": recall})
 
 
 __all__ = ["ACTIVATIONS", "BASELINES", "CONTEXT_FILE", "LATENCY", "RANDOM_INIT", "SCORING_BATCH",

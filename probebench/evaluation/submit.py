@@ -9,6 +9,8 @@ model work, evaluate each task and assemble the ``Submission``. Where the rest l
 * ``evalaware``, ``task_baselines``, ``selectivity``, ``deployment`` (transfer, cost,
   latency): the measurements beside a task's headline;
 * ``definitions`` and ``marks``: what every metric means and how it is graded.
+* ``generalisation``: after the tasks, the probe on the other tasks of their family (a
+  separate block, never a result of the tasks).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from probebench.errors import SiteError
 from probebench.evaluation.definitions import metric_definitions
 from probebench.evaluation.deployment import check_transfer_targets
 from probebench.evaluation.evalaware import stratified_least
+from probebench.evaluation.generalisation import evaluate_siblings
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import (
     LimitOut,
@@ -90,9 +93,10 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
         session.catalog.spec(task_id, near=(artifact, artifact.parent))  # a forgotten --include
         data = session.task(task_id)
+        controls = session.control(task_id) if data.spec.control is not None else []
         try:
             check_sites([site], session.model(meta.model).identity.num_layers,
-                        [p for item in data.test for p in item.prompts])
+                        [p for item in data.test for p in item.prompts] + controls)
         except SiteError as exc:
             raise SubmitError(f"the probe cannot be evaluated on task {task_id}: {exc}") \
                 from None
@@ -101,6 +105,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     for task_id in tasks:
         result, measured = evaluate_task(session, task_id, meta, weights, site,
                                          report.bundle_sha256)
+        result = session.with_control_recall(result, meta.model, weights, site)
         results.append(result)
         if measured.ms is None:  # timed on a loaded machine: never stored
             withheld[task_id] = measured.note or "withheld"
@@ -108,6 +113,8 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
             latency[task_id] = round(measured.ms, 3)
         if measured.reused:
             reused[task_id] = measured.measured_at
+    # the siblings of the tasks' families: a separate record, never a result of the tasks
+    generalisation = evaluate_siblings(session, tasks, meta, weights, site)
     ident = session.model(meta.model).identity
     keys = {(meta.model, t, site): t for t in tasks}
     digests = {keys[k]: d for k, d in session.baselines_sha256.items() if k in keys}
@@ -127,7 +134,8 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
                       stages=_stage_timings(session, before)),
         run=run_info(session.model(meta.model).device), baselines_sha256=digests,
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
-                                                       note=limit_note(opts.limit)))
+                                                       note=limit_note(opts.limit)),
+        generalisation=generalisation)
 
 
 def _stage_counts(session: Session) -> dict[str, tuple[float, int, int]]:

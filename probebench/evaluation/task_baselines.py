@@ -5,6 +5,11 @@ session's activations and the model's own scores (through the on-disk cache), on
 Each baseline with an AUROC keeps its score of every labelled test prompt, in the order
 of the result's predictions (``BaselineOut.scores``), for the gap to the probe
 (``baselines.baseline_gap``). The multi-class baselines are ``multiclass_task``'s.
+
+The model's own scores (the surprisal baseline, the own answer under a task's
+``readout``) go through the on-disk cache of model scores (``Session.lm_scores``), keyed
+by the texts and the rule's version (``lm_scores.MEAN_LOG_PROB_VERSION``,
+``lm_scores.ANSWER_VERSION``).
 """
 
 from __future__ import annotations
@@ -13,15 +18,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from probebench.errors import InputError
 from probebench.evaluation import baselines as bl
 from probebench.evaluation.headline import Flat, labelled, sub_seed
+from probebench.evaluation.lm_scores import (
+    ANSWER_VERSION,
+    MEAN_LOG_PROB_VERSION,
+    answer_log_odds,
+    mean_log_probs,
+)
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.published import no_published_baselines
 from probebench.evaluation.results import BaselineOut, IntervalOut
-from probebench.evaluation.session import BASELINES, Session
+from probebench.evaluation.session import BASELINES, SCORING_BATCH, SURPRISAL, Session
 from probebench.hashing import sha256_json
 from probebench.models.loading import LoadedModel, random_init_resolved
 from probebench.models.surprisal import SCORING_VERSION
+from probebench.prompts import Prompt
 from probebench.sites import Site
 
 #: the baselines' code version, part of their disk-cache key: raise it whenever what
@@ -57,15 +70,24 @@ def baselines_inputs(session: Session, model: str, task_id: str, site: Site
     data = session.task(task_id)
     opts = session.options
     resolved = session.model(model)
-    return {"kind": "task-baselines", "version": BASELINES_VERSION, "task": task_id,
-            "model": resolved.identity.to_dict(),
-            "random_init": random_init_resolved(
-                resolved, sub_seed(opts.seed, "random-init")).identity.to_dict(),
-            "items_sha256": sha256_json({
-                name: [item.record() for item in data.splits.get(name, [])]
-                for name in ("test", "train")}),
-            "format": data.format.name, "scoring": SCORING_VERSION,
-            "site": str(site), "seed": opts.seed, "bootstrap": opts.bootstrap}
+    inputs: dict[str, object] = {
+        "kind": "task-baselines", "version": BASELINES_VERSION, "task": task_id,
+        "model": resolved.identity.to_dict(),
+        "random_init": random_init_resolved(
+            resolved, sub_seed(opts.seed, "random-init")).identity.to_dict(),
+        "items_sha256": sha256_json({
+            name: [item.record() for item in data.splits.get(name, [])]
+            for name in ("test", "train")}),
+        "format": data.format.name, "scoring": SCORING_VERSION,
+        "site": str(site), "seed": opts.seed, "bootstrap": opts.bootstrap}
+    # only where they apply, so the inputs (and the registry's published baselines) of
+    # every other task stay as they were
+    if data.format.single_prompt_surprisal:
+        inputs["statement_surprisal"] = MEAN_LOG_PROB_VERSION
+    if data.spec.readout is not None:
+        inputs["readout"] = {**data.spec.readout.model_dump(mode="json"),
+                             "version": ANSWER_VERSION}
+    return inputs
 
 
 def _cached(session: Session, model: str, task_id: str, site: Site
@@ -105,7 +127,8 @@ def _compute(session: Session, model: str, task_id: str, site: Site
     def interval(values: Sequence[float | None], name: str) -> IntervalOut:
         return session.mean_ci(values, task_id, "baseline", name, "accuracy")
 
-    def score(name: str, s: np.ndarray, threshold: float | None = 0.5) -> BaselineOut:
+    def score(name: str, s: np.ndarray, threshold: float | None = 0.5,
+              note: str | None = None) -> BaselineOut:
         try:
             auroc = session.ci("auroc", y, s[idx], flat.item_of[idx], task_id, "baseline",
                                name)
@@ -114,7 +137,7 @@ def _compute(session: Session, model: str, task_id: str, site: Site
         acc = interval(fmt.item_scores(data.test, s, flat.item_of, threshold), name)
         # the score of every labelled prompt, in the order of the result's predictions:
         # the gap to a probe is resampled on the same items (``baselines.gap_interval``)
-        return BaselineOut(auroc=auroc, accuracy=acc, note=bl.NOTES[name],
+        return BaselineOut(auroc=auroc, accuracy=acc, note=note or bl.NOTES[name],
                            scores=[float(v) for v in s[idx]])
 
     train_items = data.splits.get("train", [])
@@ -136,7 +159,9 @@ def _compute(session: Session, model: str, task_id: str, site: Site
                                           sub_seed(opts.seed, task_id, "random"))
             out["random_features"] = score("random_features", rf)
     # the model's own score needs a causal LM: an encoder (e.g. MiniLM) has none
-    if fmt.minimal_pairs and session.model(model).identity.architecture == "causal":
+    ident = session.model(model).identity
+    causal = ident.architecture == "causal"
+    if fmt.minimal_pairs and causal:
         own = own_item_scores(session, model, task_id)
         if own is not None:  # the format's own protocol (SyntaxGym: region predictions)
             out["surprisal"] = BaselineOut(auroc=None, accuracy=interval(own, "surprisal"),
@@ -144,7 +169,58 @@ def _compute(session: Session, model: str, task_id: str, site: Site
         else:
             s = session.surprisal_scores(model, task_id, flat.prompts)
             out["surprisal"] = score("surprisal", s, threshold=None)
+    elif fmt.single_prompt_surprisal and causal:
+        # higher log-probability -> label 1, as it comes: never flipped on the test set
+        s = statement_log_probs(session, model, task_id, flat.prompts)
+        out["surprisal"] = score("surprisal", s, threshold=None,
+                                 note=bl.STATEMENT_SURPRISAL_NOTE)
+    if data.spec.readout is not None:
+        if causal:
+            s = own_answer_scores(session, model, task_id, flat.prompts)
+            out["own_answer"] = score("own_answer", s, threshold=0.0)
+        else:
+            out["own_answer"] = BaselineOut(
+                auroc=None, accuracy=None,
+                note=bl.own_answer_not_applicable(ident.name, ident.architecture))
     return out
+
+
+def statement_log_probs(session: Session, model: str, task_id: str,
+                        prompts: Sequence[Prompt]) -> np.ndarray:
+    """The mean ``log2 P`` per token of each prompt under ``model``
+    (``lm_scores.mean_log_probs``: the surprisal baseline of single statements), through
+    the on-disk cache of model scores."""
+    texts = [p.text for p in prompts]
+    scoring = {"kind": "mean_log_probs", "version": MEAN_LOG_PROB_VERSION,
+               "rule": SCORING_VERSION, "start_token": None,
+               "texts_sha256": sha256_json(texts)}
+    scores = session.lm_scores(model, scoring, len(prompts), lambda lm: mean_log_probs(
+        lm, prompts, max_batch_size=SCORING_BATCH, progress=session.options.progress,
+        desc=f"{SURPRISAL} {task_id}"), texts=texts)
+    assert scores is not None
+    return scores
+
+
+def own_answer_scores(session: Session, model: str, task_id: str,
+                      prompts: Sequence[Prompt]) -> np.ndarray:
+    """The model's own answer on each prompt under the task's ``readout``
+    (``lm_scores.answer_log_odds``: log P(positive) - log P(negative), natural
+    logarithms), through the on-disk cache of model scores."""
+    readout = session.task(task_id).spec.readout
+    if readout is None:
+        raise InputError(f"task {task_id}: no readout in tasks.yaml; the own-answer baseline "
+                         "needs one (kind: answer, suffix, positive, negative)")
+    texts = [p.text for p in prompts]
+    scoring = {"kind": "answer_log_odds", "version": ANSWER_VERSION,
+               "rule": SCORING_VERSION, "start_token": None,
+               "readout": readout.model_dump(mode="json"),
+               "texts_sha256": sha256_json(texts)}
+    scores = session.lm_scores(model, scoring, len(prompts), lambda lm: answer_log_odds(
+        lm, prompts, readout, max_batch_size=SCORING_BATCH,
+        progress=session.options.progress, desc=f"own answer {task_id}"),
+        texts=[t + readout.suffix for t in texts])
+    assert scores is not None
+    return scores
 
 
 def own_item_scores(session: Session, model: str, task_id: str) -> list[float | None] | None:
@@ -169,4 +245,5 @@ def own_item_scores(session: Session, model: str, task_id: str) -> list[float | 
     return [None if np.isnan(v) else float(v) for v in scores.tolist()]
 
 
-__all__ = ["baselines_inputs", "compute_baselines", "own_item_scores"]
+__all__ = ["baselines_inputs", "compute_baselines", "own_answer_scores", "own_item_scores",
+           "statement_log_probs"]

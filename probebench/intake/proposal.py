@@ -59,7 +59,7 @@ from probebench.intake.confine import (
 )
 from probebench.licenses import license_kind
 from probebench.tasks.anatomy import Item
-from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.catalog import TaskCatalog, effective_license
 from probebench.tasks.datapaths import data_path_problem
 from probebench.tasks.families import TaskData, get_format
 from probebench.tasks.hygiene import canonical_test_sha256
@@ -283,15 +283,16 @@ def _provenance(spec: TaskSpec, label: str) -> ProposalCheck:
     if not spec.source.strip():
         problems.append(f"{where}: field 'source' is empty; say where the data comes from "
                         "(a paper, a repository and commit, or 'written by hand for ...')")
-    kind = license_kind(spec.license)
+    license = effective_license(spec)  # its control set's data ships too
+    kind = license_kind(license)
     if kind not in _REDISTRIBUTABLE:
-        problems.append(f"{where}: field 'license' is {spec.license!r} ({kind}); the "
+        problems.append(f"{where}: field 'license' is {license!r} ({kind}); the "
                         "catalog ships inside probebench's package, so its data needs a "
                         "license that lets it be redistributed: an SPDX id that is "
                         "OSI-approved, an open content license (CC-BY, CC0, ODC-By...), or "
                         "a restricted one (NC, ND, RAIL)")
     return _check("provenance", problems,
-                  f"license {spec.license} ({_REDISTRIBUTABLE.get(kind, kind)}); "
+                  f"license {license} ({_REDISTRIBUTABLE.get(kind, kind)}); "
                   f"source: {spec.source.strip()[:200]}")
 
 

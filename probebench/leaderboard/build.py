@@ -5,9 +5,15 @@ with a ProbeScore spec and ranks only comparable ones (``ranks``):
 
 * each task page ranks the live entries evaluated on that task by the ProbeScore of
   that task's result alone, with the paired bootstrap restricted to that task;
-* each family page (verb grammar, BLiMP, SyntaxGym, or a format of its own) splits the
-  family's live entries by their exact task set and ranks each group apart; the index
-  shows these groups family by family, never one mixed list;
+* each family page (verb grammar, BLiMP, SyntaxGym, a family tasks.yaml declares such
+  as truth, or a format of its own: ``TaskSpec.family_key``) splits the family's live
+  entries by their exact task set and ranks each group apart; the index shows these
+  groups family by family, never one mixed list;
+* a family page of a family with several tasks whose tasks declare it (or with stored
+  sibling evaluations) shows its generalisation matrix (``generalisation_matrix``): every
+  live entry on every task of the family, its own test AUROC on the diagonal and the
+  probe read on the sibling tasks elsewhere (``registry.store.latest_generalisation``),
+  reported and never ranked: no ProbeScore and no ranking group reads it;
 * guards (the entries ``registry/guards.yaml`` names, and any entry evaluated on guard
   tasks only) are listed on their own page and never ranked;
 * baselines gate ranks: every result's gap to the best baseline of its task, model and
@@ -51,6 +57,7 @@ from probebench.evaluation.definitions import (
     MAPPED_TRANSFER_IMPUTE,
     TRANSFER_IMPUTE,
 )
+from probebench.evaluation.generalisation import declared_families, family_tasks
 from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult, TransferOut
 from probebench.leaderboard.charts import (
     bars_svg,
@@ -63,6 +70,9 @@ from probebench.leaderboard.columns import columns
 from probebench.leaderboard.downloads import (
     AxisScore,
     EntryScore,
+    GeneralisationCell,
+    GeneralisationMatrix,
+    GeneralisationRow,
     Leaderboard,
     RankedRow,
     Ranking,
@@ -124,12 +134,24 @@ from probebench.leaderboard.ranks import (
     rank_group,
     score_intervals,
 )
+from probebench.leaderboard.recall import (
+    declares_control,
+    recall_cell,
+    recall_fields,
+    recall_sort_value,
+    recall_view,
+)
 from probebench.leaderboard.task_page import surface_flag, task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_files, read_entry
 from probebench.registry.guards import guard_ids
-from probebench.registry.store import ResultRecord, latest_results
+from probebench.registry.store import (
+    GeneralisationRecord,
+    ResultRecord,
+    latest_generalisation,
+    latest_results,
+)
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.families import get_format
 from probebench.tasks.spec import TaskSpec
@@ -296,7 +318,11 @@ class Selection:
     pending: list[Entry]                          #: awaiting review, by id
     archived: list[Entry]                         #: deprecated, by id
     task_ids: list[str]                           #: every task with results or baselines
-    formats: dict[str, str]                       #: task id -> its format (its family)
+    formats: dict[str, str]                       #: task id -> its format
+    #: task id -> its family (``TaskSpec.family_key``: declared, else its format)
+    families: dict[str, str] = field(default_factory=dict)
+    #: entry id -> its generalisation record, where one is of its current artifact
+    generalisation: dict[str, GeneralisationRecord] = field(default_factory=dict)
 
     @cached_property
     def by_id(self) -> dict[str, Entry]:
@@ -304,7 +330,7 @@ class Selection:
 
     def family(self, entry_id: str) -> str:
         """The family of an entry's task set."""
-        return family_of(self.formats[t] for t in self.results[entry_id])
+        return family_of(self.families[t] for t in self.results[entry_id])
 
 
 @dataclass(frozen=True)
@@ -380,8 +406,13 @@ def select_entries(registry: Path, catalog: TaskCatalog) -> Selection:
     baseline_tasks = {p.name for p in (registry / BASELINES_FOLDER).glob("*") if p.is_dir()}
     task_ids = sorted({t for r in results.values() for t in r} | baseline_tasks)
     formats = {t: _task_format(catalog, results, t) for t in task_ids}
+    families = {t: _task_family(catalog, formats, t) for t in task_ids}
+    # the sibling evaluations of the artifact shown (an older artifact's are not its)
+    generalisation = {e.id: record for e in entries
+                      if (record := latest_generalisation(registry, e.id)) is not None
+                      and record.probe.bundle_sha256 == e.artifact_sha256}
     return Selection(every, entries, results, skipped, guards, live, pending, archived,
-                     task_ids, formats)
+                     task_ids, formats, families, generalisation)
 
 
 def _with_current_results(registry: Path, every: Sequence[Entry]
@@ -418,6 +449,13 @@ def _task_format(catalog: TaskCatalog, results: Mapping[str, Mapping[str, Result
     return next(r[task_id].result.format for r in results.values() if task_id in r)
 
 
+def _task_family(catalog: TaskCatalog, formats: Mapping[str, str], task_id: str) -> str:
+    """The task's family: the catalog's ``family_key``; a task this catalog does not
+    register: its format."""
+    task_spec = catalog.specs.get(task_id)
+    return task_spec.family_key if task_spec is not None else formats[task_id]
+
+
 # --- score ----------------------------------------------------------------------------
 
 def score_entries(registry: Path, selection: Selection, spec: ProbeScoreSpec) -> Scores:
@@ -445,9 +483,9 @@ def rank_entries(selection: Selection, scores: Scores, spec: ProbeScoreSpec, *,
     """The live entries ranked by exact task set (``ranks.comparable_groups``), and on
     each task alone; the baselines gate both (``ranks``)."""
     groups = comparable_groups([scores.scored[e.id] for e in selection.live], spec,
-                               family=selection.formats.__getitem__,
+                               family=selection.families.__getitem__,
                                n_resamples=n_resamples, seed=seed)
-    task_groups = {task_id: rank_group(on_task, spec, family=selection.formats[task_id],
+    task_groups = {task_id: rank_group(on_task, spec, family=selection.families[task_id],
                                        n_resamples=n_resamples, seed=seed)
                    for task_id, on_task in scores.on_task.items() if on_task}
     intervals = {i: g.ranks[i] for g in groups for i in g.order}
@@ -514,8 +552,7 @@ def _environment() -> Any:
 def _open_site(folder: Path, opts: BuildOptions, sel: Selection, scores: Scores,
                ranks: Rankings) -> _Site:
     """The site's shared context, in a fresh ``folder`` holding the static files."""
-    families = sorted({g.family for g in ranks.groups} | {sel.family(e.id) for e in sel.pending},
-                      key=family_sort_key)
+    families = _families_shown(sel, ranks)
     env = _environment()
     common = {"spec": opts.spec, "version": __version__, "cols": columns(opts.spec),
               "nav_families": [(f, family_name(f), family_page(f)) for f in families]}
@@ -527,7 +564,7 @@ def _open_site(folder: Path, opts: BuildOptions, sel: Selection, scores: Scores,
     files = LeaderboardFiles(folder, opts.registry.parent, opts.source_url)
     listed = sel.live + sel.pending + [sel.by_id[i] for i in sorted(sel.guards)]
     return _Site(folder, opts, sel, scores, ranks, env, common, files, families,
-                 _filters(listed, sel.results, sel.guards, sel.formats))
+                 _filters(listed, sel.results, sel.guards, sel.families))
 
 
 def _sections(site: _Site) -> list[dict[str, Any]]:
@@ -539,12 +576,77 @@ def _sections(site: _Site) -> list[dict[str, Any]]:
     sections: list[dict[str, Any]] = []
     for family in site.families:
         family_groups = [v for v in group_views if v["family"] == family]
+        matrix = generalisation_matrix(family, site.opts.catalog, sel)
         sections.append({
             "key": family, "name": family_name(family), "href": family_page(family),
             "groups": family_groups, "chart": _scores_chart(family_groups, family_name(family)),
             "pending": [(e, page_name(e.id)) for e in sel.pending
-                        if sel.family(e.id) == family]})
+                        if sel.family(e.id) == family],
+            "matrix": None if matrix is None else _matrix_view(matrix, sel)})
     return sections
+
+
+def generalisation_matrix(family: str, catalog: TaskCatalog,
+                          sel: Selection) -> GeneralisationMatrix | None:
+    """``family``'s generalisation matrix: every live entry with a result on a task of
+    the family, on every task of it (its own results on the diagonal, its stored sibling
+    evaluations elsewhere), rows grouped by the tasks trained on. None for a family with
+    one task, and for one whose tasks neither declare it (a format grouping separate
+    phenomena) nor have a stored sibling evaluation. Reads nothing that ranks."""
+    tasks = family_tasks(catalog, family)
+    tasks += [t for t in sel.task_ids if sel.families[t] == family and t not in tasks]
+    if len(tasks) < 2:
+        return None
+    column = {t: i for i, t in enumerate(tasks)}
+    members = [e for e in sel.live if any(t in column for t in sel.results[e.id])]
+    if family not in declared_families(catalog) and not any(
+            t in column for e in members if e.id in sel.generalisation
+            for t in sel.generalisation[e.id].generalisation.siblings):
+        return None
+    rows = []
+    for e in members:
+        trained = [t for t in tasks if t in sel.results[e.id]]
+        cells = {}
+        for t in trained:
+            own = sel.results[e.id][t].result
+            cells[t] = GeneralisationCell(own=True, auroc=own.auroc.value,
+                                          auroc_ci_low=own.auroc.ci_low,
+                                          auroc_ci_high=own.auroc.ci_high,
+                                          n_items=own.n_items, note=None)
+        record = sel.generalisation.get(e.id)
+        siblings = record.generalisation.siblings if record is not None else {}
+        for t, sib in siblings.items():
+            if t not in column or t in cells:
+                continue
+            registered = catalog.specs[t].test_sha256 if t in catalog.specs else None
+            if registered is not None and sib.test_sha256 != registered:
+                cells[t] = GeneralisationCell(
+                    own=False, auroc=None, auroc_ci_low=None, auroc_ci_high=None,
+                    n_items=sib.n, note=f"measured on test set {sib.test_sha256[:12]}, "
+                    f"not the registered {registered[:12]}: evaluate the entry again")
+                continue
+            cells[t] = GeneralisationCell(own=False, auroc=sib.auroc, auroc_ci_low=sib.ci[0],
+                                          auroc_ci_high=sib.ci[1], n_items=sib.n,
+                                          note=sib.note)
+        rows.append(GeneralisationRow(entry_id=e.id, trained_on=trained,
+                                      cells={t: cells[t] for t in tasks if t in cells}))
+    rows.sort(key=lambda r: ([column[t] for t in r.trained_on], r.entry_id))
+    return GeneralisationMatrix(family=family, tasks=tasks, rows=rows)
+
+
+def _matrix_view(matrix: GeneralisationMatrix, sel: Selection) -> dict[str, Any]:
+    """What a family page shows of its matrix: groups of rows by the tasks trained on,
+    one cell per task (None: not measured)."""
+    groups: list[dict[str, Any]] = []
+    for row in matrix.rows:
+        if not groups or groups[-1]["trained"] != row.trained_on:
+            groups.append({"trained": row.trained_on, "rows": []})
+        e = sel.by_id[row.entry_id]
+        groups[-1]["rows"].append({
+            "id": e.id, "href": page_name(e.id), "short_name": e.short_name,
+            "site": f"{e.layer}:{e.position}",
+            "cells": [row.cells.get(t) for t in matrix.tasks]})
+    return {"tasks": matrix.tasks, "groups": groups}
 
 
 def _unranked_row(site: _Site, e: Entry, status: str) -> dict[str, Any]:
@@ -631,10 +733,10 @@ def _write_tasks_index(site: _Site) -> None:
     guard_tasks = {t for i in sel.guards for t in sel.results[i]}
     by_family: dict[str, list[tuple[str, str, int, int]]] = {}
     for t in sel.task_ids:
-        key = "guard tasks" if t in guard_tasks else family_name(sel.formats[t])
+        key = "guard tasks" if t in guard_tasks else family_name(sel.families[t])
         title = catalog.specs[t].title if t in catalog.specs else t
         by_family.setdefault(key, []).append((t, title, *site.ranks.n_on_task(t)))
-    order = [family_name(f) for f in sorted({sel.formats[t] for t in sel.task_ids},
+    order = [family_name(f) for f in sorted({sel.families[t] for t in sel.task_ids},
                                               key=family_sort_key)] + ["guard tasks"]
     site.write("tasks.html", "tasks.html.j2", root="", title="Tasks",
                task_families=[(k, by_family[k]) for k in order if k in by_family])
@@ -671,10 +773,10 @@ def _summary(out: Path, sel: Selection, scores: Scores, ranks: Rankings,
 
 
 def _filters(listed: Sequence[Entry], results: Mapping[str, dict[str, ResultRecord]],
-             guards: Mapping[str, str], formats: Mapping[str, str]) -> dict[str, Any]:
+             guards: Mapping[str, str], task_families: Mapping[str, str]) -> dict[str, Any]:
     """The choices of the index's and family pages' filters, from the entries listed."""
     tasks = sorted({t for e in listed for t in results[e.id]})
-    families = sorted({formats[t] for t in tasks}, key=family_sort_key)
+    families = sorted({task_families[t] for t in tasks}, key=family_sort_key)
     statuses = sorted({"guard" if e.id in guards else e.status for e in listed},
                       key=["live", "pending_review", "guard"].index)
     return {"models": sorted({e.model for e in listed}),
@@ -887,6 +989,7 @@ def _task_view(task_id: str, record: ResultRecord) -> dict[str, Any]:
                                        f"Reliability diagram, {task_id}"),
         "slice_figures": [],
         "transfer": transfer_view(t),
+        "recall": recall_view(t),
     }
     try:
         charts = get_format(t.format).charted_slices
@@ -958,7 +1061,8 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
         "selectivity": _iv(sel),
         "sel_value": sel.value if sel is not None and sel.value is not None else "",
         "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "site": f"{e.layer}:{e.position}",
-        "marks": sorted((k, m.mark) for k, m in t.marks.items()), "gap": _gap_view(gap)}
+        "marks": sorted((k, m.mark) for k, m in t.marks.items()), "gap": _gap_view(gap),
+        "recall": recall_cell(t), "recall_value": recall_sort_value(t)}
     if group is not None:
         r = group.ranks[e.id]
         row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id],
@@ -989,7 +1093,7 @@ def _write_task_pages(site: _Site) -> None:
                     if spec is not None else None)
         site.write(
             f"tasks/{task_id}.html", "task.html.j2", root="../", title=task_id,
-            task=_task_header(task_id, spec),
+            task=_task_header(task_id, spec), recall=declares_control(spec),
             rows=[row(sel.by_id[i], group) for i in group.order] if group is not None else [],
             n_ranked=len(group.ranked) if group is not None else 0,
             surface=surface_flag(catalog, task_id, stored),
@@ -1036,7 +1140,16 @@ def _downloads(opts: BuildOptions, sel: Selection, scores: Scores,
                                 for row in _result_rows(opts.spec, e, sel, scores, ranks)],
                        rankings=[_ranking(g, sel, scores) for g in ranks.groups],
                        probescores=[_entry_score(opts.spec, e, sel, scores.breakdowns[e.id],
-                                                 ranks.entries[e.id]) for e in entries])
+                                                 ranks.entries[e.id]) for e in entries],
+                       generalisation=[m for f in _families_shown(sel, ranks)
+                                       if (m := generalisation_matrix(f, opts.catalog, sel))
+                                       is not None])
+
+
+def _families_shown(sel: Selection, ranks: Rankings) -> list[str]:
+    """The families with a section (as ``_open_site`` lists them), in page order."""
+    return sorted({g.family for g in ranks.groups} | {sel.family(e.id) for e in sel.pending},
+                  key=family_sort_key)
 
 
 def _lo_hi(x: IntervalOut | None) -> tuple[float | None, float | None, float | None]:
@@ -1059,7 +1172,7 @@ def _result_rows(spec: ProbeScoreSpec, e: Entry, sel: Selection, scores: Scores,
             model=e.model, layer=e.layer, position=e.position, probe_type=e.probe_type,
             license=e.license, artifact_url=e.artifact_url,
             artifact_sha256=e.artifact_sha256, task=task, task_version=t.version,
-            family=sel.formats[task], test_sha256=t.test_sha256, n_items=t.n_items,
+            family=sel.families[task], test_sha256=t.test_sha256, n_items=t.n_items,
             auroc=t.auroc.value, auroc_ci_low=t.auroc.ci_low, auroc_ci_high=t.auroc.ci_high,
             best_baseline=gap.baseline, best_baseline_auroc=gap.baseline_auroc,
             baseline_gap=_round(gap.value), baseline_gap_ci_low=_round(gap.low),
@@ -1072,6 +1185,7 @@ def _result_rows(spec: ProbeScoreSpec, e: Entry, sel: Selection, scores: Scores,
             distshift_imputed=t.distshift_auroc.imputed,
             evalaware_auroc=t.evalaware_auroc.value,
             evalaware_imputed=t.evalaware_auroc.imputed,
+            **recall_fields(t),
             **_holdout_fields(rec),
             gflops_per_prompt=None if t.cost is None else
             round(t.cost.flops_per_prompt / 1e9, 6),

@@ -92,6 +92,8 @@ def columns(spec: ProbeScoreSpec) -> dict[str, Column]:
                                          "machine"),
         _metric("distshift", "distshift_auroc", ""),
         _metric("evalaware", "evalaware_auroc", ""),
+        _metric("recall", "recall_at_1pct_fpr", "Reported, not a ProbeScore axis; only on "
+                "tasks that declare a control set", sep=". "),
         _metric("marks", "marks", ""),
         Column("status", "Status", "live (ranked), pending_review (awaiting review, not "
                                    "ranked), deprecated (archived) or guard (never ranked)."),

@@ -3,7 +3,8 @@
 
 ``leaderboard.csv`` has one row per (entry, task): the fields of ``ResultRow``, in
 their order, with empty cells for missing values. ``leaderboard.json`` holds the same
-rows plus the rankings of every task-set group and each entry's ProbeScore breakdown;
+rows plus the rankings of every task-set group, each entry's ProbeScore breakdown and
+each family's generalisation matrix (reported, never ranked);
 its JSON Schema is exported from ``Leaderboard`` (pydantic), with every field's
 description. Nothing in them depends on the time of the build.
 """
@@ -21,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 #: (adding one keeps it). 2: a ranking's rank, rank_best and rank_worst are null for an
 #: entry that does not beat its baselines (listed after the ranked ones). 3: a transfer
 #: target's ``reason`` may be set while its ratio is above 0 (not credited under spec
-#: 0.3.0), and ``n_items``/``few_items``/``note``/``selective`` came with it
-LEADERBOARD_SCHEMA_VERSION = "3"
+#: 0.3.0), and ``n_items``/``few_items``/``note``/``selective`` came with it. 4: a
+#: ``family`` (results, rankings) may be a family that tasks.yaml declares (``truth``,
+#: ``honesty``, ``refusal``), no longer always a format; ``generalisation`` came with it
+LEADERBOARD_SCHEMA_VERSION = "4"
 
 
 class _Model(BaseModel):
@@ -49,7 +52,8 @@ class ResultRow(_Model):
     artifact_sha256: str = Field(description="The bundle hash of the artifact evaluated.")
     task: str = Field(description="The registered task id.")
     task_version: int
-    family: str = Field(description="The task's benchmark family (its format).")
+    family: str = Field(description="The task's benchmark family: the family tasks.yaml "
+                        "declares for it (e.g. truth), else its format.")
     test_sha256: str = Field(description="Hash of the canonical test set evaluated on.")
     n_items: int
     auroc: float | None
@@ -88,6 +92,15 @@ class ResultRow(_Model):
     distshift_imputed: bool
     evalaware_auroc: float | None
     evalaware_imputed: bool
+    recall_at_1pct_fpr: float | None = Field(
+        default=None, description="Recall of the test positives at 1% false positives on "
+        "the task's control set (a reported column, not a ProbeScore axis; None: the task "
+        "declares no control set, or the result was stored before it was measured).")
+    recall_at_1pct_fpr_ci_low: float | None = Field(default=None, description="Its 95% "
+                                                    "bootstrap interval, low end.")
+    recall_at_1pct_fpr_ci_high: float | None = None
+    recall_threshold: float | None = Field(default=None, description="The threshold: the "
+                                           "probe's 99th percentile on the control set.")
     holdout_generation: int | None = Field(description="The sealed holdout generation the "
                                            "entry was scored on (None: no sealed-holdout "
                                            "result).")
@@ -238,6 +251,45 @@ class EntryScore(_Model):
                                "each.")
 
 
+class GeneralisationCell(_Model):
+    """One entry on one task of its family: its own result (the diagonal) or a sibling
+    evaluation (reported, never ranked)."""
+
+    own: bool = Field(description="The entry's own result on the task (the diagonal: its "
+                      "stored result, the one ranked); false: the probe read on a sibling "
+                      "task (probebench.evaluation.generalisation), which no ProbeScore "
+                      "axis and no ranking reads.")
+    auroc: float | None = Field(description="AUROC on the task's test set (None: not "
+                                "measured; note says why).")
+    auroc_ci_low: float | None = Field(description="95% item-bootstrap interval, low end.")
+    auroc_ci_high: float | None
+    n_items: int = Field(description="Test items behind the AUROC.")
+    note: str | None = Field(description="Why a sibling was not measured, or is shown "
+                             "without a value (measured on another test set than the "
+                             "registered one); None otherwise.")
+
+
+class GeneralisationRow(_Model):
+    """One live entry's row of its family's matrix."""
+
+    entry_id: str
+    trained_on: list[str] = Field(description="The entry's tasks in the family (its rows' "
+                                  "group).")
+    cells: dict[str, GeneralisationCell] = Field(description="Task -> the cell; a task "
+                                                 "absent: not measured.")
+
+
+class GeneralisationMatrix(_Model):
+    """A family's generalisation matrix: every live entry of the family on every task
+    of it. Reported, never ranked."""
+
+    family: str
+    tasks: list[str] = Field(description="Every task of the family (the columns), in the "
+                             "tasks file's order.")
+    rows: list[GeneralisationRow] = Field(description="Grouped by the tasks trained on "
+                                          "(in column order), then by entry id.")
+
+
 class Leaderboard(_Model):
     """leaderboard.json."""
 
@@ -251,6 +303,10 @@ class Leaderboard(_Model):
     rankings: list[Ranking] = Field(description="One ranking per (family, task set); "
                                     "entries are never ranked across groups.")
     probescores: list[EntryScore]
+    generalisation: list[GeneralisationMatrix] = Field(
+        default_factory=list, description="One matrix per family with more than one task "
+        "that declares its siblings (or has stored sibling evaluations): the probes read "
+        "on the other tasks of their family. Not part of any ranking or ProbeScore.")
 
 
 def csv_columns() -> list[str]:
@@ -287,6 +343,7 @@ def leaderboard_schema() -> str:
     return json.dumps(schema, indent=1, sort_keys=True) + "\n"
 
 
-__all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "Leaderboard",
+__all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "GeneralisationCell",
+           "GeneralisationMatrix", "GeneralisationRow", "Leaderboard",
            "RankedRow", "Ranking", "ResultRow", "TransferTarget", "csv_columns", "leaderboard_csv",
            "leaderboard_json", "leaderboard_schema"]

@@ -5,7 +5,9 @@ different things (MTEB and the Open LLM Leaderboard rank over a shared task set 
 A composite rank compares entries evaluated on exactly the same task set
 (``rank_group``); a task's own ranking rescores every entry from that task's result
 alone (the caller restricts each ``Scored`` to the task). ``comparable_groups`` splits
-entries by task set and names each set's benchmark family (the format of its tasks).
+entries by task set and names each set's benchmark family (its tasks' ``family_key``:
+the ``family:`` tasks.yaml declares, else the format), so tasks of one format in
+declared families (truth, honesty, refusal) rank in sections of their own.
 
 Baselines gate ranks. Within a group, only the entries that beat their baselines on
 every task of the set (``Scored.beats``: the gap to the best baseline has a CI above 0,
@@ -66,7 +68,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +94,7 @@ from probebench.leaderboard.probescore import (
     transfer_judgment,
 )
 from probebench.registry.store import ResultRecord
-from probebench.tasks.families import FAMILY_NAMES
+from probebench.tasks.families import FAMILY_NAMES as FORMAT_NAMES
 
 
 @dataclass
@@ -627,22 +629,51 @@ def unranked_reason(entry: Scored) -> str:
 #: the family of a task set whose tasks come from several families
 CROSS_FAMILY = "cross-family"
 
+#: what pages call the families that tasks.yaml declares with ``family:`` (a family that
+#: is a format is named by its format's ``display_name``), in page order
+DECLARED_FAMILY_NAMES: Mapping[str, str] = {
+    "truth": "Truth", "honesty": "Honesty and deception", "refusal": "Refusal"}
 
-def family_of(formats: Iterable[str]) -> str:
-    """The family of a task set from its tasks' formats (``CROSS_FAMILY`` when mixed).
+
+class _FamilyNames(Mapping[str, str]):
+    """family -> display name: the registered formats' (``tasks.families.FAMILY_NAMES``,
+    read on each use, so a format registered later is named too), then the declared
+    families'; in that order."""
+
+    def __getitem__(self, name: str) -> str:
+        if name in FORMAT_NAMES:
+            return FORMAT_NAMES[name]
+        return DECLARED_FAMILY_NAMES[name]
+
+    def __iter__(self) -> Iterator[str]:
+        formats = list(FORMAT_NAMES)
+        return iter(formats + [n for n in DECLARED_FAMILY_NAMES if n not in formats])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+#: benchmark families by their display names, in the order pages show them; a family
+#: without a display name is shown by its key
+FAMILY_NAMES: Mapping[str, str] = _FamilyNames()
+
+
+def family_of(families: Iterable[str]) -> str:
+    """The family of a task set from its tasks' families (``TaskSpec.family_key``;
+    ``CROSS_FAMILY`` when mixed).
 
     >>> family_of(["blimp", "blimp"]), family_of(["blimp", "verbs"])
     ('blimp', 'cross-family')
     """
-    found = set(formats)
+    found = set(families)
     return found.pop() if len(found) == 1 else CROSS_FAMILY
 
 
 def family_name(family: str) -> str:
     """What pages call a family.
 
-    >>> family_name("verbs"), family_name("senteval")
-    ('Verb grammar', 'senteval')
+    >>> family_name("verbs"), family_name("senteval"), family_name("honesty")
+    ('Verb grammar', 'senteval', 'Honesty and deception')
     """
     if family == CROSS_FAMILY:
         return "Task sets across families"
@@ -709,8 +740,9 @@ def comparable_groups(entries: Sequence[Scored], spec: ProbeScoreSpec, *,
     return sorted(groups, key=lambda g: (family_sort_key(g.family), -len(g.order), g.tasks))
 
 
-__all__ = ["CROSS_FAMILY", "FAMILY_NAMES", "NOT_BEATING", "NOT_COMPARED", "NOT_IN_A_RANKING",
-           "PROBESCORE", "RANK_DEFINITION", "RANK_RESAMPLES", "RESAMPLED_SOURCES",
+__all__ = ["CROSS_FAMILY", "DECLARED_FAMILY_NAMES", "FAMILY_NAMES", "NOT_BEATING",
+           "NOT_COMPARED", "NOT_IN_A_RANKING", "PROBESCORE", "RANK_DEFINITION",
+           "RANK_RESAMPLES", "RESAMPLED_SOURCES",
            "AxisInterval", "RankInterval", "RankedGroup", "ScoreDraws", "Scored",
            "axis_items", "comparable_groups", "draw_scores", "family_name", "family_of",
            "family_sort_key", "outside", "rank_group", "rank_intervals", "score_intervals",

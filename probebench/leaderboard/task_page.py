@@ -28,7 +28,7 @@ from probebench.errors import InputError
 from probebench.leaderboard.files import LeaderboardFiles
 from probebench.registry.baselines import BaselineRecord
 from probebench.tasks.anatomy import Item
-from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.catalog import TaskCatalog, effective_license
 
 #: example items shown per task, and prompts per item
 EXAMPLES = 3
@@ -59,7 +59,7 @@ def task_data(catalog: TaskCatalog, task_id: str, files: LeaderboardFiles) -> di
         file_rows.append({"role": role, "path": rel, "link": link,
                           "sha256": spec.files_sha256.get(rel, "not pinned")})
     view: dict[str, Any] = {
-        "description": spec.description, "source": spec.source, "license": spec.license,
+        "description": spec.description, "source": spec.source, "license": effective_license(spec),
         "labels": sorted(spec.labels.items(), reverse=True), "files": file_rows,
         "splits": [], "examples": [], "examples_from": None, "problem": None,
         "holdouts": [h.version for h in spec.holdouts],

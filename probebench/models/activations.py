@@ -30,6 +30,7 @@ import numpy as np
 from probebench.errors import SiteError
 from probebench.models.batching import BATCH_TOKENS, Budget, batch_budget
 from probebench.models.cache import ActivationCache, prompts_sha256
+from probebench.models.chat import is_templated, rendered
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
 from probebench.models.start_token import start_token_id
 from probebench.prompts import Prompt, as_prompts
@@ -153,6 +154,8 @@ class Tokenized:
 
     ids: list[list[int]]
     offsets: list[list[tuple[int, int]]]
+    #: the prompts as the model read them (chat exchanges rendered by its template)
+    prompts: list[Prompt] = field(default_factory=list)
 
     @property
     def lengths(self) -> np.ndarray:
@@ -169,10 +172,21 @@ def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *, prepend_bos: bool = 
     ``probebench.models.start_token``) in front of every prompt with empty offsets,
     unless the tokenizer already put that very token first (Llama-2 style tokenizers add
     their BOS themselves)."""
-    enc = lm.tokenizer([p.text for p in prompts], add_special_tokens=add_special_tokens,
-                       return_offsets_mapping=True, return_attention_mask=False)
-    ids = [list(map(int, x)) for x in enc["input_ids"]]
-    offsets = [[(int(a), int(b)) for a, b in o] for o in enc["offset_mapping"]]
+    prompts = rendered(lm.tokenizer, prompts)
+    templated = [is_templated(lm.tokenizer, p) for p in prompts]
+    ids: list[list[int]] = [[] for _ in prompts]
+    offsets: list[list[tuple[int, int]]] = [[] for _ in prompts]
+    # a chat template writes its own special tokens: those prompts get none added
+    for group in (False, True):
+        rows = [k for k, t in enumerate(templated) if t == group]
+        if not rows:
+            continue
+        enc = lm.tokenizer([prompts[k].text for k in rows],
+                           add_special_tokens=add_special_tokens and not group,
+                           return_offsets_mapping=True, return_attention_mask=False)
+        for k, x, o in zip(rows, enc["input_ids"], enc["offset_mapping"], strict=True):
+            ids[k] = list(map(int, x))
+            offsets[k] = [(int(a), int(b)) for a, b in o]
     if prepend_bos:
         start = start_token_id(lm, start_token)
         for k, (x, o) in enumerate(zip(ids, offsets, strict=True)):
@@ -187,7 +201,7 @@ def tokenize(lm: LoadedModel, prompts: Sequence[Prompt], *, prepend_bos: bool = 
             extra = f" after a {reserved}-token prefix" if reserved else ""
             raise SiteError(f"prompt {prompt.label_name} has {len(tokens)} tokens{extra}; model "
                             f"{lm.identity.name!r} reads at most {limit} (no silent truncation)")
-    return Tokenized(ids=ids, offsets=offsets)
+    return Tokenized(ids=ids, offsets=offsets, prompts=prompts)
 
 
 def span_token_indices(offsets: Sequence[tuple[int, int]], span: tuple[int, int]) -> list[int]:
@@ -394,7 +408,7 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
         stats["tokens"] = stats.get("tokens", 0) + int(np.sum(tok.lengths)) + prefix_len
     markers = {s.position for s in sites if s.position in SPAN_OF_POSITION}
     marker_idx = {
-        pos: np.array([_marker_index(p, o, pos) for p, o in zip(prompts, tok.offsets,
+        pos: np.array([_marker_index(p, o, pos) for p, o in zip(tok.prompts, tok.offsets,
                                                                   strict=True)])
         for pos in markers
     }

@@ -21,6 +21,18 @@ Records are read back through the same pydantic models they are written with
 (``TaskResult`` inside), so a renamed field fails at the boundary with the file's name,
 not deep inside the leaderboard.
 
+An entry's **generalisation record** (the probe on the sibling tasks of its tasks'
+family: ``Submission.generalisation``, ``probebench.evaluation.generalisation``) is kept
+apart from its results, in ``registry/results/<org>/<entry>/_generalisation.json`` (a
+name no task id can take: ids begin with a letter or digit, so ``latest_results`` never
+reads it as a task). It is a ``GeneralisationHistory`` under the same rules: each record
+carries the probe's bundle hash, every sibling's ``test_sha256``, the model identity, the
+seed and the run's provenance; a re-evaluation appends a record only when its
+deterministic part differs beyond the reproducibility contract from the latest record of
+the same precision; a limited submission and uncommitted code are refused as for
+results; a reduced-precision record is kept only while no float32 one exists, and
+readers take the latest float32 record. Nothing that ranks or scores reads it.
+
 A record names the probebench commit that measured it; a commit with ``+dirty`` was
 measured by a working tree with uncommitted changes, whose code no one can check out.
 Such a record is refused unless the caller says ``allow_dirty`` (``registry evaluate
@@ -41,6 +53,7 @@ from probebench.errors import InputError, field_problem
 from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, beyond_tolerance
 from probebench.evaluation.reproducibility import differences
 from probebench.evaluation.results import (
+    GeneralisationOut,
     HoldoutOut,
     ProbeInfo,
     RunInfo,
@@ -286,13 +299,131 @@ def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
     folder = root / "results" / entry_id
     out = {}
     for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("_"):  # the entry's other records (no task id starts so)
+            continue
         record = reference_record(read_history(path))
         if record is not None:
             out[path.stem] = record
     return out
 
 
-__all__ = ["DIRTY_SUFFIX", "ResultHistory", "ResultRecord", "is_dirty", "keep_latency",
-           "latest_of",
-           "latest_results", "precision_problems", "read_history", "reference_record",
-           "refuse_dirty", "result_path", "store_submission"]
+# --- the generalisation record ----------------------------------------------------------
+
+#: the file of an entry's generalisation records, beside its results
+GENERALISATION_FILE = "_generalisation.json"
+
+
+class GeneralisationRecord(BaseModel):
+    """One evaluation of an entry on the sibling tasks of its tasks' family."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    generalisation: GeneralisationOut
+    probe: ProbeInfo
+    model: dict[str, Any] = Field(description="The model identity it was made on.")
+    seed: int
+    bootstrap_resamples: int
+    versions: dict[str, str]
+    device: str
+    seconds: float | None = Field(default=None, description="Wall seconds of the sibling "
+                                  "passes (timing.stages.generalisation); machine-dependent, "
+                                  "not part of the comparison.")
+    run: RunInfo | None = Field(default=None, description="Provenance: when, which code, "
+                                "which hardware.")
+
+    @classmethod
+    def of(cls, submission: Submission) -> GeneralisationRecord:
+        assert submission.generalisation is not None
+        # the stage ``probebench.evaluation.generalisation.GENERALISATION`` (not imported:
+        # the store stays light for the readers that only list records)
+        stage = submission.timing.stages.get("generalisation") if submission.timing else None
+        return cls(generalisation=submission.generalisation, probe=submission.probe,
+                   model=submission.model, seed=submission.seed,
+                   bootstrap_resamples=submission.bootstrap_resamples,
+                   versions=submission.versions, device=submission.device,
+                   seconds=None if stage is None else stage.seconds, run=submission.run)
+
+    def deterministic(self) -> dict[str, Any]:
+        """What a re-run on the same inputs reproduces (timing, provenance and the device
+        left out)."""
+        return self.model_dump(mode="json", exclude={"seconds", "run", "device"})
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.get("dtype", "unknown"))
+
+
+class GeneralisationHistory(BaseModel):
+    """Every generalisation record of one entry, oldest first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str
+    history: list[GeneralisationRecord]
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
+
+
+def generalisation_path(root: Path, entry_id: str) -> Path:
+    return root / "results" / entry_id / GENERALISATION_FILE
+
+
+def read_generalisation(path: Path) -> list[GeneralisationRecord]:
+    """The stored generalisation records of one entry (empty when there is none)."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    try:
+        return GeneralisationHistory.model_validate(data).history
+    except ValidationError as exc:
+        raise InputError(f"{path}: {field_problem(exc)} (not a generalisation file of this "
+                         "probebench version)") from None
+
+
+def latest_generalisation(root: Path, entry_id: str) -> GeneralisationRecord | None:
+    """The record readers use: the latest float32 one, else the latest (None: none)."""
+    history = read_generalisation(generalisation_path(root, entry_id))
+    for dtype in (REFERENCE_DTYPE, None):
+        for record in reversed(history):
+            if dtype is None or record.dtype == dtype:
+                return record
+    return None
+
+
+def store_generalisation(root: Path, entry_id: str, submission: Submission, *,
+                         allow_dirty: bool = False) -> list[Path]:
+    """Append ``submission``'s generalisation block to the entry's records (the module
+    docstring's rules); returns the file when it changed. Nothing is stored for a
+    submission without one; a limited one and uncommitted code are refused."""
+    if submission.generalisation is None:
+        return []
+    if submission.limit is not None:
+        raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
+                         "registry stores only evaluations on whole test sets (run it again "
+                         "without --limit)")
+    refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
+                 allow_dirty=allow_dirty)
+    path = generalisation_path(root, entry_id)
+    history = read_generalisation(path)
+    record = GeneralisationRecord.of(submission)
+    if record.dtype != REFERENCE_DTYPE and any(r.dtype == REFERENCE_DTYPE for r in history):
+        return []  # the float32 record stands for it
+    same = next((r for r in reversed(history) if r.dtype == record.dtype), None)
+    if same is not None and not differences(same.deterministic(), record.deterministic()):
+        return []
+    doc = GeneralisationHistory(entry=entry_id, history=[*history, record])
+    atomic_write_bytes(path, doc.to_json().encode("utf-8"))
+    return [path]
+
+
+__all__ = ["DIRTY_SUFFIX", "GENERALISATION_FILE", "GeneralisationHistory",
+           "GeneralisationRecord", "ResultHistory", "ResultRecord", "generalisation_path",
+           "is_dirty", "keep_latency", "latest_generalisation", "latest_of",
+           "latest_results", "precision_problems", "read_generalisation", "read_history",
+           "reference_record", "refuse_dirty", "result_path", "store_generalisation",
+           "store_submission"]

@@ -8,7 +8,11 @@ decrypted in memory and the probe scored on it (``probebench.evaluation.holdout`
 the record stores that part apart from the compared part. Without the key, a task that
 has a sealed generation is re-evaluated as usual but **nothing is stored for it**: a
 keyless run never replaces or outranks a keyed one. Tasks without a sealed generation
-are stored as before."""
+are stored as before.
+
+The probe on the sibling tasks of its tasks' family (``Submission.generalisation``) is
+stored beside the results, in a file of its own (``registry.store.store_generalisation``),
+by the same run: ``registry publish`` and ``tools/build_reference.py`` write it too."""
 
 from __future__ import annotations
 
@@ -27,7 +31,12 @@ from probebench.provenance import probebench_commit
 from probebench.registry.baselines import store_baselines
 from probebench.registry.entry import Entry, entry_path, read_entry
 from probebench.registry.guards import RegistryGuards
-from probebench.registry.store import precision_problems, refuse_dirty, store_submission
+from probebench.registry.store import (
+    precision_problems,
+    refuse_dirty,
+    store_generalisation,
+    store_submission,
+)
 from probebench.sites import Site
 from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
@@ -150,6 +159,8 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
                if store else [])
     if store:
         changed += store_baselines(registry, result)
+        # the sibling tasks' record: beside the results, never one of them
+        changed += store_generalisation(registry, entry_id, result, allow_dirty=allow_dirty)
     return EntryEvaluation(entry, result, changed, precision, holdouts, unscored)
 
 

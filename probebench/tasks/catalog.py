@@ -12,6 +12,15 @@ file.
 
 Loading a task verifies every pinned hash first (raw files, then the canonical test
 set) and refuses a task that drifted.
+
+A task may declare a control set (``TaskSpec.control``): ordinary prompts on which the
+recall at 1% false positives sets its threshold, read by the task's format
+(``TaskFormat.read_control``). It is pinned apart from the test set, by the SHA-256 of
+its prompts' canonical records (``control_sha256``: each prompt as a one-prompt item of
+its id and slices, hashed exactly as ``test_sha256`` hashes a test set), so declaring one
+leaves the task's ``test_sha256`` as it was. Loading the task verifies it too and refuses
+a drifted control set (``ControlDriftError``) or one that shares a prompt text with any
+split of the task.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from pathlib import Path
 
 from probebench.errors import InputError, ProbebenchError
 from probebench.hashing import sha256_file
+from probebench.licenses import all_of
+from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
 from probebench.tasks.families import TaskData, get_format
@@ -35,6 +46,10 @@ TASKS_FILE = "tasks.yaml"
 
 class TaskDriftError(InputError):
     """A task's files or canonical test set no longer match their registered hashes."""
+
+
+class ControlDriftError(TaskDriftError):
+    """A task's control set no longer matches its registered ``control.sha256``."""
 
 
 @dataclass
@@ -107,6 +122,8 @@ class TaskCatalog:
     _loaded: dict[str, TaskData] = field(default_factory=dict, repr=False)
     #: task id -> the tasks file it came from, for tasks added with ``including``
     _included: dict[str, Path] = field(default_factory=dict, repr=False)
+    #: task id -> its verified control prompts
+    _controls: dict[str, list[Prompt]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_file(cls, path: Path, *, packaged: bool = False) -> TaskCatalog:
@@ -239,8 +256,41 @@ class TaskCatalog:
             if actual != spec.test_sha256:
                 raise TaskDriftError(f"task {spec.id} refused: its canonical test set hashes "
                                      f"to {actual}, registered {spec.test_sha256}")
+            if spec.control is not None:
+                self._controls[task_id] = self._verified_control(spec, data)
             self._loaded[task_id] = data
         return data
+
+    def load_control(self, task_id: str) -> list[Prompt]:
+        """The verified prompts of ``task_id``'s control set, in file order (the task is
+        loaded and verified with it); an ``InputError`` when it declares none."""
+        spec = self.spec(task_id)
+        if spec.control is None:
+            raise InputError(f"task {task_id} declares no control set (no 'control' block "
+                             f"in {self.source_of(task_id)})")
+        self.load(task_id)
+        return self._controls[task_id]
+
+    def _verified_control(self, spec: TaskSpec, data: TaskData) -> list[Prompt]:
+        assert spec.control is not None
+        prompts = read_control(spec, self.root_of(spec.id))
+        actual = control_sha256(prompts)
+        if actual != spec.control.sha256:
+            raise ControlDriftError(
+                f"task {spec.id} refused: its control set {spec.control.file} hashes to "
+                f"{actual}, registered control.sha256 {spec.control.sha256} in "
+                f"{self.source_of(spec.id)} (a changed control set needs its new hash from "
+                "`probebench tasks hash`)")
+        texts = {p.text: split for split, items in data.splits.items() for i in items
+                 for p in i.prompts}
+        shared = [p for p in prompts if p.text in texts]
+        if shared:
+            raise InputError(f"task {spec.id} refused: {len(shared)} prompt(s) of its control "
+                             f"set {spec.control.file} also occur in the task's "
+                             f"{texts[shared[0].text]} split (e.g. {shared[0].id}: "
+                             f"{shared[0].text[:60]!r}); a control set is disjoint from the "
+                             "task's prompts")
+        return prompts
 
     def load_holdout(self, task_id: str, holdout: HoldoutSpec, *,
                      verify: bool = True) -> TaskData:
@@ -267,6 +317,14 @@ class TaskCatalog:
         newest = max(spec.holdouts, key=lambda h: h.version)
         return ReevalSet(self.load_holdout(task_id, newest), newest.version,
                          newest.test_sha256)
+
+    def current_control_hash(self, task_id: str) -> str | None:
+        """``control.sha256`` as the control file is now (None: the task declares no
+        control set); the registered value is not read."""
+        spec = self.spec(task_id)
+        if spec.control is None:
+            return None
+        return control_sha256(read_control(spec, self.root_of(spec.id)))
 
     def current_hashes(self, task_id: str) -> tuple[dict[str, str], str]:
         """(files_sha256, test_sha256) as the files are now, registered values unread:
@@ -295,6 +353,9 @@ class TaskCatalog:
                 out.append(Verification(spec.id, False, "; ".join(problems)))
                 continue
             extra = f", {len(spec.holdouts)} holdout(s) verified" if spec.holdouts else ""
+            if spec.control is not None:
+                extra += (f", control set of {len(self._controls[spec.id])} prompts "
+                          f"verified (sha256 {spec.control.sha256[:16]}...)")
             out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
                                     f"{spec.test_sha256[:16]}...{extra}"))
         return out
@@ -309,6 +370,45 @@ def spec_hashes(spec: TaskSpec, root: Path) -> tuple[dict[str, str], str]:
     hashes = {rel: sha256_file(data_file(root, rel), memo=False)
               for rel in sorted(set(spec.files.values()))}
     return hashes, canonical_test_sha256(data.test)
+
+
+def read_control(spec: TaskSpec, root: Path) -> list[Prompt]:
+    """The prompts of ``spec``'s control set (its file under ``root``) as its format reads
+    them, unverified; each must have an id, unique in the set."""
+    if spec.control is None:
+        raise InputError(f"task {spec.id} declares no control set")
+    path = data_file(root, spec.control.file)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file (task {spec.id}, control.file)")
+    prompts = get_format(spec.format).read_control(spec, path)
+    if not prompts:
+        raise InputError(f"{path}: the control set of task {spec.id} holds no prompt")
+    seen: set[str] = set()
+    for p in prompts:
+        if p.id is None or p.id in seen:
+            raise InputError(f"{path}: every control prompt needs an id of its own; found "
+                             f"{'none' if p.id is None else repr(p.id) + ' twice'} (task "
+                             f"{spec.id}, control.file)")
+        seen.add(p.id)
+    return prompts
+
+
+def control_sha256(prompts: Iterable[Prompt]) -> str:
+    """The SHA-256 of a control set: its prompts, each as a one-prompt item of the
+    prompt's id and slices, hashed as ``test_sha256`` hashes a test set
+    (``probebench.tasks.hygiene``: records sorted by id, canonical JSON, joined by
+    newlines)."""
+    return canonical_test_sha256(Item(id=p.id or "", prompts=(p,), slices=p.slices)
+                                 for p in prompts)
+
+
+def effective_license(spec: TaskSpec) -> str:
+    """The license of everything a task reads: its own, and, where its control set
+    declares another, both joined by AND (``licenses.all_of``: the most restrictive
+    binds)."""
+    if spec.control is None or spec.control.license is None:
+        return spec.license
+    return all_of(spec.license, spec.control.license)
 
 
 def split_overlap(data: TaskData) -> list[str]:
@@ -344,5 +444,6 @@ def holdout_overlap(data: TaskData, holdout: list[Item], version: int) -> list[s
     return problems
 
 
-__all__ = ["ReevalSet", "TaskCatalog", "TaskDriftError", "Verification", "include_hint",
-           "packaged_tasks_file", "spec_hashes", "split_overlap"]
+__all__ = ["ControlDriftError", "ReevalSet", "TaskCatalog", "TaskDriftError", "Verification",
+           "control_sha256", "effective_license", "include_hint", "packaged_tasks_file",
+           "read_control", "spec_hashes", "split_overlap"]

@@ -184,6 +184,8 @@ def _referenced(spec: TaskSpec) -> set[str]:
     paths = set(spec.files.values()) | set(spec.files_sha256)
     for holdout in spec.holdouts:
         paths |= set(holdout.files.values()) | set(holdout.files_sha256)
+    if spec.control is not None:
+        paths.add(spec.control.file)
     return paths
 
 

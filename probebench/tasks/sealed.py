@@ -66,7 +66,7 @@ from probebench.errors import InputError, field_problem
 from probebench.hashing import atomic_write_bytes, canonical_json, sha256_bytes
 from probebench.jsonsafe import loads_json, read_capped
 from probebench.paths import enclosing_repo
-from probebench.prompts import Prompt
+from probebench.prompts import Prompt, check_messages, plain_chat_text
 from probebench.tasks.anatomy import Item
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.datapaths import data_file
@@ -131,6 +131,7 @@ class _PromptRecord(BaseModel):
     id: str | None = None
     label: int | None = None
     slices: dict[str, str] = Field(default_factory=dict)
+    messages: list[tuple[str, str]] | None = None
 
 
 class _ItemRecord(BaseModel):
@@ -152,9 +153,17 @@ def item_from_record(record: Any, where: str) -> Item:
         parsed = _ItemRecord.model_validate(record)
     except ValidationError as exc:
         raise InputError(f"{where}: {field_problem(exc, '(item)')}") from None
+    for k, p in enumerate(parsed.prompts):
+        if p.messages is not None and p.text != plain_chat_text(
+                check_messages(p.messages, f"{where}: prompts.{k}.messages")):
+            raise InputError(f"{where}: prompts.{k}.text must be the plain rendering of its "
+                             "messages (probebench.prompts.plain_chat_text)")
     try:
         prompts = tuple(Prompt(p.text, spans=dict(p.spans), id=p.id, label=p.label,
-                               slices=dict(p.slices)) for p in parsed.prompts)
+                               slices=dict(p.slices),
+                               messages=None if p.messages is None else
+                               tuple(p.messages))
+                        for p in parsed.prompts)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
     return Item(parsed.id, prompts, slices=dict(parsed.slices), data=parsed.data)

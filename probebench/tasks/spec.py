@@ -81,6 +81,41 @@ class HoldoutSpec(BaseModel):
         return self
 
 
+class ControlSpec(BaseModel):
+    """A neutral control set of a task whose positive class is a flagged behaviour
+    (dishonest, harmful, eval-like): ordinary prompts on which a probe's 99th percentile
+    sets the threshold of the recall at 1% false positives (``recall_at_1pct_fpr``). It
+    is pinned apart from the test set (``sha256``), so a control set added to a task
+    leaves its ``test_sha256`` as it was."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: DataPath = Field(description="The control prompts, in the task's own format, "
+                           "relative to tasks.yaml.")
+    sha256: Sha256 = Field(description="SHA-256 of the control prompts' canonical records "
+                           "(as test_sha256 is of the test set).")
+    description: str = Field(min_length=1, description="What the control prompts are and "
+                             "where they come from (disjoint from the test set).")
+    license: str | None = Field(default=None, description="The control data's license (an "
+                                "SPDX id or expression), where it differs from the task's; "
+                                "the task's effective license is then both, joined by AND "
+                                "(probebench.tasks.catalog.effective_license).")
+
+
+class ReadoutSpec(BaseModel):
+    """How the model's own answer on an item is read (``kind: answer``): the item's text,
+    then ``suffix``, then the log-probability of ``positive`` against ``negative`` as the
+    next tokens (Marks & Tegmark's prompting baseline: "... This statement is" -> " True"
+    vs " False"). A causal language model's own score of label 1; encoders have none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["answer"] = Field(description="The readout's kind.")
+    suffix: str = Field(min_length=1, description="Appended to the item's text.")
+    positive: str = Field(min_length=1, description="The answer that means label 1.")
+    negative: str = Field(min_length=1, description="The answer that means label 0.")
+
+
 class TaskSpec(BaseModel):
     """One registered task."""
 
@@ -107,6 +142,22 @@ class TaskSpec(BaseModel):
     test_sha256: Sha256 = Field(description="SHA-256 of the canonical test set.")
     holdouts: list[HoldoutSpec] = Field(default_factory=list,
                                         description="Newer test sets for re-evaluation.")
+    family: FormatName | None = Field(
+        default=None, description="The family the task is ranked and compared in (a "
+        "section of the leaderboard; its siblings form the generalisation matrix); "
+        "default: its format.")
+    control: ControlSpec | None = Field(
+        default=None, description="A neutral control set for the recall at 1% false "
+        "positives, where the positive class is the flagged behaviour; none by default.")
+
+    readout: ReadoutSpec | None = Field(
+        default=None, description="How the model's own answer is read (its prompting "
+        "baseline); none by default.")
+
+    @property
+    def family_key(self) -> str:
+        """The task's family: ``family`` when given, else its format."""
+        return self.family or self.format
 
 
 class FormatDefaults(BaseModel):

@@ -35,6 +35,9 @@ class LayerRow:
     accuracy: float | None
     accuracy_ci_low: float | None
     accuracy_ci_high: float | None
+    #: the validation log-loss at the chosen C/alpha (None in sweeps written before it
+    #: was recorded)
+    val_log_loss: float | None = None
 
 
 @dataclass
@@ -53,8 +56,19 @@ class Sweep:
     version: int = SWEEP_VERSION
 
     def best(self) -> LayerRow:
+        """The layer of the highest test AUROC (what the sweep's chart marks; choosing a
+        probe's layer by it would select on the test set: ``chosen_on_validation``)."""
         scored = [r for r in self.rows if r.auroc is not None]
         return max(scored, key=lambda r: (r.auroc or 0.0, -r.layer))
+
+    def chosen_on_validation(self) -> LayerRow | None:
+        """The layer a probe should read, chosen on validation data only: the lowest
+        validation log-loss at each layer's chosen regularisation (ties: the shallower
+        layer); None for a sweep written before the log-loss was recorded."""
+        scored = [r for r in self.rows if r.val_log_loss is not None]
+        if not scored:
+            return None
+        return min(scored, key=lambda r: (r.val_log_loss or 0.0, r.layer))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
@@ -116,9 +130,10 @@ def layer_sweep(task: str, model: str = DEFAULT_MODEL, position: str = "last_tok
                              seed=seed, bootstrap=bootstrap)
         f = fit_and_score(config, split)
         auroc, accuracy = f.headline.auroc, f.headline.accuracy
-        val_acc = next(p.val_accuracy for p in f.grid if p.value == f.chosen)
+        point = next(p for p in f.grid if p.value == f.chosen)
         sweep.rows.append(LayerRow(
-            layer=site.layer, chosen=f.chosen, val_accuracy=round(val_acc, 6),
+            layer=site.layer, chosen=f.chosen, val_accuracy=round(point.val_accuracy, 6),
+            val_log_loss=round(point.val_log_loss, 6),
             auroc=auroc.value, auroc_ci_low=auroc.ci_low, auroc_ci_high=auroc.ci_high,
             accuracy=accuracy.value, accuracy_ci_low=accuracy.ci_low,
             accuracy_ci_high=accuracy.ci_high))

@@ -154,7 +154,7 @@ def test_shared_options_work_before_or_after_the_action(
     assert main(["tasks", "--repo", str(tmp_path), "list"]) == 0
     assert main(["tasks", "list", "--repo", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert err.count(f"repo {tmp_path.resolve()}; tasks: the packaged tasks (35)") == 2
+    assert err.count(f"repo {tmp_path.resolve()}; tasks: the packaged tasks (44)") == 2
 
 
 def test_a_mistyped_registry_is_an_error_not_an_empty_site(

@@ -174,9 +174,9 @@ def test_each_fact_has_one_home() -> None:
     sources = [p.read_text("utf-8") for p in (package / "evaluation").glob("*.py")]
     assert sum(s.count("roc_auc_score over") for s in sources) == 1
     assert list(metric_definitions()) == [
-        "auroc", "ci", "ece", "brier", "fpr_at_99tpr", "latency_ms", "distshift_auroc",
-        "evalaware_auroc", "transfer", "cost", "selectivity", "baselines", "accuracy",
-        "marks"]
+        "auroc", "ci", "ece", "brier", "fpr_at_99tpr", "recall_at_1pct_fpr", "latency_ms",
+        "distshift_auroc", "evalaware_auroc", "transfer", "cost", "selectivity", "baselines",
+        "accuracy", "marks"]
 
 
 def test_compute_names_say_the_direction_and_compute_the_metric() -> None:
@@ -205,6 +205,7 @@ def test_compute_names_say_the_direction_and_compute_the_metric() -> None:
 def test_citations_where_one_paper_defines_the_metric() -> None:
     cited = {name: m.citation.short for name, m in METRICS.items() if m.citation}
     assert cited == {"ece": "Guo et al. (2017)", "brier": "Brier (1950)",
+                     "recall_at_1pct_fpr": "Goldowsky-Dill et al. (2025)",
                      "selectivity": "Hewitt and Liang (2019)"}
     # the definition's own citation is the MetricDef's, not a second copy
     assert metric_definitions()["selectivity"].startswith(f"{cited['selectivity']}: ")

@@ -381,7 +381,7 @@ def test_every_result_carries_its_gap(board: tuple[Path, dict[str, Any]]) -> Non
 
     out, doc = board
     jsonschema.validate(doc, json.loads((out / "leaderboard.schema.json").read_text()))
-    assert doc["schema_version"] == "3"
+    assert doc["schema_version"] == "4"
     for row in doc["results"]:
         if row["guard"]:
             continue

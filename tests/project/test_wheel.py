@@ -63,12 +63,12 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(
 
     listed = _run(python, "-m", "probebench", "tasks", "list", cwd=empty, env=env)
     assert listed.returncode == 0, listed.stderr
-    assert "verb_grammar" in listed.stdout and "35 tasks" in listed.stdout
-    assert "tasks: the packaged tasks (35)" in listed.stderr
+    assert "verb_grammar" in listed.stdout and "44 tasks" in listed.stdout
+    assert "tasks: the packaged tasks (44)" in listed.stderr
 
     verified = _run(python, "-m", "probebench", "tasks", "verify", cwd=empty, env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "35 of 35 tasks match their registered hashes" in verified.stdout
+    assert "44 of 44 tasks match their registered hashes" in verified.stdout
     assert list(empty.iterdir()) == []  # nothing written where it ran
 
 

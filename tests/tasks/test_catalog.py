@@ -165,7 +165,7 @@ def test_repo_with_its_own_tasks_yaml_is_used_and_said(
     assert main(["tasks", "list"]) == 0
     captured = capsys.readouterr()
     assert "My own passive" not in captured.out
-    assert "tasks: the packaged tasks (35)" in captured.err
+    assert "tasks: the packaged tasks (44)" in captured.err
     assert main(["tasks", "list", "--repo", str(repo)]) == 0
     captured = capsys.readouterr()
     assert "My own passive" in captured.out

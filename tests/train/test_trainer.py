@@ -196,7 +196,15 @@ def test_layer_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     table = md.read_text()
     assert table.count("\n") == 2 + 3 and "**best**" in table
     assert json.loads(out.read_text())["task"] == TASK
-    assert "best layer" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "best layer on test" in printed
+    # the layer to read is chosen on validation only: the lowest validation log-loss
+    chosen = sweep.chosen_on_validation()
+    assert chosen is not None
+    assert chosen.val_log_loss == min(r.val_log_loss for r in sweep.rows
+                                      if r.val_log_loss is not None)
+    assert f"layer chosen on validation data only (lowest validation log-loss " \
+           f"{chosen.val_log_loss:.4f}): {chosen.layer}" in printed
 
 
 def test_read_sweep_rejects_other_json(tmp_path: Path) -> None:

@@ -119,6 +119,9 @@ class TaskFormat(ABC):
     #: items hold prompts that compete (a grammatical and an ungrammatical variant), so
     #: the model's own surprisal is a baseline for them
     minimal_pairs: ClassVar[bool] = False
+    #: items are single prompts with a label (statements): the model's own surprisal of
+    #: the prompt is a baseline for them too, scored against the label
+    single_prompt_surprisal: ClassVar[bool] = False
     #: what the model's own baseline is, when ``model_item_scores`` gives it
     model_baseline_note: ClassVar[str] = ""
     #: the version of ``model_item_scores``'s protocol: part of the on-disk cache key of
@@ -156,6 +159,13 @@ class TaskFormat(ABC):
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         """Items per split, from the task's files (``role -> path``); errors name file
         and line."""
+
+    def read_control(self, spec: TaskSpec, path: Path) -> list[Prompt]:
+        """The prompts of the task's control set (``spec.control``, the file at ``path``):
+        ordinary, unflagged prompts on which a probe's threshold at 1% false positives is
+        set. A format that reads no control sets says so."""
+        raise InputError(f"task {spec.id}: format {self.name} reads no control set "
+                         "(a 'control' block needs a format that declares read_control)")
 
     def read_holdout(self, spec: TaskSpec, holdout: HoldoutSpec, root: Path) -> TaskData:
         """The holdout's test set: carved from the train split (``carve``), or by default

@@ -219,10 +219,9 @@ def test_a_label_outside_the_label_map_names_the_declared_words(tmp_path: Path) 
     ({"id": "a", "text": "B.", "label": 1, "tag": ["x"]},
      "field 'tag' (a slice) must be a string, number or boolean, found list ['x']"),
     ({"id": "a", "messages": [{"role": "user", "content": "Hi"}], "label": 1},
-     "field 'messages' (a chat exchange) is not supported yet: a task's prompts are fixed "
-     "text, hashed into test_sha256 before a model is chosen, so the model's own chat "
-     "template cannot be applied to them; give the exchange as one statement in 'text' "
-     "instead"),
+     "field 'messages' (a chat exchange) needs the task option chat_template: true (each "
+     "model then reads it through its own chat template); a plain statement is a 'text' "
+     "field"),
 ], ids=["bad-label", "boolean-label", "missing-label", "empty-text", "missing-id",
         "duplicate-id", "list-slice", "messages"])
 def test_a_malformed_jsonl_line_is_refused_with_its_file_and_line(
@@ -245,8 +244,8 @@ def test_task_options_are_checked_before_any_file_is_read(tmp_path: Path) -> Non
     assert problem({"positive_class": "x"}) == (
         "task t: unknown option(s) positive_class for format statements (known: "
         "text_column, label_column, id_column, label_map, strict, chat_template)")
-    assert problem({"chat_template": True}).startswith(
-        "task t: options.chat_template: true is not supported yet")
+    assert problem({"chat_template": "yes"}) == (
+        "task t: options.chat_template must be true or false, found 'yes'")
     assert problem({"strict": "true"}) == ("task t: options.strict must be true or false, "
                                            "found 'true'")
     assert problem({"label_map": {"yes": 1}}) == (
@@ -364,6 +363,8 @@ def test_truth_facts_trains_and_submits_on_the_embedded_model(
     assert (task["id"], task["format"], task["n_items"]) == ("truth_facts", "statements", 30)
     assert task["test_sha256"] == TaskCatalog.default().spec("truth_facts").test_sha256
     assert 0.0 <= task["auroc"]["value"] <= 1.0
-    # the single-prompt baselines; surprisal is left to minimal-pair formats
-    assert set(task["baselines"]) == {"majority", "length", "random_features"}
+    # single statements on a causal model: the mean log-probability and, from the task's
+    # readout, the model's own answer beside the single-prompt baselines
+    assert set(task["baselines"]) == {"majority", "length", "random_features", "surprisal",
+                                      "own_answer"}
     assert "not for the registry" in report.read_text("utf-8")

@@ -22,6 +22,7 @@ text); the error names both lines.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,19 @@ class SentEvalFormat(TaskFormat):
             raise InputError(f"task {spec.id}: options.item_column must be a column number "
                              f"(3 or more: a middle field), found {column!r}")
         return TaskData(spec, read_senteval(files["data"], positive, column))
+
+    def read_control(self, spec: TaskSpec, path: Path) -> list[Prompt]:
+        """The control set: a SentEval file of ordinary sentences, none of the task's
+        positive class, every prompt labelled 0 (a binary task only)."""
+        positive = spec.options.get("positive_class")
+        if not isinstance(positive, str):
+            raise InputError(f"task {spec.id}: a control set needs a binary task "
+                             "(options.positive_class)")
+        prompts = [p for items in read_senteval(path, None).values() for i in items
+                   for p in i.prompts]
+        flagged = [p for p in prompts if p.slices.get(CLASS_SLICE) == positive]
+        if flagged:
+            raise InputError(f"{path}: control prompt {flagged[0].label_name} has the "
+                             f"positive class {positive!r}; a control set holds ordinary "
+                             "prompts only")
+        return [replace(p, label=0) for p in prompts]

@@ -11,9 +11,15 @@ Files, by suffix:
   optionally ``id_column``; without one an item's id is ``<role>-<line>``, the file's role
   in ``files`` and the line its row starts on.
 * **JSONL** (``.jsonl``): one object a line with ``id`` (a string), ``text`` and
-  ``label``. A ``messages`` list (a chat exchange) is refused as not supported yet: the
-  prompt a task hands the model is fixed text, hashed into ``test_sha256`` before any
-  model is chosen, so a model's own chat template cannot be applied to it.
+  ``label``; or, in a task with ``options.chat_template: true``, ``id``, ``messages``
+  and ``label``, where ``messages`` is a chat exchange: a list of ``{"role", "content"}``
+  objects (an optional ``system`` turn, then ``user`` and ``assistant`` turns
+  alternating from a user turn). Each model reads an exchange through its own
+  tokenizer's chat template (``probebench.models.chat``); the test-set hash covers the
+  turns, not any rendering. The probe reads the last assistant turn (``end_answer``:
+  its last token) or, when the exchange ends on a user turn, the post-instruction
+  tokens (``last_token``: the end of the template's assistant header). Without a
+  template (an encoder) a model reads the plain rendering (``User: ...`` paragraphs).
 
 Labels are ``1`` and ``0`` (a CSV cell as written, a JSON integer), or, with
 ``options.label_map``, the words a file uses (``{"true": 1, "false": 0}``; a label is
@@ -46,9 +52,14 @@ from typing import Any
 import numpy as np
 
 from probebench.errors import InputError
-from probebench.prompts import Prompt
+from probebench.prompts import Prompt, chat_prompt
 from probebench.tasks.anatomy import Item
-from probebench.tasks.families.base import TaskData, TaskFormat, threshold_accuracy
+from probebench.tasks.families.base import (
+    FreshGenerator,
+    TaskData,
+    TaskFormat,
+    threshold_accuracy,
+)
 from probebench.tasks.hygiene import in_test_split
 from probebench.tasks.jsonl import jsonl_objects
 from probebench.tasks.spec import TaskSpec
@@ -59,12 +70,9 @@ OPTIONS = ("text_column", "label_column", "id_column", "label_map", "strict", "c
 ROLES = ("data", "train", "val")
 #: the fields a JSONL line may hold besides its slices
 JSONL_FIELDS = ("id", "text", "label")
+#: ... in a chat task (``options.chat_template: true``)
+CHAT_FIELDS = ("id", "messages", "label")
 SUFFIXES = (".csv", ".jsonl")
-
-CHAT_NOT_SUPPORTED = (
-    "not supported yet: a task's prompts are fixed text, hashed into test_sha256 before a "
-    "model is chosen, so the model's own chat template cannot be applied to them; give the "
-    "exchange as one statement in 'text' instead")
 
 
 def label_spelling(value: Any) -> str | None:
@@ -97,6 +105,8 @@ class StatementOptions:
     #: label as written -> 1 or 0; None: the labels are written 1 and 0
     label_map: Mapping[str, int] | None = None
     strict: bool = False
+    #: items are chat exchanges (JSONL ``messages``) read through the model's template
+    chat_template: bool = False
     slices: tuple[str, ...] = ()
     #: the options a task set explicitly (JSONL files refuse the column names)
     given: frozenset[str] = field(default_factory=frozenset)
@@ -121,8 +131,6 @@ class StatementOptions:
             if name in opts and not isinstance(opts[name], bool):
                 raise InputError(f"{where}: options.{name} must be true or false, found "
                                  f"{opts[name]!r}")
-        if opts.get("chat_template"):
-            raise InputError(f"{where}: options.chat_template: true is {CHAT_NOT_SUPPORTED}")
         label_map = None
         if "label_map" in opts:
             label_map = cls._label_map(opts["label_map"], where)
@@ -130,6 +138,7 @@ class StatementOptions:
             raise InputError(f"{where}: labels must say what 1 and 0 mean, found "
                              f"{sorted(spec.labels)}")
         made = cls(**columns, label_map=label_map, strict=bool(opts.get("strict", False)),
+                   chat_template=bool(opts.get("chat_template", False)),
                    slices=tuple(spec.slices), given=frozenset(opts))
         read = [c for c in (made.text_column, made.label_column, made.id_column) if c]
         if len(set(read)) != len(read):
@@ -195,6 +204,10 @@ def read_statements(path: Path, options: StatementOptions, role: str = "data"
                          f"object a line), found {path.suffix or 'no suffix'!r}")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
+    if path.suffix == ".csv" and options.chat_template:
+        raise InputError(f"{path}: a chat task (options.chat_template: true) reads JSONL "
+                         "files whose lines hold 'messages' (a chat exchange); a CSV file "
+                         "holds plain statements")
     rows = (_csv_statements(path, options, role) if path.suffix == ".csv"
             else _jsonl_statements(path, options))
     out: list[Statement] = []
@@ -219,6 +232,27 @@ def _line_of(where: str, path: Path) -> str:
 def _statement(item_id: str, text: str, label: int, slices: dict[str, str],
                where: str) -> Statement:
     prompt = Prompt(text, id=item_id, label=label, slices=slices)
+    return Statement(Item(id=item_id, prompts=(prompt,), slices=slices), where)
+
+
+def _exchange(item_id: str, raw: Any, label: int, slices: dict[str, str],
+              where: str) -> Statement:
+    """A chat exchange from a JSONL line's ``messages`` field."""
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{where}: field 'messages' must be a non-empty list of "
+                         f"{{\"role\", \"content\"}} objects, found {raw!r}")
+    turns: list[tuple[str, str]] = []
+    for k, turn in enumerate(raw, start=1):
+        if not isinstance(turn, dict) or set(turn) != {"role", "content"}:
+            found = sorted(turn) if isinstance(turn, dict) else type(turn).__name__
+            raise InputError(f"{where}: field 'messages', turn {k}: expected an object with "
+                             f"exactly 'role' and 'content', found {found}")
+        if not isinstance(turn["role"], str) or not isinstance(turn["content"], str):
+            raise InputError(f"{where}: field 'messages', turn {k}: 'role' and 'content' "
+                             "must be strings")
+        turns.append((turn["role"], turn["content"]))
+    prompt = chat_prompt(turns, id=item_id, label=label, slices=slices,
+                         where=f"{where}: field 'messages'")
     return Statement(Item(id=item_id, prompts=(prompt,), slices=slices), where)
 
 
@@ -302,34 +336,42 @@ def _csv_statements(path: Path, options: StatementOptions, role: str) -> Iterato
 
 
 def _jsonl_statements(path: Path, options: StatementOptions) -> Iterator[Statement]:
+    fields = CHAT_FIELDS if options.chat_template else JSONL_FIELDS
     columns = sorted(options.given & {"text_column", "label_column", "id_column"})
     if columns:
         raise InputError(f"{path}: options {', '.join(columns)} name CSV columns; a JSONL "
-                         f"file's fields are {', '.join(JSONL_FIELDS)} (or messages)")
+                         f"file's fields are {', '.join(fields)}")
     for number, obj in jsonl_objects(path):
         where = f"{path}:{number}"
-        if "messages" in obj:
-            raise InputError(f"{where}: field 'messages' (a chat exchange) is "
-                             f"{CHAT_NOT_SUPPORTED}")
-        for name in JSONL_FIELDS:
+        if "messages" in obj and not options.chat_template:
+            raise InputError(f"{where}: field 'messages' (a chat exchange) needs the task "
+                             "option chat_template: true (each model then reads it through "
+                             "its own chat template); a plain statement is a 'text' field")
+        if "text" in obj and options.chat_template:
+            raise InputError(f"{where}: field 'text': a chat task (options.chat_template: "
+                             "true) reads 'messages', a list of {\"role\", \"content\"} "
+                             "turns, not 'text'")
+        for name in fields:
             if obj.get(name) is None:
                 raise InputError(f"{where}: field {name!r} is missing")
-        item_id, text = obj["id"], obj["text"]
+        item_id, text = obj["id"], obj.get("text")
         if not isinstance(item_id, str) or not item_id.strip():
             raise InputError(f"{where}: field 'id' must be a non-empty string, found "
                              f"{item_id!r}")
-        if not isinstance(text, str):
-            raise InputError(f"{where}: field 'text' must be a string, found "
-                             f"{type(text).__name__} {text!r}")
-        if not text.strip():
-            raise InputError(f"{where}: field 'text' is empty; every item needs a statement")
+        if not options.chat_template:
+            if not isinstance(text, str):
+                raise InputError(f"{where}: field 'text' must be a string, found "
+                                 f"{type(text).__name__} {text!r}")
+            if not text.strip():
+                raise InputError(f"{where}: field 'text' is empty; every item needs a "
+                                 "statement")
         label = options.label(obj["label"], where, "field 'label'", json_value=True)
         missing = [s for s in options.slices if s not in obj]
         if missing:
             raise InputError(f"{where}: field {missing[0]!r} (a slice the task declares) is "
                              "missing")
-        others = [k for k in obj if k not in JSONL_FIELDS]
-        _refuse_unknown(options, others, where, "field", "id, text, label")
+        others = [k for k in obj if k not in fields]
+        _refuse_unknown(options, others, where, "field", ", ".join(fields))
         slices = {}
         for key in others:
             value = label_spelling(obj[key])
@@ -337,7 +379,10 @@ def _jsonl_statements(path: Path, options: StatementOptions) -> Iterator[Stateme
                 raise InputError(f"{where}: field {key!r} (a slice) must be a string, number "
                                  f"or boolean, found {type(obj[key]).__name__} {obj[key]!r}")
             slices[key] = value
-        yield _statement(item_id, text, label, slices, where)
+        if options.chat_template:
+            yield _exchange(item_id, obj["messages"], label, slices, where)
+        else:
+            yield _statement(item_id, str(text), label, slices, where)
 
 
 def split_statements(spec: TaskSpec, files: Mapping[str, Path],
@@ -404,9 +449,16 @@ class StatementsFormat(TaskFormat):
     accuracy_name = "accuracy"
     accuracy_definition = "P >= 0.5 agrees with the statement's label"
     display_name = "Statements"
+    single_prompt_surprisal = True
 
     def default_labels(self, options: Mapping[str, Any]) -> dict[int, str]:
         return {1: "the statement is true", 0: "the statement is false"}
+
+    def fresh_generators(self) -> tuple[FreshGenerator, ...]:
+        """Fresh statements of the truth tasks (spare cities, number pairs, words)."""
+        # imported here: the spare pools load when a holdout is sealed, not with every task
+        from probebench.tasks.families.statements.truth import truth_fresh_generators
+        return truth_fresh_generators()
 
     def score_item(self, item: Item, scores: np.ndarray,
                    threshold: float | None) -> float | None:
@@ -414,3 +466,11 @@ class StatementsFormat(TaskFormat):
 
     def read(self, spec: TaskSpec, files: dict[str, Path]) -> TaskData:
         return TaskData(spec, split_statements(spec, files, StatementOptions.of(spec)))
+
+    def read_control(self, spec: TaskSpec, path: Path) -> list[Prompt]:
+        """The control set: a statements file, every prompt labelled 0
+        (``probebench.tasks.families.statements.control``)."""
+        from probebench.tasks.families.statements.control import CONTROL_ROLE, control_prompts
+
+        rows = read_statements(path, StatementOptions.of(spec), CONTROL_ROLE)
+        return control_prompts(spec, [(row.where, row.item.prompts[0]) for row in rows])
