@@ -81,12 +81,12 @@ def main() -> int:
     artifact = ROOT / "registry" / "artifacts" / args.entry
     meta = read_meta(artifact / "meta.yaml")
     catalog = TaskCatalog.default()
-    (task,) = meta.tasks
+    (task,) = meta.reported_metrics
     spec = catalog.spec(task)
     own = [p for item in catalog.load(task).test for p in item.prompts]
     if spec.control is not None:
         own += catalog.load_control(task)
-    siblings = [t for t in catalog.ids() if t != task
+    siblings = [t for t in catalog.specs if t != task
                 and catalog.spec(t).family_key == spec.family_key]
     sibling_prompts = [p for t in siblings for item in catalog.load(t).test
                        for p in item.prompts]

@@ -672,7 +672,27 @@ def _write_family_pages(site: _Site, sections: list[dict[str, Any]]) -> None:
                        | {t for e, _ in section["pending"] for t in site.sel.results[e.id]})
         site.write(section["href"], "family.html.j2", root="../", title=section["name"],
                    section=section, n_resamples=site.opts.n_resamples, filters=site.filters,
-                   tasks=[(t, *site.ranks.n_on_task(t)) for t in tasks])
+                   tasks=[(t, *site.ranks.n_on_task(t)) for t in tasks],
+                   recall=_family_recall(site, tasks))
+
+
+def _family_recall(site: _Site, tasks: Sequence[str]) -> list[dict[str, Any]]:
+    """The family page's recall table: every live entry's recall at 1% false positives on
+    each of the family's tasks that declares a control set (reported, not ranked)."""
+    rows = []
+    for task_id in tasks:
+        if not declares_control(site.opts.catalog.specs.get(task_id)):
+            continue
+        for e in site.sel.entries:
+            record = site.sel.results[e.id].get(task_id)
+            if record is None or e.status != "live":
+                continue
+            r = record.result.recall_at_1pct_fpr
+            rows.append({"task": task_id, "entry": e, "href": page_name(e.id),
+                         "recall": recall_cell(record.result),
+                         "threshold": None if r is None else f"{r.threshold:.3f}",
+                         "n_control": None if r is None else r.n_control})
+    return rows
 
 
 def _write_guards_and_archive(site: _Site) -> None:

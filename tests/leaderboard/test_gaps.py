@@ -534,3 +534,39 @@ def test_restored_baselines_are_resampled_with_the_probes_items(
     # the other tasks' results: their stored intervals, or the gap they carry
     assert {r["baseline_gap_method"] for r in doc["results"] if r["task"] != NPI_TASK} <= \
         {"intervals", "stored"}
+
+
+def test_each_field_family_has_its_section_with_recall_and_matrix(
+        board: tuple[Path, dict[str, Any]]) -> None:
+    """Truth, honesty and refusal each get a family page: the ranking tables (with their
+    gaps), the recall at 1% false positives where a task declares a control set, and the
+    generalisation matrix, each cell the stored record's number."""
+    import html
+    import re
+
+    out, doc = board
+    pages = {f: (out / "families" / f"{f}.html").read_text("utf-8")
+             for f in ("truth", "honesty", "refusal")}
+    for family, page in pages.items():
+        assert "Rankings by task set" in page, family
+    # the recall table: refusal and honesty declare control sets, truth does not
+    refusal = "probebench/refusal-harmful-smollm2-135m-l27-v1"
+    stored = latest_results(REPO / "registry", refusal)["refusal_harmful"].result
+    recall = stored.recall_at_1pct_fpr
+    assert recall is not None and recall.value is not None
+    assert 'id="recall"' in pages["refusal"] and 'id="recall"' in pages["honesty"]
+    assert 'id="recall"' not in pages["truth"]
+    assert f"{recall.value:.3f} [{recall.ci_low:.3f}, {recall.ci_high:.3f}]" in pages["refusal"]
+    # the matrix: the cities probe on the negated cities, as its sibling record says
+    from probebench.registry.store import latest_generalisation
+
+    cities = "probebench/truth-cities-smollm2-135m-l21-v1"
+    record = latest_generalisation(REPO / "registry", cities)
+    assert record is not None
+    neg = record.generalisation.siblings["truth_neg_cities"]
+    assert neg.auroc is not None and neg.auroc < 0.5  # the famous failure, whatever it shows
+    text = html.unescape(re.sub(r"<[^>]+>", " ", pages["truth"]))
+    assert "Generalisation across the family's tasks" in text
+    assert f"{neg.auroc:.3f}" in pages["truth"]
+    matrices = {m["family"]: m for m in doc["generalisation"]}
+    assert {"truth", "honesty"} <= set(matrices)
