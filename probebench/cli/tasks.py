@@ -19,10 +19,11 @@ if TYPE_CHECKING:
 
 def cmd_list(args: argparse.Namespace) -> int:
     catalog = workspace(args).catalog
-    print(f"{'id':<38} {'format':<10} {'version':>7}  title")
+    print(f"{'id':<38} {'format':<10} {'family':<10} {'version':>7}  title")
     for task_id in catalog.ids:
         task = catalog.spec(task_id)
-        print(f"{task.id:<38} {task.format:<10} {task.version:>7}  {task.title}")
+        print(f"{task.id:<38} {task.format:<10} {task.family_key:<10} {task.version:>7}  "
+              f"{task.title}")
     print(f"{len(catalog.ids)} tasks")
     return 0
 
@@ -34,7 +35,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"{spec.id} (v{spec.version}): {spec.title}")
     from probebench.tasks.catalog import effective_license
 
-    print(f"  format {spec.format}; license {effective_license(spec)}; source: {spec.source}")
+    print(f"  format {spec.format}; family {spec.family_key}; license "
+          f"{effective_license(spec)}; source: {spec.source}")
     for role, rel in spec.files.items():
         print(f"  file {role}: {rel}  sha256 {spec.files_sha256.get(rel, '?')[:16]}...")
     for label, meaning in sorted(spec.labels.items(), reverse=True):

@@ -118,7 +118,7 @@ def test_the_format_and_the_task_are_registered(capsys: pytest.CaptureFixture[st
     assert isinstance(get_format("statements"), StatementsFormat)
     assert main(["tasks", "list"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("truth_facts"))
-    assert line.split()[:3] == ["truth_facts", "statements", "1"]
+    assert line.split()[:4] == ["truth_facts", "statements", "truth", "1"]
 
 
 # --- faithful reading ---------------------------------------------------------------------
