@@ -25,32 +25,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.submit_stages import cli, timed  # noqa: E402
+
 DEFAULT_ENTRY = "truth-cities-smollm2-135m-l21-v1"
 COLD_RATIO = 2.0
-
-
-def cli() -> list[str]:
-    return [sys.executable, "-m", "probebench"]
-
-
-def timed(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"{' '.join(args[2:])} failed:\n{done.stderr[-2000:]}")
-    return seconds
 
 
 def write_prompts(prompts: list[Any], out: Path) -> int:
