@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -286,12 +287,28 @@ def hanley_mcneil_se(auroc: float, n_pos: int, n_neg: int) -> float:
     return math.sqrt(var)
 
 
+#: ``item_classes`` of each stored prediction set alive, by identity: the ranks' resample
+#: asks for it in every draw of every entry (30,000 times for the reference registry),
+#: and it cannot change (a record's predictions are read once and never written). An
+#: entry goes with its predictions (``weakref.finalize``); the items and labels it was
+#: computed from are kept beside it and compared, so a changed list is never served stale.
+_ITEM_CLASSES: dict[int, tuple[list[int], list[int], dict[int, frozenset[int]]]] = {}
+
+
 def item_classes(pred: PromptScores) -> dict[int, frozenset[int]]:
     """item -> the labels of its labelled prompts (a minimal pair holds both)."""
+    key = id(pred)
+    known = _ITEM_CLASSES.get(key)
+    if known is not None and known[0] is pred.items and known[1] is pred.labels:
+        return known[2]
     out: dict[int, set[int]] = {}
     for item, label in zip(pred.items, pred.labels, strict=True):
         out.setdefault(int(item), set()).add(int(label))
-    return {i: frozenset(labels) for i, labels in out.items()}
+    classes = {i: frozenset(labels) for i, labels in out.items()}
+    if known is None:
+        weakref.finalize(pred, _ITEM_CLASSES.pop, key, None)
+    _ITEM_CLASSES[key] = (pred.items, pred.labels, classes)
+    return classes
 
 
 def items_per_class(pred: PromptScores) -> dict[int, int]:
