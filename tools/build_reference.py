@@ -156,7 +156,25 @@ def _field_references() -> list[Reference]:
     return out
 
 
-FIELD_REFERENCES = _field_references()
+#: all-MiniLM-L6-v2 where an encoder fits the task: the cities and their negation (plain
+#: statements; an encoder has no chat template and no answer to give), at the site a sweep
+#: on truth_cities' validation data chose (token_avg: a BERT last_token is its [SEP])
+MINILM_SITE = "5:token_avg"
+MINILM_TASKS = [("truth_cities", "truth-cities", "Cities: true or false, MiniLM"),
+                ("truth_neg_cities", "truth-neg-cities", "Negated cities: true or false, MiniLM")]
+
+
+def _minilm_references() -> list[Reference]:
+    return [Reference(f"{short}{suffix}-minilm-l6-l5-v1", task, MINILM_SITE,
+                      model="minilm-l6", category="truth", method=method,
+                      title=f"{title} ({what})", trained=FIELD_FAMILIES,
+                      tagline="The same statements read from all-MiniLM-L6-v2, layer 5")
+            for task, short, title in MINILM_TASKS
+            for method, suffix, what in (("logistic", "", "logistic regression"),
+                                         ("mass-mean", "-massmean", "mass-mean"))]
+
+
+FIELD_REFERENCES = _field_references() + _minilm_references()
 
 REFERENCES = [
     GUARD,
@@ -404,8 +422,9 @@ def _field_rows(registry: Path) -> list[str]:
     from probebench.registry.store import latest_generalisation, latest_results
 
     rows = ["", "## Truth, honesty and refusal", "",
-            "One site per family, chosen by `probebench sweep` on validation data only "
-            "(the lowest validation log-loss over layers 3, 6, ..., 27): truth at "
+            "One site per family and model, chosen by `probebench sweep` on validation data "
+            "only (the lowest validation log-loss over layers 3, 6, ..., 27 of SmolLM2, every "
+            f"layer of MiniLM: `{MINILM_SITE}` on truth_cities): truth at "
             f"`{FAMILY_SITES['truth']}` (swept on truth_cities), honesty at "
             f"`{FAMILY_SITES['honesty']}` (the fact's last token, swept on "
             f"honesty_instructed), refusal at `{FAMILY_SITES['refusal']}` (the last "
