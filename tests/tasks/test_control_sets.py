@@ -331,8 +331,11 @@ def test_submit_writes_the_recall_and_python_agrees_with_the_cli(
                                compute_baselines=True)
     assert python.deterministic_json() == Submission.model_validate(sub).deterministic_json()
 
-    # a task without a control set: null in submission.json, nothing in REPORT.md
+    # a task without a control set: null in submission.json; REPORT.md says why there is
+    # no recall and draws no table
     bare = python.model_copy(update={"tasks": [python.tasks[0].model_copy(
         update={"recall_at_1pct_fpr": None})]})
     assert bare.to_dict()["tasks"][0]["recall_at_1pct_fpr"] is None
-    assert "Recall at 1% false positives" not in render_report(bare)
+    bare_report = render_report(bare)
+    assert "Not measured: none of these tasks declares a control set." in bare_report
+    assert "| task | recall [95% CI] |" not in bare_report
