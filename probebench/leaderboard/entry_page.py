@@ -23,7 +23,9 @@ from probebench.registry.entry import Entry, entry_path
 from probebench.registry.store import ResultRecord, read_history, reference_record, result_path
 
 
-def _iv(x: IntervalOut | None) -> str:
+def interval_text(x: IntervalOut | None) -> str:
+    """A value with its 95% CI as pages write it: ``0.812 [0.741, 0.870]``; ``n/a``
+    without a value."""
     if x is None or x.value is None:
         return "n/a"
     text = f"{x.value:.3f}"
@@ -58,12 +60,13 @@ def baselines_beside(registry: Path, task: str, record: ResultRecord) -> dict[st
     rows = []
     for name, b in sorted(baselines.items(), key=lambda kv: order(kv[0])):
         base = b.auroc.value if b.auroc is not None else None
-        rows.append({"name": name, "auroc": _iv(b.auroc), "accuracy": _iv(b.accuracy),
+        rows.append({"name": name, "auroc": interval_text(b.auroc),
+                     "accuracy": interval_text(b.accuracy),
                      "note": b.note,
                      "delta": "n/a" if probe is None or base is None else
                               f"{probe - base:+.3f}"})
-    return {"source": source, "probe_auroc": _iv(record.result.auroc),
-            "probe_accuracy": _iv(record.result.accuracy), "rows": rows}
+    return {"source": source, "probe_auroc": interval_text(record.result.auroc),
+            "probe_accuracy": interval_text(record.result.accuracy), "rows": rows}
 
 
 def _num(x: float | None) -> str:
@@ -78,7 +81,7 @@ def transfer_view(result: TaskResult) -> dict[str, Any]:
     rows, older = [], []
     for key, v in sorted(result.transfer.items()):
         if isinstance(v, TransferOut):
-            rows.append({"target": v.target, "auroc": _iv(v.auroc),
+            rows.append({"target": v.target, "auroc": interval_text(v.auroc),
                          "source_auroc": _num(v.source_auroc), "transfer": _num(v.transfer),
                          "map_r2": _num(v.map_r2), "control_r2": _num(v.control_r2),
                          "alpha": "n/a" if v.alpha is None else f"{v.alpha:g}",
@@ -156,7 +159,8 @@ def history(registry: Path, entry_id: str, task: str) -> list[dict[str, Any]]:
                 if run and run.probebench_commit else ""),
             "device": f"{rec.device} / {rec.dtype}",
             "test_sha256": rec.result.test_sha256[:12],
-            "auroc": _iv(rec.result.auroc), "accuracy": _iv(rec.result.accuracy)})
+            "auroc": interval_text(rec.result.auroc),
+            "accuracy": interval_text(rec.result.accuracy)})
     return out[::-1]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from probebench.evaluation.definitions import METRICS
 from probebench.evaluation.results import TaskResult
+from probebench.leaderboard.entry_page import interval_text
 from probebench.tasks.spec import TaskSpec
 
 #: the metric's name (its ``MetricDef`` gives the column's header and tooltip)
@@ -28,13 +29,7 @@ def declares_control(spec: TaskSpec | None) -> bool:
 def recall_cell(result: TaskResult) -> str:
     """The recall with its 95% CI as a table cell: ``0.812 [0.741, 0.870]``; ``n/a``
     when the result has none."""
-    r = result.recall_at_1pct_fpr
-    if r is None or r.value is None:
-        return "n/a"
-    text = f"{r.value:.3f}"
-    if r.ci_low is not None and r.ci_high is not None:
-        text += f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-    return text
+    return interval_text(result.recall_at_1pct_fpr)
 
 
 def recall_sort_value(result: TaskResult) -> float | str:
