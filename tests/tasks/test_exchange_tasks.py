@@ -162,9 +162,10 @@ def test_a_chat_task_reads_no_csv_file(tmp_path: Path) -> None:
 
 def test_a_sealed_record_keeps_its_exchange_and_refuses_a_mismatched_text() -> None:
     prompt = chat_prompt([("user", "Hi?"), ("assistant", "Hello.")], id="a", label=0)
-    record = {"id": "a", "prompts": [prompt.record()]}
+    prompt_record = dict(prompt.record())
+    record = {"id": "a", "prompts": [prompt_record]}
     assert item_from_record(record, "blob:1").prompts[0] == prompt
-    record["prompts"][0]["text"] = "something else"
+    prompt_record["text"] = "something else"
     with pytest.raises(InputError, match=r"blob:1: prompts.0.text must be the plain "
                                          r"rendering of its messages"):
         item_from_record(record, "blob:1")
