@@ -21,7 +21,13 @@ kernel-namespace sandbox, never a Python-level guard. Inside it the code sees:
 - writable, and memory: a size-capped tmpfs ``/scratch`` holding a copy of the submitted
   folder, and a size-capped tmpfs ``/tmp``;
 - private PID, IPC, UTS and user namespaces (no nested user namespace), and no
-  capabilities; the whole process tree dies with the sandbox.
+  capabilities; the whole process tree dies with the sandbox;
+- a system-call filter (``seccomp.py``, ``--seccomp``) over every process of the sandbox,
+  bubblewrap's PID 1 included: ``ptrace``, ``process_vm_readv``/``writev`` and a few more
+  calls that reach into another process or widen the kernel's surface fail with ``EPERM``.
+  A process's memory is also a file, ``/proc/<pid>/mem``: PID 1's (bubblewrap's, same
+  uid and dumpable) is masked with a read-only ``/dev/null``, and the notebook runner makes
+  itself non-dumpable.
 
 Limits (``limits.py``), over the whole process tree where this machine allows it: memory
 (``/tmp`` and ``/scratch`` included), processes and threads, the largest file and the wall
@@ -30,10 +36,11 @@ clock, each clamped to the caller's own hard limits and named when a run hits it
 ``RLIMIT_AS`` per process and a watchdog over the tree's memory, root dropping to an
 unprivileged uid of its own so that ``RLIMIT_NPROC`` applies (converted models that uid
 cannot read are left out, and the report says so). The output kept is the last 64 KiB.
-Not covered: a seccomp filter, CPU time beyond the wall clock, and the kernel's own
-attack surface. Where ``bwrap`` is missing or cannot create namespaces, or no mechanism
-can bound the processes, :class:`SandboxUnavailableError` is raised: nothing is ever run
-without the sandbox.
+Not covered: CPU time beyond the wall clock, and the kernel's attack surface beyond the
+calls the filter refuses. Where ``bwrap`` is missing or cannot create namespaces, the
+filter cannot be built (a machine other than x86_64 and aarch64) or loaded (a kernel
+without seccomp filters), or no mechanism can bound the processes,
+:class:`SandboxUnavailableError` is raised: nothing is ever run without the sandbox.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ from probebench.sandbox.limits import (
     sandbox_uid,
     size_text,
 )
+from probebench.sandbox.seccomp import filter_file, filter_program
 from probebench.sandbox.watch import TreeWatch, descendants, kill_tree
 
 BWRAP = "bwrap"
@@ -122,6 +130,34 @@ def sandbox_tool() -> str:
                                  f"({probe.stderr.strip() or probe.returncode}): "
                                  f"{_INSTALL_HINT}; the submitted code was not run")
     return path
+
+
+def sandbox_filter() -> bytes:
+    """The sandbox's system-call filter (``seccomp.py``), checked to load here: raises
+    :class:`SandboxUnavailableError` where it cannot be built or bubblewrap cannot load it."""
+    program = filter_program()
+    _filter_loads(sandbox_tool(), program)
+    return program
+
+
+@cache
+def _filter_loads(tool: str, program: bytes) -> None:
+    fd = filter_file(program)
+    try:
+        probe = subprocess.run([tool, "--unshare-all", "--die-with-parent", *_system_args(),
+                                "--proc", "/proc", "--dev", "/dev", "--seccomp", str(fd),
+                                "true"], env=BWRAP_ENV, cwd="/", capture_output=True,
+                               text=True, timeout=60, check=False, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    if probe.returncode != 0:
+        said = " ".join(probe.stderr.split())[:600]  # PID 1 and its child may both say it
+        raise SandboxUnavailableError(
+            f"{tool} cannot load the sandbox's system-call filter "
+            f"({said or f'exit status {probe.returncode}'}): the kernel "
+            "needs seccomp filters (CONFIG_SECCOMP_FILTER) and bubblewrap its --seccomp "
+            "option; without the filter a notebook could read other processes' memory, so "
+            "the submitted code was not run")
 
 
 def _system_args() -> list[str]:
@@ -235,18 +271,19 @@ def _environment(env: dict[str, str] | None) -> dict[str, str]:
 
 
 def _bwrap_args(binds: Sequence[_Bind], limits: LimitsInForce, env: dict[str, str],
-                drop_uid: bool, stage: str | None) -> list[str]:
+                drop_uid: bool, stage: str | None, seccomp_fd: int) -> list[str]:
     """bubblewrap's options, in order (given through ``--args``, never on its command
     line). With ``stage``, each bind's source is ``stage/<index>``, where the child
     (still root) mounted it for the unprivileged uid that cannot reach the original."""
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--hostname", "sandbox", "--cap-drop", "ALL"]
+            "--new-session", "--hostname", "sandbox", "--cap-drop", "ALL",
+            "--seccomp", str(seccomp_fd)]
     if drop_uid:
         args += ["--uid", str(INNER_UID), "--gid", str(INNER_UID)]
     args += _symlink_args()
     # the empty /tmp and /scratch first, then the binds: a virtual environment or checkout
     # that lives under /tmp stays visible (a later mount shadows an earlier one)
-    args += ["--proc", "/proc", "--dev", "/dev",
+    args += ["--proc", "/proc", *_PID1_MASKS, "--dev", "/dev",
              "--size", str(limits.tmp_bytes), "--tmpfs", TMP,
              "--size", str(limits.scratch_bytes), "--tmpfs", SCRATCH]
     for index, bind in enumerate(binds):
@@ -257,6 +294,13 @@ def _bwrap_args(binds: Sequence[_Bind], limits: LimitsInForce, env: dict[str, st
     for key, value in env.items():
         args += ["--setenv", key, value]
     return [*args, "--chdir", "/"]
+
+
+#: bubblewrap's memory, as a file: bubblewrap sets the mounts up as the sandbox's PID 1,
+#: which it stays, dumpable and of the sandbox's uid, so these are its own (the filter
+#: refuses ptrace and process_vm_readv, the other ways in)
+_PID1_MASKS = ("--ro-bind", "/dev/null", "/proc/1/mem",
+               "--ro-bind", "/dev/null", "/proc/1/task/1/mem")
 
 
 def _symlink_args() -> list[str]:
@@ -426,6 +470,7 @@ def sandbox_containment(mechanism: str = "auto") -> Containment:
     :class:`SandboxUnavailableError` where ``bwrap`` is missing or nothing could bound the
     sandbox's processes."""
     tool = sandbox_tool()
+    sandbox_filter()
     how = containment(mechanism)
     if how.drop_uid:
         _unprivileged_bwrap(tool)
@@ -442,6 +487,7 @@ def run_sandboxed(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
     :class:`SandboxUnavailableError` rather than run anything unsandboxed or unbounded."""
     limits = limits or SandboxLimits()
     tool = sandbox_tool()
+    program = sandbox_filter()
     how = sandbox_containment(limits.mechanism)
     drop_uid = how.drop_uid
     binds, notes = _binds(readonly, drop_uid)
@@ -469,7 +515,10 @@ def run_sandboxed(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
                     from None
             stack.callback(cgroup.remove)
         tar = stack.enter_context(_pack(scratch))
-        args_fd = _args_file(_bwrap_args(binds, force, _environment(env), drop_uid, stage))
+        seccomp_fd = filter_file(program)
+        stack.callback(os.close, seccomp_fd)
+        args_fd = _args_file(_bwrap_args(binds, force, _environment(env), drop_uid, stage,
+                                         seccomp_fd))
         stack.callback(os.close, args_fd)
         err_r, err_w = os.pipe()
         stack.callback(os.close, err_r)
@@ -481,7 +530,7 @@ def run_sandboxed(argv: Sequence[str], *, scratch: Path, cwd: str = SCRATCH,
             proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, start_new_session=True, env=BWRAP_ENV, cwd="/",
-                preexec_fn=setup, pass_fds=(args_fd, tar.fileno(), *pass_fds))
+                preexec_fn=setup, pass_fds=(args_fd, seccomp_fd, tar.fileno(), *pass_fds))
         except subprocess.SubprocessError:
             os.close(err_w)
             why = os.read(err_r, 2000).decode("utf-8", "replace") or "unknown"
@@ -557,4 +606,4 @@ def _wait(proc: subprocess.Popen[bytes], force: LimitsInForce,
 __all__ = ["INNER_UID", "PACKAGE_MOUNT", "SCRATCH", "TMP", "Containment", "LimitsInForce",
            "SandboxLimits", "SandboxResult", "SandboxUnavailableError", "containment",
            "package_location", "python_roots", "run_sandboxed", "sandbox_containment",
-           "sandbox_script", "sandbox_tool"]
+           "sandbox_filter", "sandbox_script", "sandbox_tool"]
