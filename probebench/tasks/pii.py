@@ -1,14 +1,18 @@
 """A scan of test sets for personal data, with a line-numbered report.
 
 Finds e-mail addresses (also fullwidth ``＠``, obfuscated ``(at)``/``[dot]`` and spelled
-out, ``ana at example dot com`` or ``ana arroba correo punto es``), IBANs, national ids
-(US SSN, Spanish DNI and NIE, French NIR, UK National Insurance, Mexican CURP, Chilean
-RUT, Argentine CUIT), payment-card numbers, phone numbers and street addresses (English
-and Spanish, in any case). Numbers come from maintained validators
-(``pii_numbers.py``: ``phonenumbers`` for phones, ``python-stdnum`` for check digits), so
-a look-alike run of digits is not reported; e-mail and street addresses from patterns
-(``pii_text.py``). Text is matched after NFKC normalisation (fullwidth letters, digits
-and signs), and each finding names the original line and span.
+out, ``ana at example dot com``, ``ana arroba correo punto es`` or ``lucia.gomez arroba
+gmail.com``), IBANs, national ids (US SSN, Spanish DNI and NIE, French NIR, UK National
+Insurance, Mexican CURP, Chilean RUT, Argentine CUIT), payment-card numbers, phone
+numbers (in figures, and in Spanish spelled digit by digit, ``seis uno dos ...``, or in
+number words, ``seiscientos doce, trescientos cuarenta y cinco, ...``) and street
+addresses (English and Spanish, in any case, with a floor, ``Alcalá 45, 3º piso``).
+Numbers come from maintained validators (``pii_numbers.py``: ``phonenumbers`` for phones,
+``python-stdnum`` for check digits; ``pii_words.py`` reads Spanish number words into the
+digits ``phonenumbers`` then validates), so a look-alike run of digits or of number words
+is not reported; e-mail and street addresses from patterns (``pii_text.py``). Text is
+matched after NFKC normalisation (fullwidth letters, digits and signs), and each finding
+names the original line and span.
 
 A span is reported once, as its most specific kind. Recall is measured on
 ``tests/data/pii_corpus.tsv``. Each hit is for a human to look at, not a verdict.
@@ -29,15 +33,24 @@ from probebench.tasks.pii_numbers import (
     luhn_ok,
 )
 from probebench.tasks.pii_text import find_addresses, find_emails
+from probebench.tasks.pii_words import find_spelled_phones
 
 Finder = Callable[[str], Iterator[tuple[int, int]]]
+
+
+def _phones(text: str) -> Iterator[tuple[int, int]]:
+    """Phones in figures (``pii_numbers``), then phones spelled out (``pii_words``)."""
+    yield from find_phones(text)
+    yield from find_spelled_phones(text)
+
+
 #: kinds in priority order: a span overlapping an earlier kind's is not reported again
 KINDS: dict[str, Finder] = {
     "e-mail address": find_emails,
     "bank account number": find_ibans,
     "national id": find_national_ids,
     "payment-card number": find_cards,
-    "phone number": find_phones,
+    "phone number": _phones,
     "street address": find_addresses,
 }
 

@@ -28,7 +28,7 @@ PHONE_REGIONS = ("US", "GB", "IE", "AU", "NZ", "ES", "MX", "AR", "CO", "CL", "PE
 _DIGITS = re.compile(r"\d(?:[\s().\-/]{0,3}\d){6}")
 #: words after which a number is a reference, not a phone: "ISBN 84 376 0494 7",
 #: "pedido 612345678"
-_REFERENCE = re.compile(
+REFERENCE = re.compile(
     r"(?:\b(?:isbn(?:-1[03])?|issn|order|invoice|ticket|ref|reference|serial|tracking|"
     r"account|acct|pedido|factura|referencia|expediente|cuenta|p[aá]gina|page|pp?|"
     r"versi[oó]n|version|v)\.?\s*(?:number|n[uú]mero|no\.?|n[º°o]\.?|#|:)?\s*)$",
@@ -50,7 +50,7 @@ def _not_a_phone(text: str, match: phonenumbers.PhoneNumberMatch) -> bool:
             or _DATE.fullmatch(match.raw_string) is not None
             or (not match.raw_string.startswith("+")
                 and sum(len(g) == 1 for g in groups) >= 2)
-            or _REFERENCE.search(text[max(0, match.start - 24):match.start]) is not None)
+            or REFERENCE.search(text[max(0, match.start - 24):match.start]) is not None)
 
 
 def find_phones(text: str) -> Iterator[tuple[int, int]]:
