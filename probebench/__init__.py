@@ -71,6 +71,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "score_lm": ("probebench.evaluation.lm_scores", "score_lm"),
     "seal_holdout": ("probebench.tasks.sealed", "seal"),
     "show_entry": ("probebench.registry.mirror", "show_entry"),
+    "sign_registry": ("probebench.registry.mirror", "sign_site"),
     "submit_many": ("probebench.runs.submit", "submit_many"),
     "unseal_holdout": ("probebench.tasks.sealed", "unseal"),
     "unseal_holdouts_to": ("probebench.tasks.sealed", "unseal_to"),

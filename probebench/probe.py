@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from probebench.registry.entry import MAX_ENTRY_ID, Entry, entry_path, read_entr
 from probebench.sites import Site
 from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
+
+if TYPE_CHECKING:
+    from probebench.registry.mirror import MirrorEntry, RegistrySource
 
 __all__ = ["NoDirectionError", "Probe", "load_probe", "registry_ids"]
 
@@ -224,7 +228,8 @@ def load_probe(ref: str | Path, *, registry: str | Path | None = None,
         registry: where the registry is (``probebench.registry.mirror.open_registry``):
             a folder holding ``probes/``, a built leaderboard holding ``registry.json``,
             or the URL of a published ``registry.json`` (its files are downloaded into
-            the cache and checked against the index before anything loads). Default: the
+            the cache and checked against the index before anything loads; an artifact
+            folder that leads out of the cache is refused before it is read). Default: the
             ``$PROBEBENCH_REGISTRY`` variable, else the enclosing checkout's
             ``registry/``, else the project's published leaderboard.
         registry_sha256: pins the ``registry.json`` of a site or URL (also
@@ -292,7 +297,7 @@ def load_probe(ref: str | Path, *, registry: str | Path | None = None,
     if source.index is not None:
         listed = source.index.entry(ref)
         assert listed is not None
-        folder = source.repo / listed.artifact_path
+        folder = _mirror_folder(source, listed)
         if listed.artifact_sha256 != entry.artifact_sha256:
             raise InputError(f"{source.describe()}: the index and the entry of {ref} name "
                              "different artifacts; refused")
@@ -301,6 +306,28 @@ def load_probe(ref: str | Path, *, registry: str | Path | None = None,
     return _from_folder(folder, entry.id, entry,
                         catalog if catalog is not None else TaskCatalog.for_repo(Path(repo)),
                         entry.artifact_sha256)
+
+
+def _mirror_folder(source: RegistrySource, listed: MirrorEntry) -> Path:
+    """The artifact folder of a mirror's entry, in the mirror's cache: refused, before
+    anything in it is read or listed, unless the index lists files for it and the folder,
+    every link on its way resolved, lies inside the cache's ``registry/artifacts/``."""
+    if not listed.artifact_files:
+        raise InputError(f"{source.describe()}: the index lists no file of the artifact of "
+                         f"{listed.id} ({listed.artifact_path!r}); refused")
+    try:
+        # the cache's own folder resolved, and nothing below it: a link there leads out
+        root = source.repo.resolve() / "registry" / "artifacts"
+        folder = (source.repo / listed.artifact_path).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
+                         f"({listed.artifact_path[:120]!r}) is not a usable path ({exc}); "
+                         "refused") from None
+    if folder == root or not folder.is_relative_to(root):
+        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
+                         f"({listed.artifact_path[:120]!r}) leads out of the mirror cache's "
+                         f"registry/artifacts/ ({root}); refused, nothing was read there")
+    return folder
 
 
 def _from_folder(folder: Path, probe_id: str, entry: Entry | None,

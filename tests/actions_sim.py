@@ -16,9 +16,10 @@ What it stands in for, and how:
   only record the call (``pip wheel`` leaves a placeholder wheel). :func:`install_lines`
   checks such a step holds nothing but installation commands, so no real command can hide
   in one.
-- The GitHub CLI ``gh``: a shim that answers ``pr view --json headRefOid`` from the
-  simulated PR and records ``pr comment`` / ``pr create`` bodies and labels added
-  through ``gh api .../issues/N/labels``.
+- The GitHub CLI ``gh``: a shim that answers ``pr view --json headRefOid`` (and
+  ``--json author``: the ``sim.author`` login) from the simulated PR and records
+  ``pr comment`` / ``pr create`` bodies and labels added through
+  ``gh api .../issues/N/labels``.
 - Step and job outputs: each step gets its own ``$GITHUB_OUTPUT`` file; a step with an
   ``id`` exposes its ``key=value`` lines as ``steps.<id>.outputs.<key>``, and the job's
   ``outputs:`` are filled from them. :meth:`Simulator.should_run` decides whether a job
@@ -68,7 +69,13 @@ echo "sudo $*" >> "$SIM_LOG"
 _GH_SHIM = """#!/usr/bin/env bash
 # gh shim: the simulated GitHub API
 echo "gh $*" >> "$SIM_LOG"
-if [ "$1 $2" = "pr view" ]; then cat "$SIM_STATE/pr_head_$3"; exit 0; fi
+if [ "$1 $2" = "pr view" ]; then
+  case " $* " in
+    *" --json author "*) cat "$SIM_STATE/pr_author_$3" ;;
+    *) cat "$SIM_STATE/pr_head_$3" ;;
+  esac
+  exit 0
+fi
 if [ "$1 $2" = "pr list" ]; then
   while [ $# -gt 0 ]; do [ "$1" = "--search" ] && sha="$2"; shift; done
   for f in "$SIM_STATE"/pr_head_*; do
@@ -180,6 +187,7 @@ class Simulator:
         self.context.setdefault("vars.PROBEBENCH_GPU_RUNNER", "")
         self.context.setdefault("secrets.HF_TOKEN", "")
         self.context.setdefault("secrets.PROBEBENCH_HOLDOUT_KEY", "")
+        self.context.setdefault("secrets.PROBEBENCH_REGISTRY_SIGNING_KEY", "")
 
     def _note_secrets(self, workflow: str, job: str, step: str,
                       step_env: dict[str, str]) -> None:
@@ -210,6 +218,8 @@ class Simulator:
         head = git(fork, "rev-parse", branch)
         base = self.main_sha()
         (self.state / f"pr_head_{number}").write_text(head + "\n")
+        (self.state / f"pr_author_{number}").write_text(
+            self.context.get("sim.author", "sim-author") + "\n")
         words = {"A": "added", "M": "modified", "D": "removed", "T": "changed"}
         diff = git(fork, "diff", "--name-status", "--no-renames", "-z", f"{base}...{branch}")
         fields = [f for f in diff.split("\0") if f]

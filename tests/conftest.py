@@ -38,8 +38,9 @@ SLOW: dict[str, str] = {
     "tests/project/test_pr_simulation.py::test_a_pr_whose_artifact_hash_mismatches_is_refused_at_check":
         "the evaluate job's refusal: test_a_pr_that_breaks_the_entry_schema_is_refused_at_"
         "check; the hash message: intake/test_check.py, cli/test_artifacts.py",
-    "tests/project/test_pr_simulation.py::test_impersonating_the_reserved_org_is_refused_at_check":
-        "the evaluate job's refusal: the schema case; the reserved org: intake/test_check.py",
+    "tests/project/test_pr_simulation.py::test_impersonating_the_maintainers_org_is_refused_at_confine":
+        "the workflows' confine and check lines run on a stranger's probebench/ entry: "
+        "intake/test_org_owners.py",
     "tests/project/test_pr_simulation.py::test_taking_over_a_reference_id_is_refused_at_check":
         "the evaluate job's refusal: the schema case; the id-path rule: intake/test_check.py",
     "tests/project/test_reference.py::test_review_passes_on_reference_entries":

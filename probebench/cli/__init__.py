@@ -2,7 +2,10 @@
 
 ``main`` only registers the command groups (one module each) and reports errors; every
 command calls public library functions. Heavy libraries are imported inside the command
-functions, so ``--help`` and input errors answer at once.
+functions, so ``--help`` and input errors answer at once. While a command runs, stdout
+and stderr are ``safetext.VisibleWriter`` streams: whatever a printer prints (an entry's
+name, a task's title, an error quoting a file), a control or bidi character reaches the
+terminal as an escape (``\\x1b``, ``\\u202e``), never raw.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TextIO, cast
 
 from probebench.cli import (
     artifacts,
@@ -26,6 +30,7 @@ from probebench.cli import (
     train,
 )
 from probebench.errors import ProbebenchError
+from probebench.safetext import VisibleWriter
 from probebench.version import __version__
 
 GROUPS = (models, artifacts, tasks, holdout, train, submit, lm, registry, review, reeval,
@@ -61,6 +66,7 @@ API: dict[str, str] = {
     "score-lm": "score_lm",
     "registry list": "registry_entries",
     "registry show": "show_entry",
+    "registry sign": "sign_registry",
     "registry check": "check_registry",
     "registry confine": "confinement_problems",
     "registry check-task": "check_proposal",
@@ -94,19 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="probebench: %(message)s")
-    # huggingface_hub prints through a handler of its own; passed on to ours as well,
-    # every one of its lines would be printed twice
-    logging.getLogger("huggingface_hub").propagate = False
+    # every printer prints text from strangers (entries, tasks, mirrors, error messages
+    # quoting them): the streams themselves make control and bidi characters visible
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = cast(TextIO, VisibleWriter(out))
+    sys.stderr = cast(TextIO, VisibleWriter(err))
     try:
-        code: int = args.func(args)
-    except ProbebenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    return code
+        logging.basicConfig(level=logging.WARNING, format="probebench: %(message)s")
+        # huggingface_hub prints through a handler of its own; passed on to ours as well,
+        # every one of its lines would be printed twice
+        logging.getLogger("huggingface_hub").propagate = False
+        try:
+            code: int = args.func(args)
+        except ProbebenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        return code
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 __all__ = ["build_parser", "main"]

@@ -1,5 +1,7 @@
 """``probebench registry list|show``: read a registry from a folder, a built leaderboard
-or a URL (``probebench.registry.mirror``), as a pip user without a checkout does."""
+or a URL (``probebench.registry.mirror``), as a pip user without a checkout does; and
+``registry sign``, the maintainers' signature of a built leaderboard's index
+(``probebench.registry.signing``)."""
 
 from __future__ import annotations
 
@@ -70,6 +72,42 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sign(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime, timedelta
+    from pathlib import Path
+
+    from probebench.registry.mirror import sign_site
+    from probebench.registry.signing import read_private_key
+
+    if args.key == "-":
+        data, where = sys.stdin.buffer.read(1 << 16), "the key on stdin"
+    else:
+        path = Path(args.key)
+        try:
+            data, where = path.read_bytes()[: 1 << 16], str(path)
+        except OSError as exc:
+            print(f"probebench: {path}: cannot read the signing key ({exc.strerror})",
+                  file=sys.stderr)
+            return 2
+    key = read_private_key(data, where)
+    now = datetime.now(UTC)
+    out = sign_site(Path(args.site), key, version=args.version, now=now,
+                    expires=now + timedelta(days=args.expires_in_days))
+    from probebench.registry.signing import parse_signature
+
+    signed = parse_signature(out.read_bytes(), str(out)).signed
+    print(f"signed {out}: index sha256 {signed.index_sha256}, version {signed.version}, "
+          f"expires {signed.expires}, key {signed.key_id[:16]}...")
+    return 0
+
+
+def _days(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 366:
+        raise argparse.ArgumentTypeError("expected 1 to 366 days")
+    return value
+
+
 def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rlist = reg_sub.add_parser(
         "list", help="list the registry's entries (a folder, a built leaderboard or a URL)",
@@ -94,6 +132,27 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     rshow.add_argument("--quiet", action="store_true", help="no registry line on stderr")
     add_source_options(rshow)
     rshow.set_defaults(func=cmd_show)
+    rsign = reg_sub.add_parser(
+        "sign", help="sign a built leaderboard's registry.json (maintainers' workflow)",
+        description="Write SITE/registry.json.sig: an Ed25519 signature (the maintainers' "
+                    "key, a secret of the leaderboard workflow) over the index's SHA-256 and "
+                    "size, a version that only goes up and an expiry. Readers of a URL "
+                    "refuse an index that is unsigned, signed by a key the package does not "
+                    "ship (or $PROBEBENCH_REGISTRY_KEYS names), expired, or older than one "
+                    "they have verified. docs/registry.md, 'A signed index', has the threat "
+                    "model.",
+        epilog="example (the key never touches the disk): printf '%s' \"$KEY\" | "
+               "probebench registry sign leaderboard --key -")
+    rsign.add_argument("site", metavar="SITE", help="a built leaderboard holding registry.json")
+    rsign.add_argument("--key", required=True, metavar="FILE",
+                       help="the Ed25519 private key, PKCS#8 PEM ('-': read it from stdin)")
+    rsign.add_argument("--version", type=int, default=None, metavar="N",
+                       help="the index version (default: now, in UTC seconds: it only goes "
+                            "up, also across key rotations)")
+    rsign.add_argument("--expires-in-days", type=_days, default=30, metavar="DAYS",
+                       help="how long the signature holds (default 30; the workflow "
+                            "re-signs weekly)")
+    rsign.set_defaults(func=cmd_sign)
 
 
 __all__ = ["add_source_options", "register"]

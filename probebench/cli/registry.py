@@ -1,6 +1,10 @@
 """``probebench registry check|check-task|confine|evaluate|publish|reproduce``: the
 pull-request steps, and recording an entry's result (``review`` and ``reeval`` have
-modules of their own)."""
+modules of their own).
+
+What they print passes through the CLI's visible streams (``probebench.cli.main``); the
+pull-request comments they write (``--markdown``) through ``safetext.visible``, so a
+stranger's control or bidi character reaches neither a terminal nor a page raw."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from probebench.cli.common import (
     workspace,
 )
 from probebench.errors import InputError
+from probebench.safetext import visible
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -50,17 +55,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         lines += [f"      {p}" for r in results for p in r.problems]
         text = capped(f"## probebench: the entry check failed\n\n{code_block(lines)}\n\n"
                       f"{summary}. Fix the entry and push again; `probebench registry check "
-                      "--changed --base origin/main` shows the same locally.\n")
-        atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+                      "--changed --base origin/main --author YOUR_LOGIN` shows the same locally.\n")
+        atomic_write_bytes(Path(args.markdown), visible(text, lines=True).encode("utf-8"))
     return 1 if bad else 0
 
 
 def cmd_confine(args: argparse.Namespace) -> int:
     from probebench.hashing import atomic_write_bytes
     from probebench.intake.confine import (
+        base_orgs,
         changes,
         confinement_problems,
         git_toplevel,
+        ownership_problems,
         pr_kind,
         proposed_task,
         published_artifacts,
@@ -68,18 +75,22 @@ def cmd_confine(args: argparse.Namespace) -> int:
         republished_problems,
         shown,
         submitted_entry,
+        tree_orgs,
     )
 
     ws = workspace(args, uses_tasks=False)  # plain git: reads nothing the PR could change
     if args.changes_file:
         found = read_changes_file(Path(args.changes_file))
         published: dict[str, str] = {}  # no git here: `registry check --changed` applies it
+        orgs = tree_orgs(ws.repo)  # --repo is the default branch's checkout (comment.yml)
     else:
         top = git_toplevel(ws.repo)
         found = changes(top, args.base, args.head)
         published = published_artifacts(top, args.base, args.head)
+        orgs = base_orgs(top, args.base, args.head)
     kind = pr_kind(found)
-    problems = confinement_problems(found) + republished_problems(found, published)
+    problems = (confinement_problems(found) + republished_problems(found, published)
+                + ownership_problems(found, orgs, args.author))
     for change in found:
         print(f"  {change.status}  {shown(change.path)}")
     for problem in problems:
@@ -113,7 +124,7 @@ def cmd_confine(args: argparse.Namespace) -> int:
                 f"## probebench: {what} refused\n\n{rule} A pull request proposes a probe "
                 "or a task, never both."
                 f"\n\n{code_block(problems)}\n")
-            atomic_write_bytes(Path(args.markdown), text.encode("utf-8"))
+            atomic_write_bytes(Path(args.markdown), visible(text, lines=True).encode("utf-8"))
     if not problems and args.github_output:
         # a step output for the workflow's routing (appended, as GITHUB_OUTPUT wants)
         with Path(args.github_output).open("a", encoding="utf-8") as handle:
@@ -155,7 +166,8 @@ def cmd_check_task(args: argparse.Namespace) -> int:
     else:
         print(report.text(), end="")
     if args.markdown:
-        atomic_write_bytes(Path(args.markdown), report.markdown().encode("utf-8"))
+        atomic_write_bytes(Path(args.markdown),
+                           visible(report.markdown(), lines=True).encode("utf-8"))
     return 0 if report.passed else 1
 
 
@@ -279,8 +291,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                              "folder changed but the entry's own")
     rcheck.add_argument("--base", default="origin/main", help="git base for --changed")
     rcheck.add_argument("--author", default=None, metavar="LOGIN",
-                        help="with --changed: the PR author's GitHub login, checked against "
-                             "registry/owners.yaml (reserved orgs, each org's owners)")
+                        help="with --changed (required there: without it every changed "
+                             "entry is refused): the pull request's author, its GitHub "
+                             "login, who must own the entry's org in registry/owners.yaml "
+                             "on the base branch (an org with no entries there is new: "
+                             "open to its first submitter)")
     rcheck.add_argument("--markdown", default=None, metavar="FILE",
                         help="when an entry fails, write the PR comment (escaped) here")
     add_workspace_options(rcheck, registry=True)
@@ -296,8 +311,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                     "registry/probes/<org>/<name>.yaml and files in at most one folder "
                     "registry/artifacts/<folder>/; a task proposal unless it only adds "
                     "regular files to one folder tasks/proposed/<task id>/ (within the size "
-                    "limits). Plain git: nothing of the pull request is loaded. Exit 0 when "
-                    "confined.")
+                    "limits). A probe pull request's --author must own the entry's org "
+                    "(registry/owners.yaml on the base branch). Plain git: nothing of the "
+                    "pull request is loaded. Exit 0 when confined.")
     rconf.add_argument("--base", default="origin/main", help="base branch or commit")
     rconf.add_argument("--head", default="HEAD", help="head commit (default: %(default)s)")
     rconf.add_argument("--entry-file", default=None, metavar="FILE",
@@ -309,6 +325,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="judge these changes instead of git's: STATUS<TAB>PATH"
                             "[<TAB>PREVIOUS] lines, STATUS a git letter or a GitHub API file "
                             "status (comment.yml feeds it the PR's file list)")
+    rconf.add_argument("--author", default=None, metavar="LOGIN",
+                       help="the pull request's author, its GitHub login (required for a "
+                            "probe pull request: without it the entry is refused): it must "
+                            "own the entry's org in registry/owners.yaml on the base branch "
+                            "(with --changes-file: in the --repo checkout); an org with no "
+                            "entries there is new, open to its first submitter")
     rconf.add_argument("--github-output", default=None, metavar="FILE",
                        help="when confined, append kind=probe or kind=task to FILE (a "
                             "workflow step's $GITHUB_OUTPUT: it routes the pull request to "

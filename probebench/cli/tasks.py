@@ -60,7 +60,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    results = workspace(args).catalog.verify()
+    from probebench.tasks.sealed import verify_holdouts
+
+    catalog = workspace(args).catalog
+    # sealed holdouts as `holdout verify` checks them: a tampered sealed file is drift too
+    results = catalog.verify(verify_holdouts(catalog))
     for r in results:
         print(f"  {'ok   ' if r.ok else 'DRIFT'}  {r.task:<38} {r.message}")
     bad = [r for r in results if not r.ok]
@@ -283,7 +287,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     show = action("show", cmd_show, help="one task: files, labels, splits, slices")
     show.add_argument("task", help="task id")
     action("verify", cmd_verify,
-           help="recompute every file and test-set hash; exit 1 on any drift")
+           help="recompute every file and test-set hash and check every sealed holdout "
+                "as `holdout verify` does (form only without the key); exit 1 on any drift")
     thash = action("hash", cmd_hash,
                    help="print the hashes a task's files and test set have now",
                    description="Compute files_sha256 and test_sha256 as they are on disk (for "

@@ -6,6 +6,11 @@ control-task selectivity, slices and the most confident errors. The errors' text
 the task's, not the result's: ``render_report`` shows them when given the submission's
 sample records (``probebench.evaluation.samples.sample_records``); without them (the
 leaderboard renders stored results) it lists the errors' prompt ids and says so.
+
+Texts come from task files, entries and stored results, written by strangers: every
+value the template writes goes through ``probebench.safetext.visible`` (the
+environment's ``finalize``), so a control or bidi character (``ESC[2J``, an OSC 8
+hyperlink, ``U+202E``) shows as an escape such as ``\\x1b`` or ``\\u202e``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.generalisation import GENERALISATION
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.evaluation.samples import N_ERRORS, confident_errors
+from probebench.safetext import visible
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -44,16 +50,26 @@ _MARKDOWN = set("\\`*_[]<>|~")
 
 def markdown_cell(text: str, limit: int = CELL_CHARS) -> str:
     """``text`` safe inside one Markdown table cell: Markdown-significant characters
-    (``|`` among them) escaped with a backslash, each line break shown as ``↵``, and
-    cut to ``limit`` characters (``…`` marks a cut).
+    (``|`` among them) escaped with a backslash, each line break shown as ``↵``, control
+    and bidi characters as visible escapes (``probebench.safetext``), and cut to
+    ``limit`` characters (``…`` marks a cut).
 
     >>> markdown_cell("a | b\\nc_d")
     'a \\\\| b↵c\\\\_d'
+    >>> markdown_cell("\\x1b[2Jx\\u202e")
+    '\\\\x1b\\\\[2Jx\\\\u202e'
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if len(text) > limit:
         text = text[:limit - 1] + "…"
-    return "".join("↵" if c == "\n" else f"\\{c}" if c in _MARKDOWN else c for c in text)
+    text = "".join("↵" if c == "\n" else f"\\{c}" if c in _MARKDOWN else c for c in text)
+    return visible(text)
+
+
+def _shown(value: Any) -> Any:
+    """What every ``{{ ... }}`` of the template writes: text made visible (a task's or
+    an entry's text may hold control or bidi characters), other values as they are."""
+    return visible(value, lines=True) if isinstance(value, str) else value
 
 
 @cache
@@ -64,7 +80,8 @@ def _environment() -> Environment:
 
     env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
                       undefined=StrictUndefined, trim_blocks=False,
-                      keep_trailing_newline=True, autoescape=False)  # Markdown, not HTML
+                      keep_trailing_newline=True, autoescape=False,  # Markdown, not HTML
+                      finalize=_shown)
     env.filters["cell"] = markdown_cell
     return env
 
@@ -172,7 +189,7 @@ def with_generalisation(text: str, submission: Submission) -> str:
         lines.append(f"| {markdown_cell(task_id)} | sibling | {sib.n} | "
                      f"{auroc(sib.auroc, *sib.ci)} | "
                      f"{markdown_cell(sib.note or 'reported, not ranked')} |")
-    section = "\n".join(lines) + "\n"
+    section = visible("\n".join(lines) + "\n", lines=True)
     at = text.find(_BEFORE)
     if at < 0:
         return text.rstrip("\n") + "\n\n" + section

@@ -281,6 +281,20 @@ class StageTiming(_Model):
     tokens: int = Field(default=0, description="Tokens the model read in those passes.")
 
 
+class RegistryRef(_Model):
+    """Which registry a run read (``RegistrySource.reference``)."""
+
+    source: str = Field(description="The folder or URL given or found.")
+    kind: str = Field(description="folder, leaderboard or url.")
+    index_sha256: str | None = Field(description="SHA-256 of its registry.json (None: a "
+                                     "source folder, which has no index).")
+    signed_by: str | None = Field(description="The key id (SHA-256 of the Ed25519 public "
+                                  "key) whose signature of the index was verified; None "
+                                  "when it was read unsigned.")
+    index_version: int | None = Field(description="The signed index's version.")
+    expires: str | None = Field(description="When the signature expires (UTC).")
+
+
 class Timing(_Model):
     latency_ms: dict[str, float] = Field(description="Median ms per prompt, batch size 1, "
                                          "text to probability, after warm-up, per task "
@@ -306,6 +320,13 @@ class Timing(_Model):
                     "exactly its inputs (baselines_sha256) instead of computing them: the "
                     "file and record. Empty when every baseline was computed in this run "
                     "(always with --compute-baselines and in the registry's evaluation).")
+    registry: RegistryRef | None = Field(
+        default=None,
+        description="The registry this run read its eval-awareness guard and published "
+                    "baselines from (`probebench.submit` and the command line): where, the "
+                    "SHA-256 of its registry.json, and the signature that was verified "
+                    "(None there: a local folder read unsigned). None when no registry was "
+                    "read.")
     wall_seconds: float
     stages: dict[str, StageTiming] = Field(
         default_factory=dict,

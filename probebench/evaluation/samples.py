@@ -20,11 +20,13 @@ A record (one JSONL line) holds:
 * ``correct``: binary, the decision at 0.5 (P >= 0.5 means 1) equals the label;
   multi-class, the predicted class is the prompt's class;
 * ``slices``: the prompt's slice fields.
+
+The file is data (its texts are exact); REPORT.md, its human view, shows texts through
+``probebench.safetext.visible``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,7 @@ from probebench.errors import InputError
 from probebench.evaluation.headline import Flat
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.hashing import atomic_write_bytes
+from probebench.safetext import json_visible
 from probebench.tasks.catalog import TaskCatalog
 
 #: the decision threshold of a binary prompt: P >= THRESHOLD means label 1
@@ -119,9 +122,15 @@ def _task_records(result: TaskResult, catalog: TaskCatalog, limit: int | None
 
 
 def samples_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
-    """The records as JSONL: one JSON object per line, keys in the records' order."""
-    return "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n"
-                   for r in records)
+    """The records as JSONL: one JSON object per line, keys in the records' order.
+    A prompt's text is the task's, exactly, once parsed; in the file every control,
+    bidi or format character is a ``\\uXXXX`` escape (``safetext.json_visible``), so
+    reading the file in a terminal or a viewer shows them instead of obeying them.
+
+    >>> samples_jsonl([{"text": "a\\u202eb"}])
+    '{"text": "a\\\\u202eb"}\\n'
+    """
+    return "".join(json_visible(r, allow_nan=False) + "\n" for r in records)
 
 
 def write_samples(path: Path, records: Sequence[Mapping[str, Any]]) -> None:

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probebench.artifact.checks import ValidationReport, validate
-from probebench.errors import InputError, ProbebenchError
+from probebench.errors import ProbebenchError
 from probebench.intake.confine import (
     ChangedPath,
+    base_orgs,
     changed_artifact_folders,
     changes,
     git_toplevel,
+    owner_problems,
     published_artifacts,
     republished_problems,
 )
@@ -30,7 +32,6 @@ from probebench.registry.entry import (
 )
 from probebench.sources.resolve import registry_artifact_problem, resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
-from probebench.yamlsafe import load_yaml
 
 
 @dataclass
@@ -67,43 +68,28 @@ def _changed(root: Path, base: str, head: str | None
     return sorted(entries), found, top
 
 
-OWNERS_FILE = "owners.yaml"
-
-
-def read_owners(root: Path) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
-    """``registry/owners.yaml`` (a maintainers' file): the reserved orgs, and for each
-    org the GitHub logins that may add or change its entries."""
-    path = root / OWNERS_FILE
-    if not path.is_file():
-        return frozenset(), {}
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: expected 'reserved' and 'orgs'")
-    reserved = data.get("reserved") or []
-    orgs = data.get("orgs") or {}
-    if not isinstance(reserved, list) or not isinstance(orgs, dict) or not all(
-            isinstance(v, list) for v in orgs.values()):
-        raise InputError(f"{path}: 'reserved' is a list of orgs and 'orgs' maps each org to "
-                         "a list of GitHub logins")
-    return (frozenset(map(str, reserved)),
-            {str(k): frozenset(str(x).lower() for x in v) for k, v in orgs.items()})
-
-
 def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
-                          head: str | None = None, *, author: str | None = None) -> None:
+                          head: str | None = None, *, author: str | None) -> None:
     """The rules of a probe pull request beyond one entry's own checks, added to ``results``:
 
     - a changed entry is ``pending_review`` (a live or deprecated entry becomes pending
       again when changed: a PR never sets a status);
     - every changed artifact folder is the one a changed entry points at;
-    - with ``author`` (the PR's GitHub login): the entry's org is not reserved
-      (``owners.yaml``), an org listed there is changed only by its owners, and an entry
-      that exists on the base branch is changed only by its org's owners.
+    - ``author`` (the PR's GitHub login, required: None refuses every entry) may publish
+      under the entry's org: :func:`~probebench.intake.confine.owner_problems`, the rule
+      ``registry confine`` applies too, with ``registry/owners.yaml`` and the orgs with
+      entries read from the base branch, never from the pull request's files; and the
+      entry's ``org`` field is its id's org.
     """
     _, found, top = _changed(root, base, head)
-    reserved, owners = read_owners(Path(root))
+    registry = Path(root).resolve().relative_to(top).as_posix()
+    registry = "" if registry == "." else registry
+    rels = {r.path: r.path.resolve().relative_to(top).as_posix() for r in results}
+    owned = owner_problems(sorted(rels.values()), base_orgs(top, base, head, registry=registry),
+                           author, registry=registry)
     wanted = set()
     for r in results:
+        r.problems.extend(problem for path, problem in owned if path == rels[r.path])
         try:
             entry = read_entry(r.path)
         except ProbebenchError:
@@ -113,23 +99,7 @@ def pull_request_problems(root: Path, base: str, results: list[EntryCheck],
                               "status: pending_review (it becomes live after review and "
                               "merge)")
         wanted.add(entry.artifact_url.rstrip("/"))
-        if author is None:
-            continue
         org = entry.id.split("/", 1)[0]
-        login = author.lower()
-        rel = r.path.resolve().relative_to(top).as_posix()
-        existed = any(c.path == rel and c.status == "M" for c in found)
-        if org in reserved:
-            r.problems.append(f"{r.path}: org {org!r} is reserved (registry/{OWNERS_FILE}); "
-                              "submit under your own org")
-        elif org in owners and login not in owners[org]:
-            r.problems.append(f"{r.path}: org {org!r} belongs to "
-                              f"{', '.join(sorted(owners[org]))} (registry/{OWNERS_FILE}); "
-                              f"{author} may not add or change its entries")
-        elif existed and org not in owners:
-            r.problems.append(f"{r.path}: changes an existing entry of org {org!r}, which "
-                              f"has no owners in registry/{OWNERS_FILE}; ask the maintainers "
-                              "to add you")
         if entry.org != org:
             r.problems.append(f"{r.path}: org is {entry.org!r} but the id's org is {org!r}")
     for problem in republished_problems(found, published_artifacts(top, base, head)):

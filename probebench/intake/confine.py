@@ -10,7 +10,11 @@ anything under ``tasks/proposed/``, else a **probe pull request**. A probe pull 
 - deletes nothing, and touches nothing else: workflows, the package, ``tasks.yaml``,
   test sets, tests, build files, ``registry/results`` and ``registry/baselines`` are
   maintainers' changes;
-- adds only regular files: no symbolic link, no submodule, no type change.
+- adds only regular files: no symbolic link, no submodule, no type change;
+- is opened by an owner of the entry's org (:func:`owner_problems`: the author is
+  required, ``registry/owners.yaml`` and the orgs with entries are read from the base
+  branch; ``registry/owners.yaml`` itself is a maintainers' file, never part of a probe
+  pull request).
 
 A task proposal (docs/tasks.md, "Proposing a task") adds one new task, and nothing else:
 
@@ -47,7 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from probebench.errors import ProbebenchError
+from probebench.errors import InputError, ProbebenchError
 from probebench.yamlsafe import loads_yaml
 
 ENTRY_DIR = "registry/probes/"
@@ -69,6 +73,11 @@ MAX_PROPOSAL_BYTES = 64 * 2**20
 #: where registered tasks live: changed by the maintainers only
 _CATALOG_PATH = re.compile(r"^(?:probebench/catalog/.*|(?:.*/)?tasks\.ya?ml)\Z")
 PrKind = Literal["probe", "task"]
+#: who may publish under each org (a maintainers' file; a pull request never changes it)
+OWNERS_PATH = "registry/owners.yaml"
+#: a GitHub login: letters, digits and inner hyphens (a GitHub App's account ends in [bot])
+LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\[bot\])?\Z")
+_ORG = re.compile(r"^[a-z0-9][a-z0-9\-]*\Z")  # an entry id's org (ENTRY_FILE)
 
 
 #: git modes a probe pull request may add: regular files (plain and executable)
@@ -255,6 +264,9 @@ def _probe_pr_problems(items: list[ChangedPath]) -> list[str]:
             continue
         hint = (" (an entry is registry/probes/<org>/<name>.yaml, one folder deep)"
                 if c.path.startswith(ENTRY_DIR) else
+                "; who may publish under an org is the maintainers' to change: they add a "
+                "new org's first submitter when they merge that pull request"
+                if c.path == OWNERS_PATH else
                 f"; a new task is proposed under {PROPOSAL_DIR}<task id>/: {ONE_KIND}"
                 if _CATALOG_PATH.match(c.path) else "")
         problems.append(f"{where}: outside one entry's YAML and its artifact folder "
@@ -384,6 +396,163 @@ def republished_problems(found: list[ChangedPath], published: dict[str, str]) ->
             for folder in sorted(changed_artifact_folders(found)) if folder in published]
 
 
+@dataclass(frozen=True)
+class Owners:
+    """``registry/owners.yaml``: for each org, the GitHub logins (lower case: GitHub
+    compares them so) that may add or change its entries; and the maintainers."""
+
+    #: org -> the logins that may publish under it
+    orgs: dict[str, frozenset[str]]
+    #: the maintainers' logins (they review task proposals and own the reference org)
+    maintainers: frozenset[str]
+
+
+def _logins(value: object, where: str, source: str) -> frozenset[str]:
+    if not isinstance(value, list) or not value:
+        raise InputError(f"{source}: {where}: expected a non-empty list of GitHub logins, "
+                         f"found {value!r}"[:400])
+    bad = [x for x in value if not isinstance(x, str) or not LOGIN.match(x)]
+    if bad:
+        raise InputError(f"{source}: {where}: {bad[0]!r} is not a GitHub login (letters, "
+                         "digits and inner hyphens)"[:400])
+    return frozenset(x.lower() for x in value)
+
+
+def parse_owners(text: str, source: str = OWNERS_PATH) -> Owners:
+    """Read an owners file: ``orgs`` (org -> list of logins, required) and ``maintainers``
+    (list of logins, optional); any other key, an org that is no entry id's org or a
+    value that is no login is an error naming the field."""
+    data = loads_yaml(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a mapping with 'orgs' (org -> list of GitHub "
+                         f"logins) and 'maintainers', found {type(data).__name__}")
+    unknown = sorted(map(str, set(data) - {"orgs", "maintainers"}))
+    if unknown:
+        hint = (" (an org of the maintainers is listed under orgs with their logins)"
+                if "reserved" in unknown else "")
+        raise InputError(f"{source}: unknown field(s) {', '.join(unknown)}; expected 'orgs' "
+                         f"and 'maintainers'{hint}")
+    orgs = data.get("orgs")
+    if not isinstance(orgs, dict):
+        raise InputError(f"{source}: field 'orgs': expected a mapping of org -> list of "
+                         f"GitHub logins, found {orgs!r}"[:400])
+    bad = [k for k in orgs if not isinstance(k, str) or not _ORG.match(k)]
+    if bad:
+        raise InputError(f"{source}: field 'orgs': {bad[0]!r} is not an org (lower case, "
+                         "digits and -, as in registry/probes/<org>/)"[:400])
+    maintainers = data.get("maintainers", [])
+    return Owners(orgs={k: _logins(v, f"field 'orgs.{k}'", source) for k, v in orgs.items()},
+                  maintainers=_logins(maintainers, "field 'maintainers'", source)
+                  if maintainers else frozenset())
+
+
+@dataclass(frozen=True)
+class BaseOrgs:
+    """What the base branch says about orgs, never the pull request's files: its owners
+    file and the orgs that have entries there."""
+
+    owners: Owners
+    #: orgs with at least one entry ``registry/probes/<org>/<name>.yaml``
+    with_entries: frozenset[str]
+    #: where it was read, for messages ("the base branch, merge base 0123abcd4567")
+    where: str
+
+
+def _org_of(path: str, registry: str) -> str | None:
+    """``<org>`` of ``<registry>/probes/<org>/<name>.yaml`` (None for any other path)."""
+    prefix = f"{registry}/probes/" if registry else "probes/"
+    if not path.startswith(prefix) or not path.endswith(".yaml"):
+        return None
+    org, sep, _ = path[len(prefix):].partition("/")
+    return org if sep else None
+
+
+def base_orgs(repo: Path, base: str, head: str | None = "HEAD", *,
+              registry: str = "registry") -> BaseOrgs:
+    """The owners file and the orgs with entries on the merge base of ``base`` and
+    ``head`` (the working tree's ``HEAD`` when None), read from git. ``registry`` is the
+    registry folder relative to the repository root. No owners file there: no org has
+    owners (every org with entries is then closed)."""
+    merge_base = _git(repo, "merge-base", base, head or "HEAD").strip()
+    where = f"the base branch, merge base {merge_base[:12]}"
+    listing = _git(repo, "ls-tree", "-r", "-z", "--name-only", merge_base, "--",
+                   f"{registry}/probes/" if registry else "probes/")
+    orgs = frozenset(org for n in listing.split("\0") if (org := _org_of(n, registry)))
+    path = f"{registry}/owners.yaml" if registry else "owners.yaml"
+    present = _git(repo, "ls-tree", "--name-only", merge_base, "--", path).strip()
+    owners = (parse_owners(_git(repo, "show", f"{merge_base}:{path}"), f"{path} on {where}")
+              if present else Owners({}, frozenset()))
+    return BaseOrgs(owners, orgs, where)
+
+
+def tree_orgs(repo: Path) -> BaseOrgs:
+    """:class:`BaseOrgs` from the files of a trusted checkout ``repo`` (``comment.yml``
+    checks the pull request's file list against the default branch's checkout)."""
+    path = repo / OWNERS_PATH
+    owners = (parse_owners(path.read_text("utf-8"), str(path)) if path.is_file()
+              else Owners({}, frozenset()))
+    probes = repo / ENTRY_DIR
+    orgs = frozenset(p.name for p in probes.iterdir()
+                     if p.is_dir() and any(p.glob("*.yaml"))) if probes.is_dir() else frozenset()
+    return BaseOrgs(owners, orgs, f"the checkout {repo.name}/")
+
+
+def owner_problems(paths: list[str], base: BaseOrgs, author: str | None, *,
+                   registry: str = "registry") -> list[tuple[str, str]]:
+    """The ownership rule of a probe pull request, one ``(path, problem)`` per changed
+    entry file (``<registry>/probes/<org>/<name>.yaml``, relative to the repository
+    root) that ``author``, the pull request's GitHub login, may not publish:
+
+    - the author is required: none (or an empty one) refuses every entry;
+    - an org in the owners file takes entries from its logins only (compared case-
+      insensitively, as GitHub does);
+    - an org that has entries on the base branch but no owners is closed until the
+      maintainers list its owners;
+    - any other org is new: open to its first submitter, whom the maintainers add to the
+      owners file when they merge the pull request.
+
+    Read from the base branch only (:class:`BaseOrgs`): a pull request cannot list itself
+    as an owner (and one that touches the owners file is refused by the confinement
+    rule)."""
+    found = []
+    login = (author or "").strip()
+    for path in paths:
+        org = _org_of(path, registry)
+        if org is None:
+            continue
+        where = shown(path)
+        owners = base.owners.orgs.get(org)
+        if not login:
+            found.append((path, f"{where}: the pull request's author is missing: give "
+                                "--author LOGIN, the GitHub login that opened it "
+                                "(validate-pr.yml passes github.event.pull_request.user."
+                                f"login), checked against {OWNERS_PATH} on the base branch"))
+        elif not LOGIN.match(login):
+            found.append((path, f"{where}: --author {shown(login)}: not a GitHub login "
+                                "(letters, digits and inner hyphens)"))
+        elif owners is not None and login.lower() not in owners:
+            found.append((path, f"{where}: org {org!r} belongs to {', '.join(sorted(owners))} "
+                                f"({OWNERS_PATH}); {login} may not add or change its "
+                                "entries: publish under an org of your own (a new org "
+                                "becomes its first submitter's when the maintainers merge "
+                                f"that pull request; owners as on {base.where})"))
+        elif owners is None and org in base.with_entries:
+            found.append((path, f"{where}: org {org!r} has entries on {base.where} but no "
+                                f"owners in {OWNERS_PATH}; nobody may add or change its "
+                                "entries until the maintainers list its owners there"))
+    return found
+
+
+def ownership_problems(found: list[ChangedPath], base: BaseOrgs,
+                       author: str | None) -> list[str]:
+    """:func:`owner_problems` for the changes of a probe pull request (a task proposal
+    has no entry: nothing)."""
+    if pr_kind(found) != "probe":
+        return []
+    paths = [c.path for c in found if c.status != "D" and entry_id_of(c.path)]
+    return [problem for _, problem in owner_problems(paths, base, author)]
+
+
 def submitted_entry(found: list[ChangedPath]) -> str | None:
     """The entry id of a confined pull request (None when it is not confined)."""
     if pr_kind(found) != "probe" or confinement_problems(found):
@@ -392,9 +561,11 @@ def submitted_entry(found: list[ChangedPath]) -> str | None:
     return entry
 
 
-__all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "MAX_PROPOSAL_BYTES", "MAX_PROPOSAL_FILE_BYTES",
-           "ONE_KIND", "PROPOSAL_DIR", "PROPOSAL_TASK_FILE", "PROPOSAL_TRAINING_DIR",
-           "REGULAR_MODES", "ChangedPath", "PrKind", "changed_artifact_folders", "changed_paths",
-           "changes", "confinement_problems", "entry_id_of", "git_toplevel", "pr_kind",
-           "proposal_layout_problem", "proposed_task", "published_artifacts",
-           "read_changes_file", "republished_problems", "shown", "submitted_entry"]
+__all__ = ["ARTIFACT_DIR", "ENTRY_DIR", "LOGIN", "MAX_PROPOSAL_BYTES", "MAX_PROPOSAL_FILE_BYTES",
+           "ONE_KIND", "OWNERS_PATH", "PROPOSAL_DIR", "PROPOSAL_TASK_FILE",
+           "PROPOSAL_TRAINING_DIR", "REGULAR_MODES", "BaseOrgs", "ChangedPath", "Owners",
+           "PrKind", "base_orgs", "changed_artifact_folders", "changed_paths", "changes",
+           "confinement_problems", "entry_id_of", "git_toplevel", "owner_problems",
+           "ownership_problems", "parse_owners", "pr_kind", "proposal_layout_problem",
+           "proposed_task", "published_artifacts", "read_changes_file", "republished_problems",
+           "shown", "submitted_entry", "tree_orgs"]

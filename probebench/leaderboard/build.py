@@ -36,11 +36,13 @@ Beside the pages: ``leaderboard.json``, ``leaderboard.csv`` and their schema
 (``downloads``), and the files the pages link (``files``: copied under ``files/``, or
 linked under a source URL). Column headers and their tooltips come from ``columns``,
 submitters' text is made safe by ``markdown``, the figures are drawn by ``charts``.
+Every value a page writes passes through ``shown`` (the templates' ``finalize``): a
+control or bidi character of an entry, a task or a result appears as a visible escape
+(``probebench.safetext``), never raw.
 """
 
 from __future__ import annotations
 
-import fcntl
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -48,6 +50,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from markupsafe import Markup
 
 from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
@@ -141,6 +145,7 @@ from probebench.leaderboard.recall import (
     recall_sort_value,
     recall_view,
 )
+from probebench.leaderboard.swap import building_path, hold_lock, restore_previous, swap_in
 from probebench.leaderboard.task_page import surface_flag, task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
@@ -152,6 +157,7 @@ from probebench.registry.store import (
     latest_generalisation,
     latest_results,
 )
+from probebench.safetext import visible
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.families import get_format
 from probebench.tasks.spec import TaskSpec
@@ -283,11 +289,12 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     ``files``).
 
     Builds into one folder take turns (a lock file beside ``out``): a second build
-    waits, then replaces the first one's result whole."""
+    waits, then replaces the first one's result whole; a killed build leaves the old
+    leaderboard or the new one whole (``leaderboard.swap``)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with (out.parent / f".{out.name}.lock").open("a") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    with hold_lock(out):
+        restore_previous(out)  # a build killed between its renames left the old site there
         return _build(registry, out, catalog=catalog, spec_version=spec_version,
                       n_resamples=n_resamples, seed=seed, source_url=source_url)
 
@@ -377,11 +384,10 @@ def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str
     selection = select_entries(registry, catalog)
     scores = score_entries(registry, selection, opts.spec)
     rankings = rank_entries(selection, scores, opts.spec, n_resamples=n_resamples, seed=seed)
-    building = out.with_name(f".{out.name}.building")
+
+    building = building_path(out)
     left_out = render_site(building, opts, selection, scores, rankings)
-    if out.exists():
-        shutil.rmtree(out)
-    building.replace(out)
+    swap_in(building, out)  # out is the old leaderboard or the new one at every moment
     return _summary(out, selection, scores, rankings, selection.skipped + left_out)
 
 
@@ -536,11 +542,23 @@ def render_site(folder: Path, opts: BuildOptions, selection: Selection, scores: 
     return left_out
 
 
+def shown(value: Any) -> Any:
+    """What every ``{{ ... }}`` of a page writes (the environment's ``finalize``, before
+    autoescape): text, markup included (a rendered README, an SVG figure), with control
+    and bidi characters made visible (``safetext.visible``), so a stranger's ``U+202E``
+    or ``ESC`` reaches no page raw; numbers and None as they are."""
+    if value is None or isinstance(value, int | float):
+        return value
+    if hasattr(value, "__html__"):  # markup: its escapes are text, and stay markup
+        return Markup(visible(str(value.__html__()), lines=True))
+    return visible(str(value), lines=True)
+
+
 def _environment() -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     env = Environment(loader=FileSystemLoader(HERE / "templates"), undefined=StrictUndefined,
-                      autoescape=select_autoescape(["html", "j2"]))
+                      autoescape=select_autoescape(["html", "j2"]), finalize=shown)
     env.filters["inline_md"] = inline_markdown
     env.filters["plain_md"] = plain_markdown
     env.filters["wbr"] = breakable

@@ -7,6 +7,10 @@ rows plus the rankings of every task-set group, each entry's ProbeScore breakdow
 each family's generalisation matrix (reported, never ranked);
 its JSON Schema is exported from ``Leaderboard`` (pydantic), with every field's
 description. Nothing in them depends on the time of the build.
+
+Their text is shown as the pages show it: every string of both (names, notes, task and
+slice names) passes through ``probebench.safetext.visible``, so a control or bidi
+character of an entry or a task arrives as an escape such as ``\\u202e``, never raw.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from probebench.safetext import visible, visible_data
 
 #: bumped when a field is renamed or removed, or may hold what it could not before
 #: (adding one keeps it). 2: a ranking's rank, rank_best and rank_worst are null for an
@@ -319,7 +325,7 @@ def _cell(value: object) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    return visible(str(value), lines=True)
 
 
 def leaderboard_csv(rows: list[ResultRow]) -> str:
@@ -333,8 +339,8 @@ def leaderboard_csv(rows: list[ResultRow]) -> str:
 
 
 def leaderboard_json(board: Leaderboard) -> str:
-    return json.dumps(board.model_dump(mode="json"), indent=1, sort_keys=False,
-                      ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(visible_data(board.model_dump(mode="json")), indent=1,
+                      sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def leaderboard_schema() -> str:

@@ -21,6 +21,7 @@ from probebench.leaderboard.markdown import link_url, render_markdown, safe_url
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_path
 from probebench.registry.store import ResultRecord, read_history, reference_record, result_path
+from probebench.safetext import without_hidden
 
 
 def interval_text(x: IntervalOut | None) -> str:
@@ -184,8 +185,13 @@ def report_markdown(record: ResultRecord, spec_version: str) -> str | None:
 
 
 def _bib(text: str) -> str:
-    """A BibTeX field value: braces, backslashes and control characters removed."""
-    return re.sub(r"[{}\\%\x00-\x1f]", "", text).strip()
+    """A BibTeX field value: braces, backslashes, control and bidi characters removed
+    (an escape would bring a backslash back).
+
+    >>> _bib("{Ada}\\u202e Lovelace\\x1b")
+    'Ada Lovelace'
+    """
+    return without_hidden(re.sub(r"[{}\\%\x00-\x1f]", "", text)).strip()
 
 
 def artifact_link(entry: Entry, source_url: str | None = None) -> str:

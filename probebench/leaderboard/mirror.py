@@ -17,7 +17,9 @@ import os
 import shutil
 from pathlib import Path
 
-from probebench.errors import InputError
+from pydantic import ValidationError
+
+from probebench.errors import InputError, field_problem
 from probebench.hashing import sha256_bytes
 from probebench.registry.entry import Entry, entry_path
 from probebench.registry.guards import GUARDS_FILE, guard_ids
@@ -109,13 +111,21 @@ def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
         for task in sorted(stored):
             results[task] = writer.copy(result_path(registry, entry.id, task),
                                         f"registry/results/{entry.id}/{task}.json")
-        mirrored.append(MirrorEntry(
-            id=entry.id, status=entry.status, name=entry.name, model=entry.model,
-            layer=entry.layer, position=entry.position, probe_type=entry.probe_type,
-            license=entry.license, tasks=list(entry.tasks),
-            artifact_sha256=entry.artifact_sha256, entry_file=entry_file,
-            artifact_path=dest, artifact_files=files, results=results,
-            auroc={t: r.result.auroc.value for t, r in sorted(stored.items())}))
+        try:
+            mirrored.append(MirrorEntry(
+                id=entry.id, status=entry.status, name=entry.name, model=entry.model,
+                layer=entry.layer, position=entry.position, probe_type=entry.probe_type,
+                license=entry.license, tasks=list(entry.tasks),
+                artifact_sha256=entry.artifact_sha256, entry_file=entry_file,
+                artifact_path=dest, artifact_files=files, results=results,
+                auroc={t: r.result.auroc.value for t, r in sorted(stored.items())}))
+        except ValidationError as exc:
+            # a file name the mirror's path rule refuses (a control character, a part
+            # too long): the entry is left out of the mirror, and the build says why
+            left_out.append(f"{entry.id}: not in the registry mirror: "
+                            f"{field_problem(exc, '')}")
+            for path in [entry_file, *files, *results.values()]:
+                writer.files.pop(path, None)
     guards_file = None
     if (registry / GUARDS_FILE).is_file():
         guards_file = writer.copy(registry / GUARDS_FILE, f"registry/{GUARDS_FILE}")

@@ -127,8 +127,11 @@ class RegistryBaselines:
     whose latest record has other inputs, gives None: the run computes them."""
 
     def __init__(self, registry: Path, repo: Path,
-                 ensure: Callable[[list[str]], None] | None = None) -> None:
+                 ensure: Callable[[list[str]], None] | None = None,
+                 origin: str | None = None) -> None:
         self.registry, self.repo, self.ensure = registry, repo, ensure
+        #: the registry named in ``where`` (a mirror's URL and index digest)
+        self.origin = origin
 
     def __call__(self, task: str, model: str, site: str, inputs_sha256: str
                  ) -> PublishedBaselines | None:
@@ -146,8 +149,9 @@ class RegistryBaselines:
         if latest.inputs_sha256 != inputs_sha256:
             return None
         when = f" (evaluated {latest.run.evaluated_at})" if latest.run else ""
+        origin = f"{self.origin}: " if self.origin else ""
         return PublishedBaselines(baselines=dict(latest.baselines),
-                                  where=f"{where}, record {len(doc.history)}{when}")
+                                  where=f"{origin}{where}, record {len(doc.history)}{when}")
 
 
 def task_baselines(root: Path, task: str) -> dict[str, BaselineRecord]:

@@ -12,6 +12,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -21,6 +22,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, field_problem
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE
 from probebench.evaluation.transfer import parse_targets
+from probebench.safetext import first_hidden
 from probebench.sites import Position, transformerlens_fields
 from probebench.yamlsafe import load_yaml
 
@@ -30,6 +32,8 @@ EntryId = Annotated[str, StringConstraints(
     pattern=r"^[a-z0-9][a-z0-9\-]*/[a-z0-9][a-z0-9.\-]*-[a-z0-9.\-]+-l\d+-v\d+$",
     max_length=MAX_ENTRY_ID)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+#: the fields whose text may run over several lines (a YAML block): they keep \n and \t
+MULTILINE_FIELDS = frozenset({"description", "notice"})
 
 
 class Entry(BaseModel):
@@ -89,6 +93,23 @@ class Entry(BaseModel):
     notice: str | None = Field(default=None, description="Why the status changed, e.g. the "
                                "re-evaluation that deprecated the entry.")
 
+    @field_validator("*")
+    @classmethod
+    def _text_is_visible(cls, value: Any, info: ValidationInfo) -> Any:
+        # an entry's text reaches terminals and pages: no control or bidi character
+        lines = info.field_name in MULTILINE_FIELDS
+        texts = ([(None, value)] if isinstance(value, str) else
+                 list(enumerate(value)) if isinstance(value, list) else [])
+        for index, text in texts:
+            found = first_hidden(text, lines=lines) if isinstance(text, str) else None
+            if found is not None:
+                where = "" if index is None else f"item {index + 1}, "
+                allowed = " apart from line breaks and tabs" if lines else ""
+                raise ValueError(
+                    f"{where}character {found[0] + 1} is {found[1]}; expected visible text: "
+                    f"no control, bidirectional or other invisible format character"
+                    f"{allowed} (docs/registry.md, \"Text from strangers\")")
+        return value
 
     @field_validator("transfer_targets")
     @classmethod

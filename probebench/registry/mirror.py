@@ -25,10 +25,15 @@ registry too:
 enclosing checkout's ``registry/``, the project's published leaderboard
 (``PUBLISHED_REGISTRY``).
 
-The index can be **pinned** by its SHA-256 (``sha256=``, ``--registry-sha256``, or
-``#sha256=HEX`` at the end of the URL): then a changed index is refused outright. Without
-a pin, a changed file is caught only where the index and the file disagree, which is why
-the docs recommend the pin for citing a result.
+A URL's index must be **signed** (``registry.json.sig``, ``probebench.registry.signing``):
+verified before it is parsed, against the public keys the package ships; unsigned, expired,
+rolled-back or wrongly signed indexes are refused with named errors. A built leaderboard on
+disk is verified when it holds a signature; folders on disk (a source folder, a built
+leaderboard without a signature) are read unsigned, which ``RegistrySource.describe`` says.
+
+The index can also be **pinned** by its SHA-256 (``sha256=``, ``--registry-sha256``, or
+``#sha256=HEX`` at the end of the URL): then any other index, even a later signed one, is
+refused, which is why the docs recommend the pin for citing a result.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,15 +49,31 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import from_json
 
-from probebench.errors import InputError, field_problem
+from probebench.errors import InputError
 from probebench.hashing import atomic_write_bytes, sha256_bytes
 from probebench.jsonsafe import read_capped
 from probebench.paths import enclosing_repo, home
-from probebench.sources.budget import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
-from probebench.sources.http import OfflineError, fetch
+from probebench.registry.entry import EntryId
+from probebench.registry.signing import (
+    MAX_SIGNATURE_BYTES,
+    SIGNATURE_SUFFIX,
+    UnsignedIndexError,
+    Verified,
+    parse_signature,
+    sign_file,
+    verify_index,
+)
+from probebench.sources import http as http_source
+from probebench.sources.budget import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, FetchBudget
+from probebench.sources.http import DeadlineError, OfflineError, fetch
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from probebench.registry.entry import Entry
     from probebench.registry.store import ResultRecord
 
@@ -62,8 +84,30 @@ INDEX_FORMAT: Literal["probebench-registry/1"] = "probebench-registry/1"
 REGISTRY_ENV = "PROBEBENCH_REGISTRY"
 #: the project's published leaderboard, whose registry.json a pip user reads by default
 PUBLISHED_REGISTRY = "https://probebench.github.io/probebench/registry.json"
-#: the largest registry.json read
-MAX_INDEX_BYTES = 32 << 20
+#: Bounds on a registry index, sized for a registry of 100,000 entries like the reference
+#: entries (10.6 files each on average: eight artifact files, the entry, its results and
+#: a share of the baselines), and checked before pydantic builds anything
+#: (``parse_index``). Entries:
+MAX_INDEX_ENTRIES = 100_000
+#: files listed in ``files``: twelve per entry
+MAX_INDEX_FILES = 12 * MAX_INDEX_ENTRIES
+#: the largest registry.json read: 4 KiB per entry with its files, as ``to_json`` writes
+#: it (the reference mirror takes 3.4 KiB per entry)
+MAX_INDEX_BYTES = MAX_INDEX_ENTRIES * (4 << 10)
+#: JSON values in it, over-counted before parsing as its commas, brackets and braces: 80
+#: per entry (the reference mirror has about 60 per entry with its files)
+MAX_INDEX_VALUES = 80 * MAX_INDEX_ENTRIES
+#: tasks in the catalog an index names
+MAX_INDEX_TASKS = 10_000
+#: the longest mirror path, and the longest part of one in UTF-8 bytes (room for the
+#: name of the temporary file a write adds, within the file systems' 255)
+MAX_MIRROR_PATH = 1024
+MAX_PATH_PART = 200
+#: seconds all the downloads of one ``RegistrySource`` (one command) may take together,
+#: from its first; each one also keeps to ``sources.http.DEADLINE``
+MIRROR_DEADLINE = 1800.0
+#: where every artifact folder of a mirror lies
+ARTIFACTS = "registry/artifacts/"
 #: files and bytes one command may download from a mirror (an entry's artifact is
 #: bounded by the artifact limits; the rest is entries, results and guards)
 MAX_DOWNLOAD_FILES = 4 * MAX_FILES
@@ -74,13 +118,69 @@ _SHA = re.compile(r"[0-9a-f]{64}\Z")
 
 # --- the index ----------------------------------------------------------------------
 
-def _mirror_path(path: str) -> str:
+#: what every path of an index is, as its errors say
+PATH_RULE = ("a mirror path is relative, under registry/, with no empty, '.' or '..' part, "
+             "no backslash and no control character")
+#: control characters: C0, DEL and C1
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _path_problem(path: str) -> str | None:
+    """What breaks the path rule in ``path`` (None: nothing)."""
     parts = path.split("/")
-    if (not path.startswith("registry/") or any(p in ("", ".", "..") for p in parts)
-            or "\\" in path or len(path) > 1024):
-        raise ValueError(f"{path!r}: a mirror path is relative, under registry/, with no "
-                         "empty, '.' or '..' part")
-    return path
+    control = _CONTROL.search(path)
+    if path.startswith("/"):
+        return "is absolute"
+    if ".." in parts:
+        return "has a '..' part"
+    if any(part in ("", ".") for part in parts):
+        return "has an empty or '.' part"
+    if "\\" in path:
+        return "holds a backslash"
+    if control is not None:
+        return f"holds the control character {control.group()!r}"
+    if parts[0] != "registry" or len(parts) < 2:
+        return "is not under registry/"
+    if len(path) > MAX_MIRROR_PATH:
+        return f"is {len(path)} characters long (at most {MAX_MIRROR_PATH})"
+    longest = max(len(part.encode("utf-8", "surrogatepass")) for part in parts)
+    if longest > MAX_PATH_PART:
+        return f"has a part of {longest} bytes (at most {MAX_PATH_PART})"
+    return None
+
+
+def _mirror_path(path: str, under: str = "registry/", name: str = "",
+                 key: int | str | None = None) -> str:
+    """``path`` when it keeps the path rule (``PATH_RULE``) and lies under ``under`` (a
+    folder, ending in ``/``); else a ``ValueError`` that starts with where it is:
+    ``name``, and ``[key]`` when given (the index's field, for its errors)."""
+    # the common case at a glance: a million paths are checked in well under a second
+    if (path.startswith(under) and len(path) > len(under) and path.isprintable()
+            and len(path) <= MAX_PATH_PART and "\\" not in path and "//" not in path
+            and "/./" not in path and "/../" not in path
+            and not path.endswith(("/", "/.", "/.."))):
+        return path
+    problem = _path_problem(path)
+    if problem is None and not (path.startswith(under) and len(path) > len(under)):
+        problem = f"is not under {under}"
+    if problem is None:
+        return path
+    if key is not None:
+        name += f"[{key[:120]!r}]" if isinstance(key, str) else f"[{key}]"
+    shown = repr(path[:120]) + ("..." if len(path) > 120 else "")
+    raise ValueError(f"{name}{': ' if name else ''}{shown} {problem}; {PATH_RULE}"
+                     + (f" (this one under {under})" if under != "registry/" else ""))
+
+
+def _folders(paths: Iterable[str]) -> set[str]:
+    """Every folder that holds one of ``paths``, up to the top."""
+    found: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in found:
+            found.add(folder)
+            folder = folder.rpartition("/")[0]
+    return found
 
 
 class MirrorFile(BaseModel):
@@ -95,7 +195,7 @@ class MirrorEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: EntryId
     status: str
     name: str
     model: str
@@ -103,16 +203,35 @@ class MirrorEntry(BaseModel):
     position: str
     probe_type: str
     license: str
-    tasks: list[str]
+    tasks: list[str] = Field(fail_fast=True)
     artifact_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The bundle hash "
                                  "the entry registers (probebench hash).")
-    entry_file: str = Field(description="The entry's YAML, relative to the leaderboard's root.")
-    artifact_path: str = Field(description="The artifact folder in the mirror.")
-    artifact_files: list[str] = Field(description="Every file of the artifact folder.")
-    results: dict[str, str] = Field(default_factory=dict,
+    entry_file: str = Field(description="The entry's YAML, relative to the leaderboard's "
+                            "root: ``registry/probes/<id>.yaml``.")
+    artifact_path: str = Field(description="The artifact folder in the mirror, under "
+                               "``registry/artifacts/``.")
+    artifact_files: list[str] = Field(min_length=1, fail_fast=True,
+                                      description="Every file of the artifact folder.")
+    results: dict[str, str] = Field(default_factory=dict, fail_fast=True,
                                     description="Task -> the stored results file.")
     #: the latest stored AUROC per task (for listing; the results files are the record)
-    auroc: dict[str, float | None] = Field(default_factory=dict)
+    auroc: dict[str, float | None] = Field(default_factory=dict, fail_fast=True)
+
+    @model_validator(mode="after")
+    def _paths_kept(self) -> MirrorEntry:
+        """Every path keeps the path rule, under its own folder (the field named first
+        in an error)."""
+        _mirror_path(self.entry_file, "registry/probes/", "entry_file")
+        if self.entry_file != f"registry/probes/{self.id}.yaml":
+            raise ValueError(f"entry_file: {self.entry_file[:120]!r} is not "
+                             f"'registry/probes/{self.id}.yaml', the file of the entry's id")
+        _mirror_path(self.artifact_path, ARTIFACTS, "artifact_path")
+        folder = self.artifact_path + "/"
+        for i, path in enumerate(self.artifact_files):
+            _mirror_path(path, folder, "artifact_files", i)
+        for task, path in self.results.items():
+            _mirror_path(path, "registry/results/", "results", task)
+        return self
 
 
 class CatalogTask(BaseModel):
@@ -132,29 +251,55 @@ class RegistryIndex(BaseModel):
     spec_version: str = Field(description="The ProbeScore spec the leaderboard ranks with.")
     catalog: dict[str, CatalogTask] = Field(description="Task id -> the version and test "
                                             "hash the results were made on.")
-    guards: dict[str, str] = Field(default_factory=dict, description="Model -> its guard.")
+    guards: dict[str, str] = Field(default_factory=dict, fail_fast=True,
+                                   description="Model -> its guard.")
     guards_file: str | None = None
-    entries: list[MirrorEntry]
-    baselines: list[str] = Field(default_factory=list)
-    files: dict[str, MirrorFile] = Field(description="Every file of the mirror, by path "
-                                         "relative to the leaderboard's root.")
+    entries: list[MirrorEntry] = Field(fail_fast=True)
+    baselines: list[str] = Field(default_factory=list, fail_fast=True)
+    files: dict[str, MirrorFile] = Field(fail_fast=True, description="Every file of the "
+                                         "mirror, by path relative to the leaderboard's root.")
 
     @model_validator(mode="after")
     def _paths_listed(self) -> RegistryIndex:
+        """Every path keeps the path rule; no path is both a file and a folder; no
+        artifact folder lies inside another; every path named is listed in ``files``;
+        no id twice. An error starts with where: ``entries[3].artifact_path: ...``."""
         for path in self.files:
-            _mirror_path(path)
-        named = [*self.baselines, *([self.guards_file] if self.guards_file else [])]
-        for entry in self.entries:
-            named += [entry.entry_file, *entry.artifact_files, *entry.results.values()]
-            for f in entry.artifact_files:
-                if not f.startswith(entry.artifact_path.rstrip("/") + "/"):
-                    raise ValueError(f"entry {entry.id}: {f} is outside its artifact folder")
-        missing = sorted(set(named) - set(self.files))
-        if missing:
-            raise ValueError(f"paths named but not listed in files: {missing[:3]}")
-        ids = [e.id for e in self.entries]
-        if len(set(ids)) != len(ids):
-            raise ValueError("an entry id is listed twice")
+            _mirror_path(path, name="files", key=path)
+        if self.guards_file is not None:
+            _mirror_path(self.guards_file, name="guards_file")
+        for i, path in enumerate(self.baselines):
+            _mirror_path(path, "registry/baselines/", "baselines", i)
+        artifact_folders = {e.artifact_path for e in self.entries}
+        folders = _folders(self.files) | artifact_folders
+        for path in sorted(folders.intersection(self.files))[:1]:
+            inside = next((f for f in self.files if f.startswith(path + "/")), path + "/")
+            raise ValueError(f"files[{path[:120]!r}]: listed as a file, and also a folder "
+                             f"of {inside[:120]!r}: a path is a file or a folder, never "
+                             "both")
+        nested = _folders(artifact_folders) & artifact_folders
+        listed = self.files
+        seen: set[str] = set()
+        for i, entry in enumerate(self.entries):
+            if entry.artifact_path in nested:
+                inner = next(f for f in sorted(artifact_folders)
+                             if f.startswith(entry.artifact_path + "/"))
+                raise ValueError(f"entries[{i}].artifact_path: {entry.artifact_path!r} holds "
+                                 f"another entry's artifact folder ({inner!r})")
+            named = [entry.entry_file, *entry.artifact_files, *entry.results.values()]
+            if not all(path in listed for path in named):
+                missing = next(path for path in named if path not in listed)
+                raise ValueError(f"entries[{i}]: {missing[:120]!r} is named but not listed in "
+                                 "files (with its sha256 and size)")
+            if entry.id in seen:
+                raise ValueError(f"entries[{i}].id: {entry.id!r} is listed twice")
+            seen.add(entry.id)
+        others = [("guards_file", self.guards_file or ""),
+                  *((f"baselines[{i}]", p) for i, p in enumerate(self.baselines))]
+        for name, path in others:
+            if path and path not in listed:
+                raise ValueError(f"{name}: {path[:120]!r} is named but not listed in files "
+                                 "(with its sha256 and size)")
         return self
 
     def entry(self, entry_id: str) -> MirrorEntry | None:
@@ -166,12 +311,105 @@ class RegistryIndex(BaseModel):
         return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
 
 
+def _where_in(loc: tuple[int | str, ...]) -> str:
+    """``entries[3].artifact_path`` for pydantic's ``("entries", 3, "artifact_path")``."""
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif i and loc[i - 1] in ("files", "results", "auroc", "catalog", "guards"):
+            out += f"[{str(part)[:120]!r}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _index_problem(exc: ValidationError) -> str:
+    """The first error of a ``RegistryIndex`` validation, where first: a validator's own
+    message already starts with its field."""
+    first = exc.errors(include_url=False)[0]
+    where = _where_in(tuple(first["loc"]))
+    if first["type"] == "value_error":
+        message = str(first["ctx"]["error"])
+        return f"{where}.{message}" if where else message
+    return f"{where or '(top level)'}: {first['msg']}"
+
+
+def _keys_fit(value: object, model: type[BaseModel], where: str) -> None:
+    """A JSON object for ``model`` with more keys than it has fields holds unknown ones:
+    refused here, naming a few, before pydantic would report each of them."""
+    if isinstance(value, dict) and len(value) > len(model.model_fields):
+        unknown = [str(k)[:40] for k in value if k not in model.model_fields][:3]
+        raise InputError(f"{where}: {len(value)} keys where a {model.__name__} has "
+                         f"{len(model.model_fields)} fields (unknown: {', '.join(unknown)})")
+
+
+def _check_counts(raw: object, where: str) -> None:
+    """The index's counts, checked on the parsed JSON before pydantic validates (and
+    builds) anything: entries, files and tasks within their bounds, and no object with
+    more keys than its model has fields (pydantic would report every extra key)."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: not a probebench registry index (expected a JSON object, "
+                         f"found {type(raw).__name__})")
+    _keys_fit(raw, RegistryIndex, where)
+    entry_fields, file_fields = len(MirrorEntry.model_fields), len(MirrorFile.model_fields)
+    entries, files, catalog = raw.get("entries"), raw.get("files"), raw.get("catalog")
+    for name, value, most in (("entries", entries, MAX_INDEX_ENTRIES),
+                              ("files", files, MAX_INDEX_FILES),
+                              ("catalog", catalog, MAX_INDEX_TASKS),
+                              ("guards", raw.get("guards"), MAX_INDEX_ENTRIES),
+                              ("baselines", raw.get("baselines"), MAX_INDEX_FILES)):
+        if isinstance(value, list | dict) and len(value) > most:
+            raise InputError(f"{where}: {name}: {len(value)} items; a registry index holds "
+                             f"at most {most} (it is sized for {MAX_INDEX_ENTRIES} entries "
+                             f"and {MAX_INDEX_FILES} files); refused before validating them")
+    # a plain loop first (a hundred thousand entries, a million files), names on a find
+    if isinstance(entries, list) and any(
+            isinstance(entry, dict) and len(entry) > entry_fields for entry in entries):
+        for i, entry in enumerate(entries):
+            _keys_fit(entry, MirrorEntry, f"{where}: entries[{i}]")
+    if isinstance(files, dict) and any(
+            isinstance(item, dict) and len(item) > file_fields for item in files.values()):
+        for key, item in files.items():
+            _keys_fit(item, MirrorFile, f"{where}: files[{key[:120]!r}]")
+    if isinstance(catalog, dict):
+        for key, item in catalog.items():
+            _keys_fit(item, CatalogTask, f"{where}: catalog[{key[:120]!r}]")
+
+
 def parse_index(data: bytes, where: str) -> RegistryIndex:
+    """``registry.json``'s bytes as a ``RegistryIndex``; anything else an ``InputError``
+    that names the field (``where: entries[3].artifact_path: ...``).
+
+    The work a hostile index can cause is bounded before it is done: at most
+    ``MAX_INDEX_BYTES``; at most ``MAX_INDEX_VALUES`` JSON values, over-counted on the
+    bytes before parsing; at most ``MAX_INDEX_ENTRIES`` entries, ``MAX_INDEX_FILES``
+    files and ``MAX_INDEX_TASKS`` tasks, counted on the parsed JSON before pydantic
+    builds a model; and the first error ends validation (``fail_fast``), so a million
+    bad items are one error, not a million. The bounds are sized for a registry of
+    100,000 entries like the reference entries (400 MiB, 8 million values, 1.2 million
+    files): such an index parses in about 15 s of CPU and 1.9 GiB of memory, and the
+    audit's million empty entries (3 MB) are refused in a tenth of a second.
+    """
+    if len(data) > MAX_INDEX_BYTES:
+        raise InputError(f"{where}: {len(data)} bytes; a registry index holds at most "
+                         f"{MAX_INDEX_BYTES} (MAX_INDEX_BYTES)")
+    values = data.count(b",") + data.count(b"[") + data.count(b"{") + 1
+    if values > MAX_INDEX_VALUES:
+        raise InputError(f"{where}: about {values} JSON values (its commas, brackets and "
+                         f"braces); a registry index holds at most {MAX_INDEX_VALUES} (it "
+                         f"is sized for {MAX_INDEX_ENTRIES} entries); refused before "
+                         "parsing it")
     try:
-        return RegistryIndex.model_validate_json(data)
+        raw = from_json(data)
+    except ValueError as exc:
+        raise InputError(f"{where}: not a probebench registry index: not JSON "
+                         f"({str(exc)[:160]})") from None
+    _check_counts(raw, where)
+    try:
+        return RegistryIndex.model_validate(raw)
     except ValidationError as exc:
-        raise InputError(f"{where}: not a probebench registry index "
-                         f"({field_problem(exc, '')})") from None
+        raise InputError(f"{where}: {_index_problem(exc)}") from None
 
 
 # --- sources ------------------------------------------------------------------------
@@ -196,12 +434,37 @@ class RegistrySource:
     base_url: str | None = None
     #: a built leaderboard read from disk (its blobs are copied into the cache)
     folder: Path | None = None
+    #: the index's verified signature (None: a folder, or a built leaderboard read
+    #: unsigned)
+    verified: Verified | None = None
     _bytes: int = field(default=0, repr=False)
     _count: int = field(default=0, repr=False)
+    #: when this source's downloads must be over (``time.monotonic``; set by the first)
+    _deadline_at: float | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         pin = f", index sha256 {self.index_sha256[:16]}..." if self.index_sha256 else ""
-        return f"registry {self.given} ({self.kind}, {self.why}{pin})"
+        trust = self.verified.describe() if self.verified is not None else \
+            "read unsigned: a local folder, trusted as your own files"
+        return f"registry {self.given} ({self.kind}, {self.why}{pin}, {trust})"
+
+    def origin(self) -> str:
+        """The registry in a few words, for a record read from it: the folder, or the
+        URL / leaderboard with its index digest and signature."""
+        if self.index_sha256 is None:
+            return f"{self.given} (unsigned folder)"
+        signed = (f", signed version {self.verified.version}" if self.verified is not None
+                  else ", unsigned")
+        return f"{self.given} (index sha256 {self.index_sha256[:16]}...{signed})"
+
+    def reference(self) -> dict[str, str | int | None]:
+        """What ``submission.json`` records of the registry a run read: where, the
+        index's SHA-256, and who signed which version (None: read unsigned)."""
+        v = self.verified
+        return {"source": self.given, "kind": self.kind, "index_sha256": self.index_sha256,
+                "signed_by": None if v is None else v.key_id,
+                "index_version": None if v is None else v.version,
+                "expires": None if v is None else v.expires}
 
     # -- what commands ask for -----------------------------------------------------
     def entry_ids(self) -> list[str]:
@@ -211,9 +474,14 @@ class RegistrySource:
         return sorted(f"{p.parent.name}/{p.stem}" for p in probes.glob("*/*.yaml"))
 
     def ensure_entry(self, entry_id: str, *, artifact: bool = True,
-                     results: bool = False) -> None:
+                     results: bool = False, budget: FetchBudget | None = None) -> None:
         """Make the entry's file (and its artifact's files, its results files) present
-        and checked (a folder source has nothing to do)."""
+        and checked (a folder source has nothing to do).
+
+        The artifact is held to the artifact limits (``budget``, default
+        ``FetchBudget.default()``: files, bytes per file and in all, folder depth) on the
+        index's listing, before any byte of it is downloaded; a call that fails leaves
+        none of the files it wrote in the cache."""
         if self.index is None:
             return
         found = self.index.entry(entry_id)
@@ -221,10 +489,24 @@ class RegistrySource:
             return  # the caller reports an unknown id with its close matches
         paths = [found.entry_file]
         if artifact:
+            self._check_artifact(found, budget if budget is not None else
+                                 FetchBudget.default())
             paths += found.artifact_files
         if results:
             paths += list(found.results.values())
         self._ensure(paths)
+
+    def _check_artifact(self, found: MirrorEntry, budget: FetchBudget) -> None:
+        """Raise unless the artifact the index lists for ``found`` keeps ``budget``."""
+        assert self.index is not None
+        folder = found.artifact_path + "/"
+        where = f"the registry index of {self.given}"
+        relative = [path[len(folder):] for path in found.artifact_files]
+        budget.check_paths(found.artifact_path, where, relative)
+        budget.check_sizes(found.artifact_path, where,
+                           {rel: self.index.files[path].size
+                            for rel, path in zip(relative, found.artifact_files, strict=True)},
+                           before="download")
 
     def ensure_guards(self) -> None:
         """Make ``guards.yaml`` and every guard's entry and artifact present and checked."""
@@ -245,30 +527,66 @@ class RegistrySource:
 
     # -- files ---------------------------------------------------------------------
     def _ensure(self, paths: Iterable[str]) -> None:
+        """Make ``paths`` present in the cache and checked against the index. Those
+        missing or changed are downloaded, after the command's budget
+        (``MAX_FILE_BYTES`` each, ``MAX_DOWNLOAD_FILES`` and ``MAX_DOWNLOAD_BYTES`` in
+        all) is checked on the index's sizes; if one fails, every file this call wrote
+        is removed again."""
         assert self.index is not None
-        for path in paths:
+        needed: list[tuple[str, MirrorFile]] = []
+        for path in dict.fromkeys(paths):
             listed = self.index.files.get(path)
             if listed is None:
                 raise InputError(f"{self.given}: the index names {path} without its hash")
-            local = self.repo / path
-            if local.is_file() and not local.is_symlink():
-                data = local.read_bytes()
-                if len(data) == listed.size and sha256_bytes(data) == listed.sha256:
-                    continue
-            self._fetch(path, listed)
+            if not self._cached(path, listed):
+                needed.append((path, listed))
+        for path, listed in needed:
+            if listed.size > MAX_FILE_BYTES:
+                raise InputError(f"{self.given}: {path} is {listed.size} bytes; a mirror file "
+                                 f"may hold at most {MAX_FILE_BYTES} (refused before the "
+                                 "download)")
+        count = self._count + len(needed)
+        size = self._bytes + sum(listed.size for _, listed in needed)
+        if count > MAX_DOWNLOAD_FILES or size > MAX_DOWNLOAD_BYTES:
+            raise InputError(f"{self.given}: more than {MAX_DOWNLOAD_FILES} files or "
+                             f"{MAX_DOWNLOAD_BYTES} bytes to download for one command ({count} "
+                             f"files, {size} bytes); refused before the download")
+        written: list[Path] = []
+        try:
+            for path, listed in needed:
+                written.append(self.repo / path)
+                self._fetch(path, listed)
+        except BaseException:
+            _remove_written(written, self.repo)
+            raise
+
+    def _local(self, path: str) -> Path:
+        """Where ``path`` goes in the cache: refused when a folder on its way is a link
+        that leads out of the cache (nothing is read or written through it)."""
+        local = self.repo / path
+        root = self.repo.resolve()
+        if not local.parent.resolve().is_relative_to(root):
+            raise InputError(f"{self.given}: {path}: a folder of it in the cache "
+                             f"({self.repo}) is a link out of the cache; refused")
+        return local
+
+    def _cached(self, path: str, listed: MirrorFile) -> bool:
+        """Whether the cache holds ``path`` with the bytes the index lists."""
+        local = self._local(path)
+        try:
+            if not local.is_file() or local.is_symlink() or \
+                    local.stat().st_size != listed.size:
+                return False
+            return sha256_bytes(local.read_bytes()) == listed.sha256
+        except OSError:
+            return False
 
     def _fetch(self, path: str, listed: MirrorFile) -> None:
         """Bring the blob of ``path`` from the leaderboard folder or the server, check it
-        against the index, and write it under its path in the cache."""
+        against the index, and write it under its path in the cache. A download keeps
+        to ``sources.http.DEADLINE`` and to what is left of this source's
+        ``MIRROR_DEADLINE``."""
         assert self.base_url is not None or self.folder is not None
-        if listed.size > MAX_FILE_BYTES:
-            raise InputError(f"{self.given}: {path} is {listed.size} bytes; a mirror file may "
-                             f"hold at most {MAX_FILE_BYTES} (refused before the download)")
-        if self._count + 1 > MAX_DOWNLOAD_FILES or \
-                self._bytes + listed.size > MAX_DOWNLOAD_BYTES:
-            raise InputError(f"{self.given}: more than {MAX_DOWNLOAD_FILES} files or "
-                             f"{MAX_DOWNLOAD_BYTES} bytes to download for one command; "
-                             "refused")
         blob = blob_path(listed.sha256)
         if self.folder is not None:
             where = str(self.folder / blob)
@@ -276,18 +594,71 @@ class RegistrySource:
             if not source.is_file() or source.is_symlink():
                 raise InputError(f"{where}: missing from the built leaderboard ({path}; "
                                  "registry.json lists it)")
-            got = source.read_bytes()[: listed.size + 1]
+            try:
+                with source.open("rb") as handle:
+                    got = handle.read(listed.size + 1)
+            except OSError as exc:
+                raise InputError(f"{where}: cannot read ({exc.strerror})") from None
         else:
             assert self.base_url is not None
             where = urljoin(self.base_url, blob)
-            got = fetch(where, max_bytes=listed.size, what="mirror file").data
+            got = self._download(where, path, listed)
         if len(got) != listed.size or sha256_bytes(got) != listed.sha256:
             raise InputError(f"{where} ({path}): its bytes do not match the registry index "
                              f"(sha256 {sha256_bytes(got)[:16]}..., the index says "
                              f"{listed.sha256[:16]}...); refused, nothing was written")
         self._count += 1
         self._bytes += len(got)
-        atomic_write_bytes(self.repo / path, got)
+        target = self._local(path)
+        try:
+            atomic_write_bytes(target, got)
+        except OSError as exc:
+            raise InputError(f"{target}: cannot write the mirror file into the cache "
+                             f"({exc.strerror or exc})") from None
+
+    def _download(self, url: str, path: str, listed: MirrorFile) -> bytes:
+        """``url``'s bytes within the per-download deadline and this source's."""
+        now = time.monotonic()
+        if self._deadline_at is None:
+            self._deadline_at = now + MIRROR_DEADLINE
+        left = self._deadline_at - now
+        budget = f"the downloads of one command from {self.given} may take {MIRROR_DEADLINE:g} s " \
+            "in all (MIRROR_DEADLINE)"
+        if left <= 0:
+            raise DeadlineError(f"{url} ({path}): not downloaded: {budget}, and they have")
+        per_download = http_source.DEADLINE
+        try:
+            return fetch(url, max_bytes=listed.size, what="mirror file",
+                         deadline=min(per_download, left)).data
+        except DeadlineError as exc:
+            if left < per_download:
+                raise DeadlineError(f"{exc}: {budget}") from None
+            raise
+
+
+def _remove_written(paths: list[Path], root: Path) -> None:
+    """Remove the files a failed call wrote, and the folders left empty by that, up to
+    ``root`` (the cache keeps only whole, checked calls)."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            continue
+        folder = path.parent
+        while folder != root and folder.is_relative_to(root):
+            try:
+                folder.rmdir()  # only an empty one
+            except OSError:
+                break
+            folder = folder.parent
+
+
+def sign_site(site: Path, key: Ed25519PrivateKey, *, version: int | None = None,
+              expires: datetime | None = None, now: datetime | None = None) -> Path:
+    """Sign a built leaderboard's ``registry.json`` into ``registry.json.sig``
+    (``registry.signing``); returns the signature file."""
+    return sign_file(site / INDEX_FILE, key, max_bytes=MAX_INDEX_BYTES, version=version,
+                     expires=expires, now=now)
 
 
 def blob_path(sha256: str) -> str:
@@ -331,19 +702,43 @@ def _url_key(url: str) -> str:
     return hashlib.sha256(url.encode("utf-8")).hexdigest()
 
 
+def _fetch_signature(url: str) -> bytes:
+    """The bytes of ``url``'s ``registry.json.sig``; a server without one (HTTP 404, ...)
+    is an ``UnsignedIndexError``, an unreachable one an ``OfflineError``."""
+    sig_url = url + SIGNATURE_SUFFIX
+    try:
+        return fetch(sig_url, max_bytes=MAX_SIGNATURE_BYTES, what="registry signature").data
+    except OfflineError:
+        raise
+    except InputError as exc:
+        raise UnsignedIndexError(f"{url}: its signature cannot be read ({exc}); an "
+                                 "unsigned registry index is refused") from None
+
+
 def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
+    """A URL's index, verified (``registry.signing``) before it is parsed; offline, the
+    last verified copy, verified again (its expiry included)."""
     url, pin = split_pin(url, sha256)
     cache = mirrors_dir()
     pointer = cache / "urls" / _url_key(url)
     try:
-        data = fetch(url, max_bytes=MAX_INDEX_BYTES, what="registry index").data
+        # the signature first: it states the index's size, so a hostile mirror cannot
+        # make this download more than the maintainers signed
+        signature = _fetch_signature(url)
+        declared = parse_signature(signature, url).signed.index_bytes
+        if declared > MAX_INDEX_BYTES:
+            raise InputError(f"{url}: its signature declares an index of {declared} bytes; "
+                             f"at most {MAX_INDEX_BYTES} are read; refused")
+        data = fetch(url, max_bytes=declared, what="registry index").data
         digest = sha256_bytes(data)
         if pin is not None and digest != pin:
             raise InputError(f"{url}: the registry index's sha256 is {digest}, pinned "
                              f"{pin}; refused")
+        verified = verify_index(data, signature, url, cache=cache)
         index = parse_index(data, url)
         root = cache / digest
         atomic_write_bytes(root / INDEX_FILE, data)
+        atomic_write_bytes(root / (INDEX_FILE + SIGNATURE_SUFFIX), signature)
         atomic_write_bytes(pointer, (digest + "\n").encode("ascii"))
     except OfflineError as exc:
         digest = pin or (pointer.read_text("ascii").strip() if pointer.is_file() else "")
@@ -351,26 +746,39 @@ def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
         if cached is None or not cached.is_file():
             raise OfflineError(f"{exc} [{why}]; and no copy of that registry index is "
                                f"cached ({cache})") from None
-        data = cached.read_bytes()
+        data = read_capped(cached, MAX_INDEX_BYTES, "cached registry index")
         if sha256_bytes(data) != digest:
             raise InputError(f"{cached}: the cached index changed; delete it") from None
+        sig_path = cached.with_name(INDEX_FILE + SIGNATURE_SUFFIX)
+        cached_sig = read_capped(sig_path, MAX_SIGNATURE_BYTES, "cached registry signature") \
+            if sig_path.is_file() else None
+        verified = verify_index(data, cached_sig, f"{url} (the cached copy, {cached})",
+                                cache=cache)
         index = parse_index(data, str(cached))
         root = cache / digest
         why += ", offline: the cached copy"
-    return RegistrySource("url", url, why, root / "registry", root, index, digest, url)
+    return RegistrySource("url", url, why, root / "registry", root, index, digest, url,
+                          verified=verified)
 
 
 def _open_leaderboard(folder: Path, sha256: str | None, why: str) -> RegistrySource:
+    """A built leaderboard on disk: verified when it holds ``registry.json.sig`` (a bad
+    signature is refused), else read unsigned, which ``describe`` says."""
     path = folder / INDEX_FILE
     data = read_capped(path, MAX_INDEX_BYTES, "registry index")
     digest = sha256_bytes(data)
     if sha256 is not None and digest != sha256:
         raise InputError(f"{path}: its sha256 is {digest}, pinned {sha256}; refused")
+    sig_path = path.with_name(INDEX_FILE + SIGNATURE_SUFFIX)
+    verified = None
+    if sig_path.is_file() and not sig_path.is_symlink():
+        signature = read_capped(sig_path, MAX_SIGNATURE_BYTES, "registry signature")
+        verified = verify_index(data, signature, str(path), cache=mirrors_dir())
     index = parse_index(data, str(path))
     root = mirrors_dir() / digest
     atomic_write_bytes(root / INDEX_FILE, data)
     return RegistrySource("leaderboard", str(folder), why, root / "registry", root, index,
-                          digest, folder=folder)
+                          digest, folder=folder, verified=verified)
 
 
 def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
@@ -477,11 +885,18 @@ def show_entry(entry_id: str, registry: str | Path | None = None, *,
 
 
 __all__ = [
+    "ARTIFACTS",
     "BLOBS",
     "INDEX_FILE",
     "INDEX_FORMAT",
     "MAX_INDEX_BYTES",
+    "MAX_INDEX_ENTRIES",
+    "MAX_INDEX_FILES",
+    "MAX_INDEX_TASKS",
+    "MAX_INDEX_VALUES",
     "MIRROR_CACHE_ENV",
+    "MIRROR_DEADLINE",
+    "PATH_RULE",
     "PUBLISHED_REGISTRY",
     "REGISTRY_ENV",
     "CatalogTask",
@@ -496,5 +911,6 @@ __all__ = [
     "parse_index",
     "registry_entries",
     "show_entry",
+    "sign_site",
     "split_pin",
 ]

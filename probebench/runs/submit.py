@@ -126,13 +126,16 @@ def resolve_policy(*, registry: str | Path | None = None, registry_sha256: str |
     else:
         from probebench.registry.guards import RegistryGuards
 
-        guards = RegistryGuards(source.registry, source.repo, catalog=catalog)
+        guards = RegistryGuards(source.registry, source.repo, catalog=catalog,
+                                declared=None if source.index is None else
+                                dict(source.index.guards))
     published: BaselineLookup = no_published_baselines
     if source is not None and not compute_baselines:
         from probebench.registry.baselines import RegistryBaselines
 
         published = RegistryBaselines(source.registry, source.repo,
-                                      ensure=source.ensure_baselines)
+                                      ensure=source.ensure_baselines,
+                                      origin=source.origin())
     if source is not None and not quiet:
         print(f"probebench: guards and published baselines from the {source.describe()}",
               file=sys.stderr)
@@ -218,12 +221,24 @@ def _run(artifacts: Sequence[tuple[Path, str | None]], tasks: Sequence[str],
     opts = dataclasses.replace(opts, guards=policy.guards,
                                published_baselines=policy.published_baselines)
     session = Session(catalog, opts)
-    results = [evaluate(folder, tasks, session=session, expected_sha256=expected)
+    results = [with_registry(evaluate(folder, tasks, session=session,
+                                      expected_sha256=expected), policy.source)
                for folder, expected in artifacts]
     if targets is not None:
         for result, target in zip(results, targets, strict=True):
             write_outputs(result, target, catalog)
     return results
+
+
+def with_registry(result: Submission, source: RegistrySource | None) -> Submission:
+    """``result`` naming the registry it read (``timing.registry``), when one was."""
+    if source is None or result.timing is None:
+        return result
+    from probebench.evaluation.results import RegistryRef
+
+    ref = RegistryRef.model_validate(source.reference())
+    return result.model_copy(update={"timing": result.timing.model_copy(
+        update={"registry": ref})})
 
 
 def check_outputs(targets: Sequence[Outputs]) -> None:

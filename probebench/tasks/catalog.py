@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from probebench.errors import InputError, ProbebenchError
 from probebench.hashing import sha256_file
@@ -38,6 +39,7 @@ from probebench.prompts import Prompt
 from probebench.tasks.anatomy import Item
 from probebench.tasks.datapaths import data_file
 from probebench.tasks.families import TaskData, get_format
+from probebench.tasks.holdout_listing import LISTING_FILE
 from probebench.tasks.hygiene import canonical_test_sha256
 from probebench.tasks.spec import HoldoutSpec, TaskSpec, read_tasks_file
 
@@ -50,6 +52,21 @@ class TaskDriftError(InputError):
 
 class ControlDriftError(TaskDriftError):
     """A task's control set no longer matches its registered ``control.sha256``."""
+
+
+class SealedCheck(Protocol):
+    """One sealed holdout generation checked (``sealed.HoldoutCheck``)."""
+
+    @property
+    def task(self) -> str: ...
+    @property
+    def generation(self) -> int | None: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def message(self) -> str: ...
 
 
 @dataclass
@@ -332,14 +349,28 @@ class TaskCatalog:
         spec = self.spec(task_id)
         return spec_hashes(spec, self.root_of(spec.id))
 
-    def verify(self) -> list[Verification]:
-        """Every task and holdout checked against its registered hashes."""
+    def verify(self, sealed: Sequence[SealedCheck] = ()) -> list[Verification]:
+        """Every task and holdout checked against its registered hashes.
+
+        Args:
+            sealed: the checks of the sealed holdout generations, as
+                ``verify_holdouts(catalog)`` makes them (``probebench tasks verify``
+                passes them; this module sits below ``probebench.tasks.sealed``). A
+                failed one fails its task; one of a task this catalog does not register is
+                reported under that task's name, or ``holdouts.yaml``'s. Without them,
+                sealed holdouts are not checked.
+        """
+        by_task: dict[str, list[SealedCheck]] = {}
+        for check in sealed:
+            by_task.setdefault(check.task, []).append(check)
         out = []
         for spec in self.specs.values():
+            checks = by_task.pop(spec.id, [])
             try:
                 data = self.load(spec.id)
             except InputError as exc:
-                out.append(Verification(spec.id, False, str(exc)))
+                out.append(Verification(spec.id, False, "; ".join(
+                    [str(exc), *_sealed_problems(checks)])))
                 continue
             problems = split_overlap(data)
             for holdout in spec.holdouts:
@@ -349,16 +380,39 @@ class TaskCatalog:
                     problems.append(str(exc))
                     continue
                 problems += holdout_overlap(data, held.test, holdout.version)
+            problems += _sealed_problems(checks)
             if problems:
                 out.append(Verification(spec.id, False, "; ".join(problems)))
                 continue
             extra = f", {len(spec.holdouts)} holdout(s) verified" if spec.holdouts else ""
+            if checks:
+                extra += _sealed_note(checks)
             if spec.control is not None:
                 extra += (f", control set of {len(self._controls[spec.id])} prompts "
                           f"verified (sha256 {spec.control.sha256[:16]}...)")
             out.append(Verification(spec.id, True, f"{len(data.test)} test items, test_sha256 "
                                     f"{spec.test_sha256[:16]}...{extra}"))
+        for task, checks in sorted(by_task.items()):  # listed tasks no tasks file registers
+            out.append(Verification(LISTING_FILE if task == "-" else task, False,
+                                    "; ".join(_sealed_problems(checks))))
         return out
+
+
+#: how a sealed generation that passed was checked (``HoldoutCheck.level``)
+_CHECKED = {"form": "form only: authenticity needs the key", "authentic": "opened with the key",
+            "revealed": "revealed, matches its commitment"}
+
+
+def _sealed_problems(checks: Sequence[SealedCheck]) -> list[str]:
+    return [(f"sealed holdout generation {c.generation}: " if c.generation is not None
+             else "") + c.message for c in checks if not c.ok]
+
+
+def _sealed_note(checks: Sequence[SealedCheck]) -> str:
+    """``, N sealed generation(s) verified (how)`` for a task's passing checks."""
+    found = {c.level for c in checks}
+    how = [text for level, text in _CHECKED.items() if level in found]
+    return f", {len(checks)} sealed holdout generation(s) verified ({'; '.join(how)})"
 
 
 def spec_hashes(spec: TaskSpec, root: Path) -> tuple[dict[str, str], str]:

@@ -131,11 +131,12 @@ def test_changed_entries_only(repo: Path, capsys: pytest.CaptureFixture[str]) ->
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
+    (repo / "registry/owners.yaml").write_text("orgs:\n  testorg: [t]\n")
     git("init", "-q")
     git("-c", "user.email=t@t", "-c", "user.name=t", "add", "registry")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
     args = ["registry", "--registry", str(repo / "registry"), "--repo", str(repo), "check",
-            "--changed", "--base", "HEAD"]
+            "--changed", "--base", "HEAD", "--author", "t"]
     assert main(args) == 0
     assert "no entry changed since HEAD" in capsys.readouterr().out
     path = entry_path(repo / "registry", ENTRY_ID)
@@ -273,8 +274,7 @@ def test_owners_decide_who_changes_an_org(repo: Path, capsys: pytest.CaptureFixt
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
                        check=True, capture_output=True)
 
-    (repo / "registry/owners.yaml").write_text(
-        "reserved: [probebench]\norgs:\n  testorg: [ada]\n")
+    (repo / "registry/owners.yaml").write_text("orgs:\n  testorg: [ada]\n")
     git("init", "-q")
     git("add", "registry")
     git("commit", "-qm", "base")
@@ -287,12 +287,14 @@ def test_owners_decide_who_changes_an_org(repo: Path, capsys: pytest.CaptureFixt
     assert main([*args, "--author", "mallory"]) == 1
     assert "org 'testorg' belongs to ada (registry/owners.yaml); mallory may not" in \
         capsys.readouterr().out
-    (repo / "registry/owners.yaml").write_text("reserved: [probebench, testorg]\n")
+    # the owners file is read from the base branch: an edit in the pull request is not
+    (repo / "registry/owners.yaml").write_text("orgs:\n  testorg: [mallory]\n")
+    assert main([*args, "--author", "mallory"]) == 1
+    assert "org 'testorg' belongs to ada" in capsys.readouterr().out
+    git("rm", "-qf", "registry/owners.yaml")  # an org with entries and no owners: closed
+    git("commit", "-qm", "no owners file")
     assert main([*args, "--author", "ada"]) == 1
-    assert "org 'testorg' is reserved" in capsys.readouterr().out
-    (repo / "registry/owners.yaml").write_text("reserved: []\norgs: {}\n")
-    assert main([*args, "--author", "ada"]) == 1  # an existing entry of an unowned org
-    assert "has no owners in registry/owners.yaml" in capsys.readouterr().out
+    assert "has entries on the base branch" in capsys.readouterr().out
 
 
 def test_one_artifact_backs_one_entry(repo: Path) -> None:

@@ -21,6 +21,8 @@ def _git(repo: Path, *args: str) -> None:
 BASE_FILES = ("registry/probes/org/old-m-l1-v1.yaml", "probebench/cli/__init__.py",
               "probebench/catalog/tasks.yaml", ".github/workflows/ci.yml")
 REPO = Path(__file__).resolve().parents[2]
+#: the pull requests' author, owner of the base entry's org (tests/intake/test_org_owners.py)
+AUTHOR = "t"
 
 
 def test_the_fixture_mirrors_the_real_layout() -> None:
@@ -34,6 +36,8 @@ def repo(tmp_path: Path) -> Path:
     for rel in BASE_FILES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("base\n")
+    # the base entry's org has an owner: the pull requests below are theirs
+    (tmp_path / "registry/owners.yaml").write_text(f"orgs:\n  org: [{AUTHOR}]\n")
     _git(tmp_path, "init", "-q", "-b", "main")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "base")
@@ -50,7 +54,8 @@ def _add(repo: Path, *paths: str) -> None:
 
 
 def _run(repo: Path) -> int:
-    return main(["registry", "--repo", str(repo), "confine", "--base", "main"])
+    return main(["registry", "--repo", str(repo), "confine", "--base", "main",
+                 "--author", AUTHOR])
 
 
 def test_one_entry_and_its_artifact_pass(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,7 +108,7 @@ def test_confine_writes_the_submitted_entry(repo: Path, tmp_path: Path) -> None:
     _add(repo, "registry/probes/org/new-m-l2-v1.yaml", "registry/artifacts/new/meta.yaml")
     out = tmp_path / "entry"
     assert main(["registry", "--repo", str(repo), "confine", "--base", "main",
-                 "--entry-file", str(out)]) == 0
+                 "--entry-file", str(out), "--author", AUTHOR]) == 0
     assert out.read_text() == "org/new-m-l2-v1\n"
 
 

@@ -126,9 +126,10 @@ def test_a_task_proposal_is_confined_and_classified(
 
 def test_a_probe_submission_is_classified_as_one(
         repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _commit(repo, "registry/probes/org/new-m-l2-v1.yaml", "registry/artifacts/new/meta.yaml")
+    # a new org (org/ has entries on the base branch and no owners: closed)
+    _commit(repo, "registry/probes/neworg/new-m-l2-v1.yaml", "registry/artifacts/new/meta.yaml")
     out = tmp_path / "github_output"
-    assert _confine(repo, "--github-output", str(out)) == 0
+    assert _confine(repo, "--github-output", str(out), "--author", "t") == 0
     assert out.read_text() == "kind=probe\n"
     assert "confined to one entry" in capsys.readouterr().out
 

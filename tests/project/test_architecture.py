@@ -18,7 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "probebench"
 #: bottom floor first; a module may import from its own floor and every floor below
 LAYERS: list[tuple[str, set[str]]] = [
     ("vocabulary and utilities", {"version", "provenance", "errors", "paths", "yamlsafe",
-                                  "jsonsafe", "licenses", "hashing", "prompts", "sites"}),
+                                  "jsonsafe", "licenses", "hashing", "prompts", "sites",
+                                  "safetext"}),
     ("sources and sandbox", {"sources", "sandbox"}),
     ("models", {"models"}),
     ("tasks", {"tasks"}),

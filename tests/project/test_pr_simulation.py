@@ -31,6 +31,7 @@ from tests.actions_sim import (
     upstream_simulator,
 )
 from tests.artifacts import entry_numbers, make_artifact
+from tests.registry_keys import KEYS_ENV, make_key
 
 ENTRY_ID = "simorg/passive-smollm2-135m-l15-v1"
 ENTRY_FILE = "registry/probes/simorg/passive-smollm2-135m-l15-v1.yaml"
@@ -59,7 +60,15 @@ def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
     throwaway holdout key as the repository's PROBEBENCH_HOLDOUT_KEY secret."""
     sim = upstream_simulator(tmp_path_factory.mktemp("github"), _tracked_files())
     sim.context["secrets.PROBEBENCH_HOLDOUT_KEY"] = secrets.token_hex(32)
+    signer = make_key(sim.root / "registry-keys")
+    sim.context["secrets.PROBEBENCH_REGISTRY_SIGNING_KEY"] = signer.private_pem().decode()
     return sim
+
+
+def _trusting(github: Simulator) -> dict[str, str]:
+    """The environment of a machine that trusts the simulation's registry key (the real
+    maintainers' key is no test's)."""
+    return {KEYS_ENV: str(github.root / "registry-keys" / "registry.pub")}
 
 
 def _fork(sim: Simulator, name: str) -> Path:
@@ -252,7 +261,9 @@ def test_a_pr_with_a_hostile_notebook_is_refused_at_review(
     assert github.main_sha() == before
 
 
-def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -> None:
+def test_impersonating_the_maintainers_org_is_refused_at_confine(github: Simulator) -> None:
+    """An entry under probebench/ by an account that does not own it (owners.yaml): the
+    confine job refuses it, before any notebook runs."""
     fork = _fork(github, "impersonate")
     _add_probe_pr(fork, notebook_code=QUICK)
     entry = fork / ENTRY_FILE
@@ -261,8 +272,11 @@ def test_impersonating_the_reserved_org_is_refused_at_check(github: Simulator) -
     (fork / "registry/probes/probebench/passive-smollm2-135m-l15-v1.yaml").write_text(text)
     entry.unlink()
     _commit(fork, "an entry under the maintainers' org")
-    comment = _refused(github, 17, fork, "impersonate", "evaluate", "the entry check failed")
-    assert "org 'probebench' is reserved" in comment
+    comment = _refused(github, 17, fork, "impersonate", "confine",
+                       "registry/probes/probebench/passive-smollm2-135m-l15-v1.yaml: org "
+                       "'probebench' belongs to probebench-maintainers (registry/owners.yaml); "
+                       "sim-author may not add or change its entries")
+    assert "probe pull request refused" in comment
 
 
 def test_taking_over_a_reference_id_is_refused_at_check(github: Simulator) -> None:
@@ -354,9 +368,16 @@ def test_a_good_pr_goes_live(github: Simulator) -> None:
     # a second push finds nothing pending
     again = github.run_job("publish.yml", "publish", run_name="push-2", ref="main")
     assert again.ok and "no entry is pending review" in again.output
-    site = github.run_job("leaderboard.yml", "build", run_name="push-2-site", ref="main")
+    site = github.run_job("leaderboard.yml", "build", run_name="push-2-site", ref="main",
+                          extra_env=_trusting(github))
     assert site.ok, site.output
     assert site.workspace is not None
+    # the index was signed with the repository's secret, which only the signing step saw
+    assert (site.workspace / "leaderboard/registry.json.sig").is_file()
+    assert {s[:3] for s in github.sightings
+            if s[3] == "secrets.PROBEBENCH_REGISTRY_SIGNING_KEY"} == {
+        ("leaderboard.yml", "build", "Sign the registry index (the key reaches this step "
+                                     "alone, on stdin)")}
     task_page = (site.workspace / f"leaderboard/tasks/{TASK}.html").read_text()
     ranked = task_page.split('id="task-ranking"')[1].split("</table>")[0]
     assert "passive-sim" in ranked

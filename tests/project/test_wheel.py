@@ -69,6 +69,10 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(
     verified = _run(python, "-m", "probebench", "tasks", "verify", cwd=empty, env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "44 of 44 tasks match their registered hashes" in verified.stdout
+    # the trust anchor of the published registry ships in the wheel
+    keys = _run(python, "-c", "from probebench.registry.signing import trusted_keys; "
+                "print(len(trusted_keys()))", cwd=empty, env=env)
+    assert keys.returncode == 0 and keys.stdout.strip() == "1", keys.stderr
     assert list(empty.iterdir()) == []  # nothing written where it ran
 
 
@@ -85,11 +89,14 @@ def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
 
     from probebench.leaderboard.build import build_leaderboard
     from probebench.tasks.catalog import TaskCatalog
-    from tests.registry.test_mirror import PROBE, _small_registry
+    from tests.registry.conftest import PROBE, _small_registry
+    from tests.registry_keys import KEYS_ENV, make_key
 
     board = tmp_path / "leaderboard"
     build_leaderboard(_small_registry(tmp_path / "src"), board, catalog=TaskCatalog.default(),
                       n_resamples=20)
+    signer = make_key(tmp_path / "keys")  # the wheel trusts it through KEYS_ENV alone
+    signer.sign(board)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(board))
     http.server.SimpleHTTPRequestHandler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -100,7 +107,8 @@ def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PROBEBENCH_") and k != "HF_HUB_OFFLINE"}
     env.update(PROBEBENCH_MIRROR_CACHE=str(tmp_path / "mirrors"),
-               PROBEBENCH_ACTIVATION_CACHE=str(tmp_path / "acts"))
+               PROBEBENCH_ACTIVATION_CACHE=str(tmp_path / "acts"),
+               **{KEYS_ENV: str(signer.public_pem)})
     try:
         listed = _run(fresh, "-m", "probebench", "registry", "list", "--registry", url,
                       cwd=empty, env=env)

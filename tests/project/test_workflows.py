@@ -221,3 +221,23 @@ def test_the_holdout_key_reaches_only_the_steps_that_evaluate_on_main() -> None:
                               '--out "reeval-$GROUP" --quiet')]
     for name in ("validate-pr.yml", "comment.yml", "ci.yml", "leaderboard.yml"):
         assert "HOLDOUT" not in (WORKFLOWS / name).read_text()
+
+
+def test_the_registry_signing_key_reaches_only_the_signing_step() -> None:
+    """The index is signed in leaderboard.yml's build job (push to main, the weekly
+    schedule, a manual run; never a pull request), the key on stdin of one step."""
+    holders = {p.name for p in FILES
+               if "secrets.PROBEBENCH_REGISTRY_SIGNING_KEY" in p.read_text()}
+    assert holders == {"leaderboard.yml"}
+    doc = load_workflow("leaderboard.yml")
+    assert set(_on(doc)) == {"push", "schedule", "workflow_dispatch"}
+    assert _on(doc)["push"] == {"branches": ["main"]}
+    holding = [(name, str(step.get("run", ""))) for name, job in doc["jobs"].items()
+               for step in job.get("steps", [])
+               if "REGISTRY_SIGNING_KEY" in (step.get("env") or {})]
+    assert len(holding) == 1 and holding[0][0] == "build"
+    assert "probebench registry sign leaderboard --key -" in holding[0][1]
+    assert "REGISTRY_SIGNING_KEY" not in str(doc.get("env", {}))
+    steps = [str(s.get("run", "")) for s in doc["jobs"]["build"]["steps"]]
+    signed = next(i for i, r in enumerate(steps) if "registry sign" in r)
+    assert any("registry list --registry leaderboard" in r for r in steps[signed + 1:])

@@ -4,22 +4,16 @@ checked against the index before anything loads it, offline from the cache."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from probebench.errors import InputError
 from probebench.hashing import sha256_bytes
-from probebench.leaderboard.build import build_leaderboard
 from probebench.registry.mirror import (
     MIRROR_CACHE_ENV,
     REGISTRY_ENV,
@@ -29,71 +23,12 @@ from probebench.registry.mirror import (
     split_pin,
 )
 from probebench.sources.http import OFFLINE_ENV, OfflineError, check_url
-from probebench.tasks.catalog import TaskCatalog
-
-REPO = Path(__file__).resolve().parents[2]
-PROBE = "probebench/blimp-det-noun-smollm2-135m-l15-v1"
-GUARD = "probebench/eval-awareness-guard-smollm2-135m-l15-v2"
-SENTENCES = ["My sister bought those books.", "My sister bought that books."]
-
-
-def _small_registry(root: Path) -> Path:
-    """A registry with one task probe and the guard, copied from the repository's."""
-    registry = root / "registry"
-    for entry_id in (PROBE, GUARD):
-        org, name = entry_id.split("/")
-        (registry / "probes" / org).mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / "registry/probes" / org / f"{name}.yaml",
-                    registry / "probes" / org / f"{name}.yaml")
-        shutil.copytree(REPO / "registry/artifacts" / name, registry / "artifacts" / name)
-        shutil.copytree(REPO / "registry/results" / org / name,
-                        registry / "results" / org / name)
-    shutil.copy(REPO / "registry/guards.yaml", registry / "guards.yaml")
-    for task in ("blimp_determiner_noun_agreement_1", "eval_awareness"):
-        shutil.copytree(REPO / "registry/baselines" / task, registry / "baselines" / task)
-    return registry
-
-
-@pytest.fixture(scope="module")
-def board(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mirror")
-    registry = _small_registry(root)
-    out = root / "leaderboard"
-    build_leaderboard(registry, out, catalog=TaskCatalog.default(), n_resamples=20)
-    return out
-
-
-@pytest.fixture
-def served(board: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """(the URL of registry.json, the folder served: a copy of the leaderboard this test may
-    change)."""
-    folder = tmp_path / "served"
-    shutil.copytree(board, folder)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-
-    class Quiet(http.server.ThreadingHTTPServer):
-        pass
-
-    http.server.SimpleHTTPRequestHandler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
-    server = Quiet(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/registry.json", folder
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+from tests.registry.conftest import GUARD, PROBE, REPO, SENTENCES
 
 
 @pytest.fixture(autouse=True)
-def _own_mirror_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(MIRROR_CACHE_ENV, str(tmp_path / "mirrors"))
-    monkeypatch.delenv(REGISTRY_ENV, raising=False)
-    monkeypatch.delenv(OFFLINE_ENV, raising=False)
-    # the tests' own process runs offline for the hub; the mirror is not the hub
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    return tmp_path / "mirrors"
+def _own_mirror_cache(mirror_env: Path) -> Path:
+    return mirror_env
 
 
 def test_the_build_writes_an_index_of_every_file(board: Path) -> None:
@@ -260,8 +195,10 @@ def test_submit_without_a_checkout_gives_the_leaderboards_eval_aware_auroc(
     # the task's baselines are the mirror's published record for the same inputs, fetched
     # and checked against the index (registry/baselines/ of the repository, copied)
     where = result["timing"]["baselines_published"]["blimp_determiner_noun_agreement_1"]
-    assert where.startswith("registry/baselines/blimp_determiner_noun_agreement_1/"
-                            "smollm2-135m__15-last_token.json, record ")
+    assert where.startswith(f"{url} (index sha256 ")
+    assert ("registry/baselines/blimp_determiner_noun_agreement_1/"
+            "smollm2-135m__15-last_token.json, record ") in where
+    assert result["timing"]["registry"]["signed_by"] is not None
     mine = result["tasks"][0]["evalaware_auroc"]
     rows = json.loads((board / "leaderboard.json").read_text())["results"]
     (row,) = [r for r in rows if r["entry_id"] == PROBE]
