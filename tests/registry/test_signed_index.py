@@ -163,7 +163,7 @@ def test_expired_and_rolled_back_indexes_are_refused(
 
 
 def test_a_local_leaderboard_is_verified_when_signed_and_says_when_unsigned(
-        board: Path, tmp_path: Path) -> None:
+        board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import shutil
 
     copy = tmp_path / "site"
@@ -178,6 +178,15 @@ def test_a_local_leaderboard_is_verified_when_signed_and_says_when_unsigned(
     assert "read unsigned" in described
     folder = open_registry(REPO / "registry")
     assert folder.verified is None and "read unsigned" in folder.describe()
+    # the commands say so on stderr: a built leaderboard without a signature, a folder
+    from probebench.cli import main
+    from tests.registry.conftest import _small_registry
+
+    small = _small_registry(tmp_path / "src")
+    for given in (copy, small):
+        assert main(["registry", "list", "--registry", str(given)]) == 0
+        err = capsys.readouterr().err
+        assert "read unsigned: a local folder" in err, err
 
 
 def test_signature_parsing_and_keys(signer: TestKey, tmp_path: Path,
