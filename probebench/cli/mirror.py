@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from probebench.registry.mirror import RegistrySource
 
 SOURCE_HELP = ("where the registry is: a folder holding probes/, a built leaderboard "
                "holding registry.json, or the https:// URL of its registry.json (files are "
@@ -17,12 +21,27 @@ PIN_HELP = ("pin the registry.json of a leaderboard or URL by its SHA-256 (also 
             "a changed index is refused; recommended when citing a result")
 
 
+def _add_require_signed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--require-signed", action="store_true",
+                        help="refuse a registry read unsigned (a folder, or a built "
+                             "leaderboard without registry.json.sig); a URL is always "
+                             "verified")
+
+
 def add_source_options(parser: argparse.ArgumentParser) -> None:
     """--registry SRC and --registry-sha256 HEX: a registry anywhere, pinned or not."""
     group = parser.add_argument_group("which registry")
     group.add_argument("--registry", dest="registry_source", default=None, metavar="SRC",
                        help=SOURCE_HELP)
     group.add_argument("--registry-sha256", default=None, metavar="HEX", help=PIN_HELP)
+
+
+def _signed_if_asked(args: argparse.Namespace, source: RegistrySource) -> None:
+    if getattr(args, "require_signed", False) and source.verified is None:
+        from probebench.registry.signing import UnsignedIndexError
+
+        raise UnsignedIndexError(f"{source.given}: read unsigned, and --require-signed asks "
+                                 "for a verified registry.json.sig")
 
 
 def _per_task(values: dict[str, float | None]) -> str:
@@ -35,6 +54,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     source, entries = registry_entries(args.registry_source, sha256=args.registry_sha256,
                                        status=args.status)
+    _signed_if_asked(args, source)
     if not args.quiet:
         print(f"probebench: {source.describe()}", file=sys.stderr)
     if not entries:
@@ -55,6 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     source, entry, stored = show_entry(args.entry, args.registry_source,
                                        sha256=args.registry_sha256)
+    _signed_if_asked(args, source)
     if not args.quiet:
         print(f"probebench: {source.describe()}", file=sys.stderr)
     print(yaml.safe_dump(entry.model_dump(mode="json", exclude_none=True), sort_keys=False,
@@ -121,6 +142,7 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                        default=None, help="only entries with this status")
     rlist.add_argument("--quiet", action="store_true", help="no registry line on stderr")
     add_source_options(rlist)
+    _add_require_signed(rlist)
     rlist.set_defaults(func=cmd_list)
     rshow = reg_sub.add_parser(
         "show", help="show one entry and its stored results",
@@ -131,6 +153,7 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     rshow.add_argument("entry", metavar="ENTRY_ID")
     rshow.add_argument("--quiet", action="store_true", help="no registry line on stderr")
     add_source_options(rshow)
+    _add_require_signed(rshow)
     rshow.set_defaults(func=cmd_show)
     rsign = reg_sub.add_parser(
         "sign", help="sign a built leaderboard's registry.json (maintainers' workflow)",

@@ -33,7 +33,8 @@ leaderboard without a signature) are read unsigned, which ``RegistrySource.descr
 
 The index can also be **pinned** by its SHA-256 (``sha256=``, ``--registry-sha256``, or
 ``#sha256=HEX`` at the end of the URL): then any other index, even a later signed one, is
-refused, which is why the docs recommend the pin for citing a result.
+refused, which is why the docs recommend the pin for citing a result. A pinned index must
+still verify (it expires, and a newer verified one makes it a rollback).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from probebench.registry.signing import (
     SIGNATURE_SUFFIX,
     UnsignedIndexError,
     Verified,
-    parse_signature,
+    check_statement,
     sign_file,
     verify_index,
 )
@@ -725,7 +726,9 @@ def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
         # the signature first: it states the index's size, so a hostile mirror cannot
         # make this download more than the maintainers signed
         signature = _fetch_signature(url)
-        declared = parse_signature(signature, url).signed.index_bytes
+        # the statement is checked (trusted key, signature, expiry, rollback) before a
+        # byte of the index is downloaded
+        declared = check_statement(signature, url, cache=cache).index_bytes
         if declared > MAX_INDEX_BYTES:
             raise InputError(f"{url}: its signature declares an index of {declared} bytes; "
                              f"at most {MAX_INDEX_BYTES} are read; refused")
@@ -771,7 +774,9 @@ def _open_leaderboard(folder: Path, sha256: str | None, why: str) -> RegistrySou
         raise InputError(f"{path}: its sha256 is {digest}, pinned {sha256}; refused")
     sig_path = path.with_name(INDEX_FILE + SIGNATURE_SUFFIX)
     verified = None
-    if sig_path.is_file() and not sig_path.is_symlink():
+    if sig_path.is_symlink():
+        raise InputError(f"{sig_path}: a symbolic link; a registry signature is a plain file")
+    if sig_path.is_file():
         signature = read_capped(sig_path, MAX_SIGNATURE_BYTES, "registry signature")
         verified = verify_index(data, signature, str(path), cache=mirrors_dir())
     index = parse_index(data, str(path))

@@ -22,9 +22,13 @@ of one's own; tests use it with throwaway keys). It refuses, each with its own e
 class: an index without a signature (``UnsignedIndexError``), a signature by no trusted
 key or over other bytes (``BadSignatureError``), an expired statement
 (``ExpiredIndexError``), and a version lower than the highest one this machine has
-verified for that key (``RollbackError``; kept in ``VERSIONS_FILE`` of the mirror cache,
-``$PROBEBENCH_HOME/mirrors/``). The threat model, and why this is enough without TUF, is
-in docs/registry.md ("A signed index").
+verified in the key's trust domain, or that version with other bytes (``RollbackError``;
+the package's keys share one domain across rotations, each ``$PROBEBENCH_REGISTRY_KEYS``
+key has its own; kept in ``VERSIONS_FILE`` of the mirror cache, ``$PROBEBENCH_MIRROR_CACHE``
+or ``$PROBEBENCH_HOME/mirrors/``: deleting the cache resets it, and then expiry alone bounds
+a replay to 30 days). From a URL the statement is checked before the index is downloaded,
+and bounds the download to the size it signs. The threat model, and why this is enough
+without TUF, is in docs/registry.md ("A signed index").
 
 Key rotation: a release adds the next public key to ``trusted_keys.json``; the workflow
 signs with the new key (its versions continue, being times); a later release removes the
@@ -242,42 +246,77 @@ def parse_signature(data: bytes | None, where: str) -> SignatureFile:
                                  f"({field_problem(exc, '')}); refused") from None
 
 
-#: the highest version verified per key, in the mirror cache (``mirrors_dir()``)
+#: the highest version verified per trust domain, in the mirror cache (``mirrors_dir()``)
 VERSIONS_FILE = "trusted-versions.json"
+#: the trust domain of the package's keys: one sequence of versions across rotations
+PACKAGE_DOMAIN = "package"
+
+
+def trust_domain(key: str) -> str:
+    """Whose sequence of versions a key signs in: every key the package ships shares one
+    (the maintainers' registry, across rotations); a key of ``$PROBEBENCH_REGISTRY_KEYS``
+    has its own."""
+    doc = json.loads(TRUSTED_KEYS_FILE.read_text("utf-8"))
+    shipped = {item["key_id"] for item in doc["keys"]}
+    return PACKAGE_DOMAIN if key in shipped else key
+
+
+def _read_versions(path: Path) -> dict[str, dict[str, object]]:
+    if not path.is_file():
+        return {}
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("version"), int)
+            and isinstance(v.get("index_sha256"), str) for v in doc.values()):
+        raise InputError(f"{path}: not this machine's record of verified registry versions; "
+                         "refused rather than trusting any version (delete it only if you "
+                         "accept any unexpired signed index again)")
+    return doc
 
 
 def highest_version(key: str, cache: Path) -> int:
-    """The highest version this machine has verified for ``key`` (0: none), as kept in
-    ``cache`` (the mirror cache folder)."""
+    """The highest version this machine has verified in ``key``'s trust domain (0: none),
+    as kept in ``cache`` (the mirror cache folder)."""
+    entry = _read_versions(cache / VERSIONS_FILE).get(trust_domain(key))
+    return int(entry["version"]) if entry else 0  # type: ignore[call-overload]
+
+
+def _check_and_remember(signed: SignedStatement, where: str, cache: Path, *,
+                        remember: bool) -> None:
+    """Refuse a version lower than the domain's highest, or the same version with other
+    bytes; with ``remember``, record this one (under a lock, never lowering it)."""
+    import fcntl
+
     path = cache / VERSIONS_FILE
-    try:
-        doc = json.loads(path.read_text("utf-8"))
-        value = doc.get(key, 0) if isinstance(doc, dict) else 0
-        return value if isinstance(value, int) else 0
-    except (OSError, ValueError):
-        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    domain = trust_domain(signed.key_id)
+    with path.with_name(VERSIONS_FILE + ".lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        doc = _read_versions(path)
+        seen = doc.get(domain)
+        if seen is not None:
+            version = int(seen["version"])  # type: ignore[call-overload]
+            if signed.version < version:
+                raise RollbackError(f"{where}: index version {signed.version} is older than "
+                                    f"version {version}, already verified on this machine; "
+                                    "refused (a rolled-back mirror)")
+            if signed.version == version and seen["index_sha256"] != signed.index_sha256:
+                raise RollbackError(f"{where}: index version {signed.version} was verified "
+                                    "before with other content; refused (one version, one "
+                                    "index)")
+        if remember and (seen is None or signed.version > int(seen["version"])):  # type: ignore[call-overload]
+            doc[domain] = {"version": signed.version, "index_sha256": signed.index_sha256}
+            atomic_write_bytes(path, (json.dumps(doc, indent=1, sort_keys=True) + "\n")
+                               .encode("utf-8"))
 
 
-def _remember(key: str, version: int, cache: Path) -> None:
-    path = cache / VERSIONS_FILE
-    try:
-        doc = json.loads(path.read_text("utf-8"))
-        doc = doc if isinstance(doc, dict) else {}
-    except (OSError, ValueError):
-        doc = {}
-    if doc.get(key, 0) != version:
-        doc[key] = max(version, doc.get(key, 0) if isinstance(doc.get(key), int) else 0)
-        atomic_write_bytes(path, (json.dumps(doc, indent=1, sort_keys=True) + "\n")
-                           .encode("utf-8"))
-
-
-def verify_index(data: bytes, signature: bytes | None, where: str, *, cache: Path | None,
-                 now: datetime | None = None) -> Verified:
-    """Check ``signature`` (the bytes of ``registry.json.sig``, None when absent) over
-    the index ``data`` read from ``where``: a trusted key, these exact bytes, not
-    expired, no rollback against the versions kept in ``cache`` (the mirror cache
-    folder), where the version becomes the lowest one this machine accepts from that key
-    afterwards (None: no rollback check, nothing kept).
+def check_statement(signature: bytes | None, where: str, *, cache: Path | None,
+                    now: datetime | None = None) -> SignedStatement:
+    """The signed statement of ``signature``, checked before the index it names is read:
+    a trusted key, a valid signature, not expired, no rollback (nothing is recorded).
 
     Raises:
         UnsignedIndexError, BadSignatureError, ExpiredIndexError, RollbackError.
@@ -295,29 +334,42 @@ def verify_index(data: bytes, signature: bytes | None, where: str, *, cache: Pat
     except InvalidSignature:
         raise BadSignatureError(f"{where}: the signature does not verify with key "
                                 f"{signed.key_id[:16]}...; refused") from None
-    digest = sha256_bytes(data)
-    if signed.index_sha256 != digest or signed.index_bytes != len(data):
-        raise BadSignatureError(f"{where}: the signature is for another index (sha256 "
-                                f"{signed.index_sha256[:16]}..., {signed.index_bytes} bytes; "
-                                f"this one is {digest[:16]}..., {len(data)} bytes); refused")
     now = now or datetime.now(UTC)
     if signed.expires_at() <= now:
         raise ExpiredIndexError(f"{where}: the registry index expired at {signed.expires} "
                                 f"(now {_utc(now)}); a mirror that serves it may be frozen; "
                                 "refused (fetch it again from the leaderboard online)")
     if cache is not None:
-        seen = highest_version(signed.key_id, cache)
-        if signed.version < seen:
-            raise RollbackError(f"{where}: index version {signed.version} is older than "
-                                f"version {seen}, already verified on this machine; refused "
-                                "(a rolled-back mirror)")
-        _remember(signed.key_id, signed.version, cache)
+        _check_and_remember(signed, where, cache, remember=False)
+    return signed
+
+
+def verify_index(data: bytes, signature: bytes | None, where: str, *, cache: Path | None,
+                 now: datetime | None = None) -> Verified:
+    """Check ``signature`` (the bytes of ``registry.json.sig``, None when absent) over
+    the index ``data`` read from ``where``: ``check_statement``, and these exact bytes.
+    With ``cache`` (the mirror cache folder), the version then becomes the lowest one
+    this machine accepts in that key's trust domain, and no other index may carry it
+    (None: no rollback check, nothing kept).
+
+    Raises:
+        UnsignedIndexError, BadSignatureError, ExpiredIndexError, RollbackError.
+    """
+    signed = check_statement(signature, where, cache=cache, now=now)
+    digest = sha256_bytes(data)
+    if signed.index_sha256 != digest or signed.index_bytes != len(data):
+        raise BadSignatureError(f"{where}: the signature is for another index (sha256 "
+                                f"{signed.index_sha256[:16]}..., {signed.index_bytes} bytes; "
+                                f"this one is {digest[:16]}..., {len(data)} bytes); refused")
+    if cache is not None:
+        _check_and_remember(signed, where, cache, remember=True)
     return Verified(signed.key_id, signed.version, signed.expires, digest)
 
 
 __all__ = [
     "DEFAULT_VALIDITY_DAYS",
     "KEYS_ENV",
+    "PACKAGE_DOMAIN",
     "SIGNATURE_FORMAT",
     "SIGNATURE_SUFFIX",
     "VERSIONS_FILE",
@@ -329,12 +381,14 @@ __all__ = [
     "SignedStatement",
     "UnsignedIndexError",
     "Verified",
+    "check_statement",
     "highest_version",
     "key_id",
     "parse_signature",
     "read_private_key",
     "sign_file",
     "sign_index",
+    "trust_domain",
     "trusted_keys",
     "verify_index",
 ]

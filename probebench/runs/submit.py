@@ -106,7 +106,11 @@ def resolve_policy(*, registry: str | Path | None = None, registry_sha256: str |
             if wants_guards:
                 source.ensure_guards()
         except InputError as exc:
-            if registry is not None:
+            from probebench.registry.signing import SignatureError
+
+            # a registry that answers with a bad signature is an attack or a broken
+            # publish, never "unreachable": refused even when found by default
+            if registry is not None or isinstance(exc, SignatureError):
                 raise
             unreachable = str(exc)
     guards: GuardLookup

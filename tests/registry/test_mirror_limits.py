@@ -98,7 +98,8 @@ def _tree(folder: Path) -> dict[str, bytes]:
 def _cache_files(cache: Path) -> set[str]:
     """The files of the mirror cache, the index's own (and the rollback record) apart."""
     return {p for p in _tree(cache) if Path(p).name not in
-            (INDEX_FILE, INDEX_FILE + ".sig", "trusted-versions.json")
+            (INDEX_FILE, INDEX_FILE + ".sig", "trusted-versions.json",
+             "trusted-versions.json.lock")
             and not p.startswith("urls/")}
 
 
@@ -571,3 +572,20 @@ def test_a_failed_entry_leaves_no_file_of_its_call_in_the_cache(
     probe = probebench.load_probe(PROBE, registry=server.url)
     assert probe.bundle_sha256 == entry.artifact_sha256
     assert probe.folder.is_relative_to(mirror_env.resolve())
+
+
+def test_an_untrusted_signature_is_refused_before_the_index_is_downloaded(
+        site: Path, serve: Callable[[Path], _Mirror]) -> None:
+    """A signature by a key nobody trusts, declaring the largest index: refused with no
+    request for the index at all (its size is believed only from a verified statement)."""
+    from probebench.registry.signing import BadSignatureError, sign_index
+    from tests.registry_keys import make_key
+
+    stranger = make_key(site.parent / "stranger-keys")
+    statement = sign_index((site / INDEX_FILE).read_bytes(), stranger.private).model_dump()
+    statement["signed"]["index_bytes"] = mirror.MAX_INDEX_BYTES
+    (site / (INDEX_FILE + ".sig")).write_text(json.dumps(statement))
+    server = serve(site)
+    with pytest.raises(BadSignatureError, match="not a trusted registry key"):
+        open_registry(server.url)
+    assert server.counts[f"/{INDEX_FILE}"] == 0

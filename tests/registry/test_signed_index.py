@@ -330,3 +330,80 @@ def test_submission_names_the_index_it_read(served: tuple[str, Path], smollm: ob
     assert ref.signed_by is not None
     assert f"Registry read (guard and published baselines): {url} (url, index sha256 " \
            f"{ref.index_sha256}, signature verified: key {ref.signed_by[:16]}" in report
+
+
+def test_rotation_keeps_one_sequence_and_a_version_names_one_index(
+        served: tuple[str, Path], signer: TestKey, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package's keys share one sequence of versions: an index signed by the old key
+    with a lower version is a rollback after the new key's; and one version names one
+    index."""
+    import probebench.registry.signing as signing
+
+    url, folder = served
+    old, new = make_key(tmp_path / "old"), make_key(tmp_path / "new")
+    shipped = {"keys": [{"key_id": signing.key_id(k.private.public_key()),
+                         "public_key_pem": k.public_pem.read_text()} for k in (old, new)],
+               "revoked": []}
+    keys_file = tmp_path / "trusted_keys.json"
+    keys_file.write_text(json.dumps(shipped))
+    monkeypatch.setattr(signing, "TRUSTED_KEYS_FILE", keys_file)
+    new.sign(folder, version=200)
+    assert open_registry(url).verified is not None
+    old.sign(folder, version=100)  # a replay of an index from before the rotation
+    with pytest.raises(RollbackError, match="version 100 is older than version 200"):
+        open_registry(url)
+    # version 200 again, over other bytes
+    data = (folder / "registry.json").read_bytes()
+    (folder / "registry.json").write_bytes(data + b" ")
+    new.sign(folder, version=200)
+    with pytest.raises(RollbackError, match="verified before with other content"):
+        open_registry(url)
+    # a test key of $PROBEBENCH_REGISTRY_KEYS has a sequence of its own
+    (folder / "registry.json").write_bytes(data)
+    signer.sign(folder, version=5)
+    assert open_registry(url).verified is not None
+
+
+def test_a_corrupt_versions_record_fails_closed(served: tuple[str, Path],
+                                                mirror_env: Path) -> None:
+    url, _ = served
+    open_registry(url)
+    (mirror_env / "trusted-versions.json").write_text("{bad")
+    with pytest.raises(InputError, match="record of verified registry versions; refused"):
+        open_registry(url)
+
+
+def test_a_bad_signature_on_a_default_registry_is_not_called_unreachable(
+        served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``submit`` with the registry from ``$PROBEBENCH_REGISTRY``: an unsigned index is
+    refused, not turned into an imputed guard as if the server were down."""
+    from probebench.registry.mirror import REGISTRY_ENV
+    from probebench.runs.submit import resolve_policy
+
+    url, folder = served
+    (folder / "registry.json.sig").unlink()
+    monkeypatch.setenv(REGISTRY_ENV, url)
+    with pytest.raises(UnsignedIndexError):
+        resolve_policy(repo=tmp_path, quiet=True)
+
+
+def test_require_signed_and_a_linked_signature(board: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    from probebench.cli import main
+
+    site = tmp_path / "site"
+    shutil.copytree(board, site)
+    assert main(["registry", "list", "--registry", str(site), "--require-signed"]) == 0
+    sig = site / "registry.json.sig"
+    moved = tmp_path / "elsewhere.sig"
+    sig.rename(moved)
+    sig.symlink_to(moved)
+    with pytest.raises(InputError, match="a symbolic link; a registry signature is a plain"):
+        open_registry(site)
+    sig.unlink()
+    capsys.readouterr()
+    assert main(["registry", "list", "--registry", str(site), "--require-signed"]) == 2
+    assert "--require-signed asks for a verified registry.json.sig" in capsys.readouterr().err
