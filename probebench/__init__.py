@@ -52,6 +52,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "check_registry": ("probebench.intake.check", "check_registry"),
     "check_verbs": ("probebench.tasks.verbs.checks", "check_verbs"),
     "confinement_problems": ("probebench.intake.confine", "confinement_problems"),
+    "download_artifact": ("probebench.registry.mirror", "download_artifact"),
     "evaluate_entry": ("probebench.runs.evaluate", "evaluate_entry"),
     "export_native": ("probebench.artifact.export", "export_native"),
     "layer_sweep": ("probebench.train.sweep", "layer_sweep"),

@@ -61,7 +61,12 @@ class Probe:
     meta: ProbeMeta          #: the artifact's ``meta.yaml``
     entry: Entry | None      #: the registry entry (None for a folder loaded directly)
     weights: ProbeWeights    #: scaler and layers as plain float64 arrays
-    folder: Path             #: the artifact folder the probe was loaded from
+    #: the artifact folder the probe was loaded from, validated: for a registry id read
+    #: from a leaderboard or URL, the copy in the mirror cache
+    #: (``$PROBEBENCH_HOME/mirrors/<index sha256>/registry/artifacts/...``; read it, do not
+    #: edit it: ``probebench registry download ID --out DIR`` or
+    #: ``probebench.download_artifact`` copies it out)
+    folder: Path
     bundle_sha256: str       #: the artifact's bundle hash (``probebench hash``)
     #: (device, dtype) -> the model, resolved, or loaded once extraction needed it
     _models: dict[tuple[str, str], LoadedModel | ResolvedModel] = field(

@@ -303,12 +303,9 @@ def _metrics(ctx: _Context) -> str:
     for task, metrics in reported.items():
         owner = registered.get(metrics.test_sha256)
         if owner is None:
-            # meta.yaml names the task: say which nearby tasks.yaml registers it
-            hint = ("" if task in catalog.specs else
-                    include_hint(task, (ctx.original, ctx.original.parent),
-                                 known=catalog.tasks_files()))
             problems.append(f"reported_metrics.{task}: test_sha256 {metrics.test_sha256[:12]}... "
-                            f"is not registered in tasks.yaml{hint}")
+                            f"is not registered in the tasks used, {catalog.describe()}"
+                            + _unregistered_hint(ctx, catalog, task))
         elif owner != task:
             problems.append(f"reported_metrics.{task}: test_sha256 belongs to task {owner!r}")
         elif ctx.report.weights is not None:
@@ -316,6 +313,23 @@ def _metrics(ctx: _Context) -> str:
     if problems:
         raise CheckFailedError("; ".join(problems))
     return f"{len(reported)} task(s), every test-set hash registered"
+
+
+def _unregistered_hint(ctx: _Context, catalog: TaskCatalog, task: str) -> str:
+    """Why a reported test-set hash may be unknown: the task is registered with another
+    test set (another version), or it is not registered at all, and then the
+    ``--include`` to add it: the nearby tasks.yaml that registers it, else a general one."""
+    spec = catalog.specs.get(task)
+    if spec is not None:
+        return (f": task {task!r} is registered there with test_sha256 "
+                f"{spec.test_sha256[:12]}... (version {spec.version}); the metrics were "
+                "computed on another test set")
+    # meta.yaml names the task: say which nearby tasks.yaml registers it, if one does
+    near = include_hint(task, (ctx.original, ctx.original.parent),
+                        known=catalog.tasks_files())
+    return (f", which have no task {task!r}" + (near or
+            f"; if {task!r} is your own task, add --include TASKS_YAML, the tasks file "
+            "that registers it (`probebench tasks add` writes one)"))
 
 
 def _class_problems(catalog: TaskCatalog, task: str, weights: ProbeWeights) -> list[str]:

@@ -66,6 +66,7 @@ API: dict[str, str] = {
     "score-lm": "score_lm",
     "registry list": "registry_entries",
     "registry show": "show_entry",
+    "registry download": "download_artifact",
     "registry sign": "sign_registry",
     "registry check": "check_registry",
     "registry confine": "confinement_problems",

@@ -1,24 +1,76 @@
-"""``probebench validate``, ``hash`` and ``export``: the artifact commands."""
+"""``probebench validate``, ``hash`` and ``export``: the artifact commands.
+
+``validate`` and ``submit`` take an ARTIFACT as a folder, a URL of one, or a registry id
+(``org/name``, when no such folder exists here): the entry's artifact is found as
+``load_probe`` finds it (``registry.mirror.entry_artifact``: from a mirror, every file
+checked against the signed index) and must hash to the entry's ``artifact_sha256``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probebench.cli.common import add_workspace_options, raw, workspace
 from probebench.cli.locate import ARTIFACT_HELP, artifact_folder
+from probebench.cli.mirror import add_source_options
 from probebench.errors import InputError
+
+if TYPE_CHECKING:
+    from probebench.registry.mirror import EntryArtifact
+
+#: what a registry id looks like (``org/name``); the entry's own pattern is stricter
+_ENTRY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*/[A-Za-z0-9][A-Za-z0-9.\-_]*\Z")
+ID_HELP = ("; or a registry id ORG/NAME (when no such folder exists here), whose artifact "
+           "is read from --registry and must hash to the entry's artifact_sha256")
+
+
+def looks_like_entry_id(text: str) -> bool:
+    """Whether ``text`` is read as a registry id: ``org/name``, and no such path here."""
+    return "://" not in text and _ENTRY_ID.match(text) is not None and not Path(text).exists()
+
+
+def artifact_or_entry(text: str, args: argparse.Namespace, *, check_folder: bool = True
+                      ) -> tuple[Path, EntryArtifact | None]:
+    """(the folder ARTIFACT names, the registry entry it came from or None): a folder or
+    URL as ``locate.artifact_folder`` reads it, or a registry id, whose artifact is
+    found in ``--registry`` (``--registry-sha256``; with ``--repo`` alone, its
+    ``registry/``; else the default order of ``open_registry``) as ``load_probe`` finds
+    it."""
+    if not looks_like_entry_id(text):
+        return artifact_folder(text, check_folder=check_folder), None
+    from probebench.registry.mirror import entry_artifact
+
+    try:
+        found = entry_artifact(text, args.registry_source, sha256=args.registry_sha256,
+                               repo=getattr(args, "repo", None))
+    except InputError as exc:
+        raise type(exc)(f"{text}: no such folder here, so read as a registry id: {exc}") \
+            from None
+    if not getattr(args, "quiet", False):
+        print(f"probebench: {text}: the artifact of the registry entry, in {found.folder} "
+              f"({found.source.describe()}); it must hash to {found.entry.artifact_sha256}",
+              file=sys.stderr)
+    return found.folder, found
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from probebench.artifact.checks import FAIL, PASS, validate
 
-    path = artifact_folder(args.path)
-    shown = args.path if "://" in args.path else path
+    path, found = artifact_or_entry(args.path, args)
+    shown = args.path if "://" in args.path or found is not None else path
+    expected = args.sha256
+    if found is not None:
+        if expected is not None and expected != found.entry.artifact_sha256:
+            raise InputError(f"--sha256 {expected} disagrees with the artifact_sha256 of the "
+                             f"registry entry {found.entry.id} ({found.entry.artifact_sha256})")
+        expected = found.entry.artifact_sha256
     ws = workspace(args)
-    report = validate(path, catalog=ws.catalog, expected_sha256=args.sha256)
+    report = validate(path, catalog=ws.catalog, expected_sha256=expected)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -75,13 +127,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         **raw("Run every artifact check and print each as PASS, FAIL or SKIP with its "
               "reason. Nothing is unpickled with plain pickle and no model is loaded.",
               "exit status: 0 valid, 1 invalid, 2 usage error"))
-    val.add_argument("path", metavar="ARTIFACT", help=ARTIFACT_HELP)
+    val.add_argument("path", metavar="ARTIFACT", help=ARTIFACT_HELP + ID_HELP)
     val.add_argument("--json", action="store_true", help="print the report as JSON")
     val.add_argument("--sha256", metavar="HASH",
-                     help="also require this bundle hash (e.g. the registry's artifact_sha256)")
+                     help="also require this bundle hash (e.g. the registry's "
+                          "artifact_sha256; a registry id requires the entry's)")
     val.add_argument("--quiet", action="store_true",
                      help="do not say which repository and tasks were used")
     add_workspace_options(val)
+    add_source_options(val)
     val.set_defaults(func=cmd_validate)
 
     hsh = commands.add_parser(

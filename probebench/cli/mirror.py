@@ -1,5 +1,6 @@
-"""``probebench registry list|show``: read a registry from a folder, a built leaderboard
-or a URL (``probebench.registry.mirror``), as a pip user without a checkout does; and
+"""``probebench registry list|show|download``: read a registry from a folder, a built
+leaderboard or a URL (``probebench.registry.mirror``), as a pip user without a checkout
+does (``download`` copies an entry's verified artifact folder out of it); and
 ``registry sign``, the maintainers' signature of a built leaderboard's index
 (``probebench.registry.signing``)."""
 
@@ -13,8 +14,9 @@ if TYPE_CHECKING:
     from probebench.registry.mirror import RegistrySource
 
 SOURCE_HELP = ("where the registry is: a folder holding probes/, a built leaderboard "
-               "holding registry.json, or the https:// URL of its registry.json (files are "
-               "downloaded into $PROBEBENCH_HOME/mirrors and checked against the index). "
+               "holding registry.json, or the https:// URL of its registry.json or of the "
+               "leaderboard itself (https://host/board/ reads .../board/registry.json; files "
+               "are downloaded into $PROBEBENCH_HOME/mirrors and checked against the index). "
                "Default: $PROBEBENCH_REGISTRY, else the enclosing checkout's registry/, else "
                "the project's published leaderboard")
 PIN_HELP = ("pin the registry.json of a leaderboard or URL by its SHA-256 (also URL#sha256=HEX): "
@@ -49,22 +51,45 @@ def _per_task(values: dict[str, float | None]) -> str:
     return "; ".join(shown) or "no stored result"
 
 
+#: ``registry list``'s columns, in order
+LIST_COLUMNS = ("ID", "STATUS", "MODEL", "SITE", "PROBE", "AUROC per task")
+#: ``registry list --status``'s choices: one entry status, or ``all``
+LIST_STATUSES = ("live", "pending_review", "deprecated", "all")
+
+
+def _entries(n: int, status: str = "") -> str:
+    return f"{n} {status + ' ' if status else ''}entr{'y' if n == 1 else 'ies'}"
+
+
+def _count_line(shown: int, total: list[str], status: str) -> str:
+    """The trailing line: how many are listed and, when some are not, how to see them."""
+    if status == "all":
+        order = [s for s in LIST_STATUSES if s in total] + sorted(set(total) -
+                                                                   set(LIST_STATUSES))
+        by = ", ".join(f"{total.count(s)} {s}" for s in order)
+        return f"{_entries(shown)}" + (f" ({by})" if by else "")
+    others = len(total) - shown
+    hidden = f" ({others} other{'s' if others != 1 else ''}: --status all)" if others else ""
+    return (_entries(shown, status) if shown else f"no {status} entries") + hidden
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from probebench.registry.mirror import registry_entries
 
-    source, entries = registry_entries(args.registry_source, sha256=args.registry_sha256,
-                                       status=args.status)
+    source, every = registry_entries(args.registry_source, sha256=args.registry_sha256)
     _signed_if_asked(args, source)
     if not args.quiet:
         print(f"probebench: {source.describe()}", file=sys.stderr)
-    if not entries:
-        print("no entries" + (f" with status {args.status}" if args.status else ""))
-        return 0
-    width = max(len(e.id) for e in entries)
-    for e in entries:
-        print(f"{e.id:<{width}}  {e.status:<14}  {e.model:<14} {e.layer}:{e.position:<13} "
-              f"{e.probe_type:<7} AUROC {_per_task(e.auroc)}")
-    print(f"{len(entries)} entries")
+    entries = [e for e in every if args.status in ("all", e.status)]
+    rows = [(e.id, e.status, e.model, f"{e.layer}:{e.position}", e.probe_type,
+             _per_task(e.auroc)) for e in entries]
+    if rows:
+        widths = [max(len(r[k]) for r in [LIST_COLUMNS, *rows])
+                  for k in range(len(LIST_COLUMNS) - 1)]
+        for row in [LIST_COLUMNS, *rows]:
+            print("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths, strict=False))
+                  + "  " + row[-1])
+    print(_count_line(len(entries), [e.status for e in every], args.status))
     return 0
 
 
@@ -122,6 +147,21 @@ def cmd_sign(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_download(args: argparse.Namespace) -> int:
+    from probebench.registry.mirror import download_artifact
+
+    folder, found = download_artifact(args.entry, args.out, registry=args.registry_source,
+                                      sha256=args.registry_sha256,
+                                      require_signed=args.require_signed)
+    if not args.quiet:
+        print(f"probebench: {found.source.describe()}", file=sys.stderr)
+    files = sum(1 for p in folder.rglob("*") if p.is_file())
+    print(f"wrote {folder}: the artifact of {found.entry.id} ({files} files, bundle sha256 "
+          f"{found.entry.artifact_sha256}, validated)")
+    print(f"next: probebench validate {folder} --sha256 {found.entry.artifact_sha256}")
+    return 0
+
+
 def _days(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 366:
@@ -132,14 +172,16 @@ def _days(text: str) -> int:
 def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rlist = reg_sub.add_parser(
         "list", help="list the registry's entries (a folder, a built leaderboard or a URL)",
-        description="List every entry of a registry: id, status, model, site, probe type "
-                    "and its latest stored AUROC per task. The registry can be a checkout's "
-                    "folder, a built leaderboard or a published registry.json (only the "
-                    "index is downloaded).",
+        description="List a registry's entries, under a header row: id, status, model, "
+                    "site, probe type and its latest stored AUROC per task. Only live "
+                    "entries unless --status says otherwise; the last line counts those "
+                    "left out. The registry can be a checkout's folder, a built leaderboard "
+                    "or a published registry.json (only the index is downloaded).",
         epilog="example: probebench registry list --registry "
-               "https://example.org/leaderboard/registry.json --status live")
-    rlist.add_argument("--status", choices=["live", "pending_review", "deprecated"],
-                       default=None, help="only entries with this status")
+               "https://example.org/leaderboard/registry.json --status all")
+    rlist.add_argument("--status", choices=LIST_STATUSES, default="live",
+                       help="only entries with this status, or all of them "
+                            "(default: %(default)s)")
     rlist.add_argument("--quiet", action="store_true", help="no registry line on stderr")
     add_source_options(rlist)
     _add_require_signed(rlist)
@@ -155,6 +197,25 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_source_options(rshow)
     _add_require_signed(rshow)
     rshow.set_defaults(func=cmd_show)
+    rdown = reg_sub.add_parser(
+        "download", help="copy an entry's verified artifact folder out of the registry",
+        description="Copy the artifact folder of a registry entry to --out: from a mirror "
+                    "(a built leaderboard or a URL) it is downloaded into the cache and each "
+                    "file checked against the signed index; from a folder, the entry's "
+                    "artifact_url is resolved. The copy is validated with the entry's "
+                    "artifact_sha256 before it appears under its name; an existing folder "
+                    "that is not empty is never overwritten.",
+        epilog="example: probebench registry download "
+               "probebench/blimp-det-noun-smollm2-135m-l15-v1 --out det-noun "
+               "--registry https://example.org/leaderboard/")
+    rdown.add_argument("entry", metavar="ENTRY_ID")
+    rdown.add_argument("--out", default=None, metavar="DIR",
+                       help="the folder to write, new or empty (default: ./NAME, the part of "
+                            "the id after org/)")
+    rdown.add_argument("--quiet", action="store_true", help="no registry line on stderr")
+    add_source_options(rdown)
+    _add_require_signed(rdown)
+    rdown.set_defaults(func=cmd_download)
     rsign = reg_sub.add_parser(
         "sign", help="sign a built leaderboard's registry.json (maintainers' workflow)",
         description="Write SITE/registry.json.sig: an Ed25519 signature (the maintainers' "

@@ -32,7 +32,13 @@ from probebench.safetext import visible
 def cmd_check(args: argparse.Namespace) -> int:
     from probebench.intake.check import check_registry
 
-    ws = workspace(args, uses_registry=True)
+    included = getattr(args, "include", None)
+    if included and args.changed:
+        raise InputError("--include with --changed: a pull request is checked against the "
+                         "registered tasks only; leave --include out (or --changed, to "
+                         "check entries against your own tasks locally)")
+    # --include only widens what this local check accepts: nothing is written or ranked
+    ws = workspace(args, uses_registry=True, private=bool(included))
     results = check_registry(ws.registry, ws.repo, catalog=ws.catalog,
                              changed_since=args.base if args.changed else None,
                              author=args.author)
@@ -46,7 +52,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"        {problem}")
     bad = [r for r in results if not r.ok]
     summary = f"{len(results) - len(bad)} of {len(results)} entries pass"
-    print(summary)
+    print(summary + (" (with the --include tasks: the registry itself accepts only "
+                     "registered tasks)" if included else ""))
     if args.markdown and bad:
         from probebench.hashing import atomic_write_bytes
         from probebench.intake.comment import capped, code_block
@@ -298,7 +305,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                              "open to its first submitter)")
     rcheck.add_argument("--markdown", default=None, metavar="FILE",
                         help="when an entry fails, write the PR comment (escaped) here")
-    add_workspace_options(rcheck, registry=True)
+    add_workspace_options(rcheck, registry=True, include=True)
     rcheck.set_defaults(func=cmd_check)
 
     rconf = reg_sub.add_parser(

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from probebench.cli.artifacts import artifact_or_entry
 from probebench.cli.common import (
     add_bootstrap,
     add_device,
@@ -19,13 +20,13 @@ from probebench.cli.common import (
     runtime,
     workspace,
 )
-from probebench.cli.locate import artifact_folder
 from probebench.cli.mirror import add_source_options
 from probebench.errors import InputError
 from probebench.evaluation.definitions import EVALAWARE_IMPUTE, LATENCY_PROMPTS, LATENCY_WARMUP
 
 if TYPE_CHECKING:
     from probebench.evaluation.results import Submission
+    from probebench.tasks.catalog import TaskCatalog
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -40,14 +41,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if samples is not None and args.out_dir is not None and Path(samples).name != str(samples):
         raise InputError(f"with --out-dir, --log-samples takes a file name (each artifact's "
                          f"records go to <dir>/<artifact>/NAME), found {samples}")
-    folders = [artifact_folder(a, check_folder=False) for a in args.artifacts]
+    ws = workspace(args, private=True)
+    folders = [_checked_folder(a, args, ws.catalog) for a in args.artifacts]
     if args.out_dir is not None:
         outputs = [Outputs.in_folder(Path(args.out_dir) / f.resolve().name, samples)
                    for f in folders]
     else:
         outputs = [Outputs(Path(args.out), Path(args.report),
                            None if samples is None else Path(samples))]
-    ws = workspace(args, private=True)
     options = SubmitOptions(seed=args.seed, bootstrap=args.bootstrap, **runtime(args),
                             transfer_targets=args.transfer_to or (),
                             cache=not args.no_cache, progress=not args.quiet,
@@ -64,6 +65,23 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"{result.probe.id}: wrote {', '.join(files[:-1])} and {files[-1]}")
         _print_summary(result)
     return 0
+
+
+def _checked_folder(text: str, args: argparse.Namespace, catalog: TaskCatalog) -> Path:
+    """The folder ARTIFACT names; for a registry id, its artifact found as ``load_probe``
+    finds it and required, before any model work, to hash to the entry's
+    ``artifact_sha256`` (an artifact that is not the registered one is refused)."""
+    from probebench.artifact.checks import validate
+
+    folder, found = artifact_or_entry(text, args, check_folder=False)
+    if found is None:
+        return folder
+    report = validate(folder, catalog=catalog, expected_sha256=found.entry.artifact_sha256)
+    if not report.valid:
+        failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
+        raise InputError(f"{text}: the artifact of the registry entry ({folder}) does not "
+                         f"validate, nothing was run ({failed})")
+    return folder
 
 
 def _print_summary(result: Submission) -> None:
@@ -98,9 +116,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
               "  probebench submit ./my-probe --tasks blimp_passive_1 --limit 20 "
               "--log-samples samples.jsonl"))
     sub.add_argument("artifacts", nargs="+", metavar="ARTIFACT",
-                     help="artifact folder(s), or URL(s) of one at a revision (the forms "
-                          "`probebench validate --help` lists); several share one model "
-                          "load and the cache")
+                     help="artifact folder(s), URL(s) of one at a revision, or registry "
+                          "id(s) ORG/NAME (the forms `probebench validate --help` lists: an "
+                          "id's artifact comes from --registry and must hash to the entry's "
+                          "artifact_sha256); several share one model load and the cache")
     sub.add_argument("--tasks", action="append", required=True, metavar="ID[,ID...]",
                      help="task ids, comma-separated or repeated (see `probebench tasks list`)")
     sub.add_argument("--out", default="submission.json",

@@ -143,7 +143,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         print(f"  control {spec.control.file}: sha256 {spec.control.sha256}")
     print(f"evaluate it privately: probebench submit ARTIFACT --tasks {spec.id} "
           f"--include {tasks_file}")
-    print("propose it for the registry: README.md, \"Proposing a task\"")
+    print("propose it for the registry: docs/tasks.md, \"Proposing a task\"")
     return 0
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probebench.cli.common import (
     add_bootstrap,
@@ -22,11 +24,21 @@ from probebench.cli.common import (
 from probebench.errors import InputError
 from probebench.sites import POSITIONS
 
+if TYPE_CHECKING:
+    from probebench.train.trainer import Trained
+
+
+def warn_grid_edges(trained: Trained) -> None:
+    """A warning on stderr for each hyper-parameter chosen at an end of its grid: the
+    value, the grid, and what to do (the choice itself stands)."""
+    for edge in trained.grid_edges:
+        print(f"probebench: warning: {edge.describe()}; {edge.advice()}", file=sys.stderr)
+
 
 def cmd_train(args: argparse.Namespace) -> int:
     from probebench.sites import Site
     from probebench.train import TrainConfig, train
-    from probebench.train.artifact import check_out, write_artifact
+    from probebench.train.artifact import authorship, check_out, write_artifact
 
     out = Path(args.out)
     check_out(out, force=args.force)
@@ -37,10 +49,15 @@ def cmd_train(args: argparse.Namespace) -> int:
                          hidden=args.hidden, bootstrap=args.bootstrap, **runtime(args))
     trained = train(config, catalog=catalog, progress=not args.quiet, cache=not args.no_cache)
     created = dt.date.fromisoformat(args.created_at) if args.created_at else None
-    write_artifact(trained, out, author=args.author, contact=args.contact,
-                   license=args.license, created_at=created, force=args.force)
+    who = authorship(trained.data.spec, author=args.author, contact=args.contact,
+                     license=args.license, near=out)
+    for sentence in who.guessed:
+        print(f"warning: {sentence}", file=sys.stderr)
+    write_artifact(trained, out, author=who.author, contact=who.contact,
+                   license=who.license, created_at=created, force=args.force)
     print(trained.describe())
     print(trained.metrics_table())
+    warn_grid_edges(trained)
     include = "".join(f" --include {p}" for p in getattr(args, "include", None) or [])
     print(f"wrote {out} (validated); next: probebench submit {out} --tasks {args.task}"
           f"{include}")
@@ -80,7 +97,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from probebench.artifact.meta import METHODS
     from probebench.train import DEFAULT_HIDDEN
-    from probebench.train.artifact import DEFAULT_AUTHOR, DEFAULT_CONTACT, DEFAULT_LICENSE
     from probebench.train.massmean import DEFAULT_METHOD
 
     trn = commands.add_parser(
@@ -114,12 +130,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     trn.add_argument("--out", required=True, type=Path, help="artifact folder to write")
     add_seed(trn, "seed of the MLP and the bootstrap")
     add_bootstrap(trn)
-    trn.add_argument("--author", default=DEFAULT_AUTHOR,
-                     help="meta.yaml author (default: %(default)s)")
-    trn.add_argument("--contact", default=DEFAULT_CONTACT,
-                     help="meta.yaml contact, e-mail or URL (default: %(default)s)")
-    trn.add_argument("--license", default=DEFAULT_LICENSE,
-                     help="SPDX id, custom or closed (default: %(default)s)")
+    trn.add_argument("--author", default=None,
+                     help="meta.yaml author (default: git config user.name, with a "
+                          "warning; without one: 'unknown (give --author)')")
+    trn.add_argument("--contact", default=None,
+                     help="meta.yaml contact, e-mail or URL (default: git config "
+                          "user.email, with a warning; without one: 'unknown (give "
+                          "--contact)')")
+    trn.add_argument("--license", default=None,
+                     help="SPDX id, custom or closed (default: the task's data license, "
+                          "with a warning)")
     trn.add_argument("--created-at", default=None, metavar="YYYY-MM-DD",
                      help="meta.yaml created_at (default: today)")
     add_device(trn)

@@ -133,8 +133,10 @@ def check_entry(path: Path, root: Path, repo_root: Path, catalog: TaskCatalog) -
         return EntryCheck(path, entry.id, problems, notes)
     unknown = [t for t in entry.tasks if t not in catalog.specs]
     if unknown:
-        problems.append(f"{path}: tasks not registered in tasks.yaml: {', '.join(unknown)} "
-                        f"(tasks from {catalog.describe()})")
+        problems.append(f"{path}: tasks not registered in the tasks used, "
+                        f"{catalog.describe()}: {', '.join(unknown)} (your own task: "
+                        "`registry check --include TASKS_YAML` checks the entry against "
+                        "it locally; the registry accepts only registered tasks)")
     try:
         folder, how = resolve_artifact(entry.artifact_url, repo_root)
         notes.append(f"artifact found via {how}")

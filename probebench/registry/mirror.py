@@ -14,9 +14,10 @@ registry too:
 * a **source folder** holding ``probes/`` (a checkout's ``registry/``), read in place;
 * a **built leaderboard folder** holding ``registry.json``: each file a command needs is
   checked against the index and copied into the cache before it is read;
-* a **URL** of a leaderboard's ``registry.json`` (``https://``; ``http://`` only to this
-  machine): the index is fetched, and each file a command needs (an entry, its artifact,
-  the guards) is downloaded into the cache (``$PROBEBENCH_HOME/mirrors/``) and checked
+* a **URL** of a leaderboard's ``registry.json``, or of the leaderboard itself (a URL not
+  ending in ``registry.json`` is read as ``<url>/registry.json``; ``https://``; ``http://``
+  only to this machine): the index is fetched, and each file a command needs (an entry,
+  its artifact, the guards) is downloaded into the cache (``$PROBEBENCH_HOME/mirrors/``) and checked
   against the index before anything reads it. Files already in the cache are reused,
   and offline (``PROBEBENCH_OFFLINE`` or ``HF_HUB_OFFLINE``, or the server unreachable)
   the last index fetched from that URL is used.
@@ -47,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import from_json
@@ -703,29 +704,53 @@ def _url_key(url: str) -> str:
     return hashlib.sha256(url.encode("utf-8")).hexdigest()
 
 
-def _fetch_signature(url: str) -> bytes:
+def index_url(url: str) -> tuple[str, str | None]:
+    """(the URL of the ``registry.json`` to read, the site root it was made from or None).
+
+    A URL whose path ends in ``registry.json`` is read as it is; any other is a
+    leaderboard's address, its index at ``<url>/registry.json`` (a trailing slash is
+    kept once).
+
+    >>> index_url("https://x.org/board/")
+    ('https://x.org/board/registry.json', 'https://x.org/board/')
+    >>> index_url("https://x.org/registry.json")
+    ('https://x.org/registry.json', None)
+    """
+    parts = urlsplit(url)
+    if parts.path.rpartition("/")[2] == INDEX_FILE:
+        return url, None
+    path = parts.path.rstrip("/") + "/" + INDEX_FILE
+    return urlunsplit(parts._replace(path=path)), url
+
+
+def _fetch_signature(url: str, root: str | None = None) -> bytes:
     """The bytes of ``url``'s ``registry.json.sig``; a server without one (HTTP 404, ...)
-    is an ``UnsignedIndexError``, an unreachable one an ``OfflineError``."""
+    is an ``UnsignedIndexError``, an unreachable one an ``OfflineError``. ``root``: the
+    site root ``url`` was made from, which the error names."""
     sig_url = url + SIGNATURE_SUFFIX
     try:
         return fetch(sig_url, max_bytes=MAX_SIGNATURE_BYTES, what="registry signature").data
     except OfflineError:
         raise
     except InputError as exc:
+        tried = ("" if root is None else f"; {root} was read as a leaderboard's address, "
+                 f"its index tried at {url}: give the URL of its {INDEX_FILE}")
         raise UnsignedIndexError(f"{url}: its signature cannot be read ({exc}); an "
-                                 "unsigned registry index is refused") from None
+                                 f"unsigned registry index is refused{tried}") from None
 
 
 def _open_url(url: str, sha256: str | None, why: str) -> RegistrySource:
     """A URL's index, verified (``registry.signing``) before it is parsed; offline, the
-    last verified copy, verified again (its expiry included)."""
+    last verified copy, verified again (its expiry included). A URL not ending in
+    ``registry.json`` is a site root: ``<url>/registry.json`` is read (``index_url``)."""
     url, pin = split_pin(url, sha256)
+    url, site_root = index_url(url)
     cache = mirrors_dir()
     pointer = cache / "urls" / _url_key(url)
     try:
         # the signature first: it states the index's size, so a hostile mirror cannot
         # make this download more than the maintainers signed
-        signature = _fetch_signature(url)
+        signature = _fetch_signature(url, site_root)
         # the statement is checked (trusted key, signature, expiry, rollback) before a
         # byte of the index is downloaded
         declared = check_statement(signature, url, cache=cache).index_bytes
@@ -792,7 +817,8 @@ def open_registry(given: str | Path | None = None, *, sha256: str | None = None,
     enclosing checkout's ``registry/`` (from ``start``, default the current folder), the
     project's published leaderboard (unless ``published`` is False: then none found is an
     ``InputError``). ``given`` is a source folder (with ``probes/``), a built
-    leaderboard (with ``registry.json``) or a URL of a ``registry.json``."""
+    leaderboard (with ``registry.json``), or the URL of a ``registry.json`` or of the
+    leaderboard it lies in (``https://host/board/`` reads ``.../board/registry.json``)."""
     if given is not None and str(given).strip():
         return _open(given, sha256, "given")
     env = os.environ.get(REGISTRY_ENV, "").strip()
@@ -827,7 +853,7 @@ def _open(given: str | Path, sha256: str | None, why: str) -> RegistrySource:
         return _open_leaderboard(folder, sha256, why)
     raise InputError(f"{text}: not a registry: expected a folder holding probes/ (a "
                      f"checkout's registry/), a built leaderboard holding {INDEX_FILE}, or "
-                     f"the https:// URL of a {INDEX_FILE}")
+                     f"the https:// URL of a leaderboard or of its {INDEX_FILE}")
 
 
 @dataclass(frozen=True)
@@ -889,6 +915,162 @@ def show_entry(entry_id: str, registry: str | Path | None = None, *,
     return source, read_entry(path), latest_results(source.registry, entry_id)
 
 
+@dataclass(frozen=True)
+class EntryArtifact:
+    """A registry entry and its artifact folder on this machine (``entry_artifact``)."""
+
+    source: RegistrySource
+    entry: Entry
+    #: the artifact folder: in the mirror cache (each file checked against the index),
+    #: in the checkout, or fetched at its revision; not yet validated
+    folder: Path
+
+
+def entry_artifact(entry_id: str, registry: str | Path | None = None, *,
+                   sha256: str | None = None, repo: Path | None = None) -> EntryArtifact:
+    """The entry ``entry_id`` of a registry (``open_registry``'s order when ``registry``
+    is None; with ``repo`` alone, ``REPO/registry``) and its artifact folder, the way
+    ``load_probe`` finds it: from a mirror, the entry and every artifact file are
+    downloaded into the cache and checked against the (signed) index, and a folder
+    that leads out of the cache is refused before it is read; from a source folder, the
+    entry's ``artifact_url`` is resolved (a remote one fetched at its commit).
+
+    The folder is not validated here: validate it with the entry's ``artifact_sha256``
+    (``validate(folder, expected_sha256=...)``) before using it. An unknown id is an
+    ``InputError`` that names close ids."""
+    import difflib
+
+    from probebench.registry.entry import entry_path, read_entry
+    from probebench.sources.resolve import resolve_artifact
+
+    if registry is None and repo is not None:
+        registry = Path(repo) / "registry"
+    try:
+        source = open_registry(registry, sha256=sha256)
+    except InputError as exc:
+        raise type(exc)(f"{exc}; give --registry (a folder holding probes/, a built "
+                        f"leaderboard or its URL) to find {entry_id!r}") from None
+    path = entry_path(source.registry, entry_id)  # refuses what is not org/name first
+    source.ensure_entry(entry_id)
+    if not path.is_file():
+        ids = source.entry_ids()
+        close = difflib.get_close_matches(entry_id, ids, n=3, cutoff=0.6)
+        more = ", ..." if len(ids) > 20 else ""
+        hint = (f"; did you mean {', '.join(close)}?" if close else
+                f"; it holds {len(ids)} entries: {', '.join(ids[:20])}{more}")
+        raise InputError(f"unknown probe id {entry_id!r} in {source.describe()}{hint}")
+    entry = read_entry(path)
+    if entry.id != entry_id:
+        raise InputError(f"{path}: the entry's id is {entry.id!r}, its file says "
+                         f"{entry_id!r}")
+    if source.index is None:
+        base = Path(repo) if repo is not None else source.repo
+        folder, _ = resolve_artifact(entry.artifact_url, base)
+        return EntryArtifact(source, entry, folder)
+    listed = source.index.entry(entry_id)
+    assert listed is not None  # ensure_entry wrote the entry's file from it
+    if listed.artifact_sha256 != entry.artifact_sha256:
+        raise InputError(f"{source.describe()}: the index and the entry of {entry_id} name "
+                         "different artifacts; refused")
+    try:
+        # the cache's own folder resolved, and nothing below it: a link there leads out
+        root = source.repo.resolve() / "registry" / "artifacts"
+        folder = (source.repo / listed.artifact_path).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{source.describe()}: the artifact folder of {entry_id} "
+                         f"({listed.artifact_path[:120]!r}) is not a usable path ({exc}); "
+                         "refused") from None
+    if folder == root or not folder.is_relative_to(root):
+        raise InputError(f"{source.describe()}: the artifact folder of {entry_id} "
+                         f"({listed.artifact_path[:120]!r}) leads out of the mirror cache's "
+                         f"registry/artifacts/ ({root}); refused, nothing was read there")
+    return EntryArtifact(source, entry, folder)
+
+
+def download_artifact(entry_id: str, out: str | Path | None = None, *,
+                      registry: str | Path | None = None, sha256: str | None = None,
+                      repo: Path | None = None, require_signed: bool = False
+                      ) -> tuple[Path, EntryArtifact]:
+    """Copy a registry entry's verified artifact folder to ``out`` (default:
+    ``./<name>``, the part of the id after ``org/``), for a researcher to read, run or
+    submit; what ``probebench registry download`` does.
+
+    The entry and its artifact are found as ``entry_artifact`` finds them (from a
+    mirror: downloaded into the cache and checked against the signed index). The files
+    are copied into a new folder beside ``out``, that copy is validated with the entry's
+    ``artifact_sha256`` (every ``validate`` check; nothing is executed), and only then
+    renamed to ``out``: ``out`` is never half-written, and a failed call leaves nothing.
+    An existing ``out`` that is not an empty folder is refused, and so, with
+    ``require_signed``, is a registry read unsigned (a folder, or a built leaderboard
+    without ``registry.json.sig``).
+
+    Returns:
+        (the folder written, the ``EntryArtifact`` it came from).
+
+    Example::
+
+        folder, found = download_artifact("probebench/blimp-det-noun-smollm2-135m-l15-v1",
+                                          "det-noun", registry="https://example.org/board/")
+    """
+    import secrets
+    import shutil
+
+    from probebench.artifact.checks import validate
+    from probebench.tasks.catalog import TaskCatalog
+
+    name = entry_id.rpartition("/")[2]
+    target = Path(out) if out is not None else Path.cwd() / name
+    _check_target(target)  # before any download
+    found = entry_artifact(entry_id, registry, sha256=sha256, repo=repo)
+    if require_signed and found.source.verified is None:
+        raise UnsignedIndexError(f"{found.source.given}: read unsigned, and a verified "
+                                 f"{INDEX_FILE}{SIGNATURE_SUFFIX} was required; nothing was "
+                                 "written")
+    _check_target(target)
+    parent = target.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        partial = parent / f".{target.name[:100]}.{secrets.token_hex(4)}.partial"
+        partial.mkdir()
+    except OSError as exc:
+        raise InputError(f"{target}: cannot create the folder ({exc.strerror or exc})") \
+            from None
+    try:
+        try:
+            # links are copied as links, so that the check of the copy refuses them
+            shutil.copytree(found.folder, partial, symlinks=True, dirs_exist_ok=True)
+        except (OSError, shutil.Error) as exc:
+            raise InputError(f"{found.folder}: cannot copy the artifact of {entry_id} to "
+                             f"{target} ({exc})") from None
+        catalog = TaskCatalog.for_repo(found.source.repo)
+        report = validate(partial, catalog=catalog,
+                          expected_sha256=found.entry.artifact_sha256)
+        if not report.valid:
+            failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
+            raise InputError(f"{found.folder}: the artifact of {entry_id} does not validate "
+                             f"({failed}); nothing was written to {target}")
+        try:
+            # rename(2) replaces an empty folder and refuses a non-empty one
+            partial.rename(target)
+        except OSError as exc:
+            raise InputError(f"{target}: cannot write the artifact there ({exc.strerror or exc}"
+                             "); an existing folder must be empty") from None
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return target, found
+
+
+def _check_target(target: Path) -> None:
+    """Refuse ``target`` unless it is absent or an empty folder (nothing is overwritten)."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise InputError(f"{target}: exists and is not a folder; give --out a new or empty "
+                         "folder")
+    if target.is_dir() and any(target.iterdir()):
+        raise InputError(f"{target}: a folder that is not empty; nothing is overwritten: "
+                         "give --out a new or empty folder")
+
+
 __all__ = [
     "ARTIFACTS",
     "BLOBS",
@@ -905,12 +1087,16 @@ __all__ = [
     "PUBLISHED_REGISTRY",
     "REGISTRY_ENV",
     "CatalogTask",
+    "EntryArtifact",
     "EntrySummary",
     "MirrorEntry",
     "MirrorFile",
     "RegistryIndex",
     "RegistrySource",
     "blob_path",
+    "download_artifact",
+    "entry_artifact",
+    "index_url",
     "mirrors_dir",
     "open_registry",
     "parse_index",

@@ -15,7 +15,7 @@ of the packaged catalog is never removed.
 
 The tasks file is yours: evaluate against it privately with ``--include`` (or
 ``--tasks-file``), and propose it for the registry with a task-proposal pull request
-(README, "Proposing a task").
+(docs/tasks.md, "Proposing a task").
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@
    ``CALIBRATION_C_GRID`` (``probebench.train.massmean``). The point of lowest
    validation log-loss is chosen (``probebench.evaluation.protocol.choose``: log-losses
    within ``LOG_LOSS_TIE`` tie, and ties go to the stronger regularisation); validation
-   accuracy is shown beside it.
+   accuracy is shown beside it. A value chosen at either end of its grid (C = 10 is the
+   common one: nearly separable activations) is named (``grid_edges``): the best value
+   may lie beyond the grid, and ``probebench train`` warns on stderr.
    The control task of ``submit``'s selectivity is fitted by the same code.
 4. Refit on train + validation with the chosen value; a ``StandardScaler`` is fitted on
    the same data first.
@@ -137,6 +139,90 @@ class TrainConfig:
         return grid_of(self.probe_type)
 
 
+#: what each end of a grid means, per hyper-parameter: (lowest value, highest value)
+_ENDS = {"C": ("the strongest regularisation", "the weakest regularisation"),
+         "alpha": ("the weakest regularisation", "the strongest regularisation"),
+         "hidden": ("the smallest hidden size", "the largest hidden size")}
+#: where each grid is defined (no option of ``probebench train`` widens one)
+_GRID_HOME = {("C", "logistic"): "C_GRID in probebench/evaluation/protocol.py",
+              ("C", "mass-mean"): "CALIBRATION_C_GRID in probebench/train/massmean.py",
+              ("alpha", "logistic"): "ALPHA_GRID in probebench/evaluation/protocol.py",
+              ("hidden", "logistic"): "HIDDEN_GRID in probebench/evaluation/protocol.py"}
+
+
+@dataclass(frozen=True)
+class GridEdge:
+    """A hyper-parameter chosen on validation at one end of the grid it was chosen from:
+    the best value may lie beyond the grid, so the choice is named, never changed."""
+
+    #: the hyper-parameter: ``C``, ``alpha`` or ``hidden``
+    name: str
+    #: the value chosen
+    value: float
+    #: every value of the grid, in ascending order
+    grid: tuple[float, ...]
+    #: which end: ``"lowest"`` or ``"highest"``
+    end: str
+    #: how a linear probe was fitted (``TrainConfig.method``): says which grid it was
+    method: str = DEFAULT_METHOD
+
+    @property
+    def meaning(self) -> str:
+        """What this end of the grid is, e.g. "the weakest regularisation"."""
+        low, high = _ENDS.get(self.name, ("the lowest value", "the highest value"))
+        return low if self.end == "lowest" else high
+
+    @property
+    def grid_text(self) -> str:
+        """The grid as shown: ``0.001, 0.01, 0.1, 1, 10``."""
+        return ", ".join(f"{v:g}" for v in self.grid)
+
+    def describe(self) -> str:
+        """One line: the value, the end of which grid, and what that end means."""
+        return (f"{self.name} = {self.value:g} is the {self.end} value of its grid "
+                f"({self.grid_text}), {self.meaning} tried")
+
+    def advice(self) -> str:
+        """What to do: the grid is fixed by the protocol, so say where it is defined and
+        how to look beyond it."""
+        home = _GRID_HOME.get((self.name, self.method if self.name == "C" else "logistic"),
+                              "probebench/evaluation/protocol.py")
+        return (f"the best value on validation may lie beyond the grid; no option of "
+                f"probebench train widens it (it is {home}): to look further, fit "
+                f"probebench.evaluation.protocol.fit over wider values on the same "
+                f"activations and compare their validation log-loss")
+
+
+def grid_edges(grid_name: str, points: Sequence[GridPoint], chosen: float,
+               chosen_hidden: int | None = None, *,
+               method: str = DEFAULT_METHOD) -> list[GridEdge]:
+    """The hyper-parameters chosen at an end of their grid (``points``, as
+    ``grid_search`` returns them): ``grid_name`` (``C`` or ``alpha``) at ``chosen``, and
+    the hidden size at ``chosen_hidden`` where the grid searched it. A grid of one value
+    has no edge. Empty when every choice is inside its grid.
+
+    >>> pts = [GridPoint(c, 1.0) for c in (0.1, 1.0, 10.0)]
+    >>> [e.describe() for e in grid_edges("C", pts, 10.0)]
+    ['C = 10 is the highest value of its grid (0.1, 1, 10), the weakest regularisation tried']
+    >>> grid_edges("C", pts, 1.0)
+    []
+    """
+    searched: list[tuple[str, float, list[float]]] = [
+        (grid_name, chosen, [p.value for p in points])]
+    if chosen_hidden is not None:
+        searched.append(("hidden", float(chosen_hidden),
+                         [float(p.hidden) for p in points if p.hidden is not None]))
+    out = []
+    for name, value, values in searched:
+        grid = tuple(sorted(set(values)))
+        if len(grid) < 2 or value not in grid:
+            continue
+        if value in (grid[0], grid[-1]):
+            out.append(GridEdge(name, value, grid,
+                                "lowest" if value == grid[0] else "highest", method))
+    return out
+
+
 @dataclass
 class Trained:
     """What ``train`` fitted: the scikit-learn probe and scaler, the grid and the value
@@ -165,8 +251,16 @@ class Trained:
     #: test-set hash against it (an included task is unknown to the packaged catalog)
     catalog: TaskCatalog | None = None
 
+    @property
+    def grid_edges(self) -> list[GridEdge]:
+        """The hyper-parameters chosen at an end of their grid (``grid_edges``); empty
+        when every choice is inside its grid."""
+        return grid_edges(self.config.grid_name, self.grid, self.chosen, self.chosen_hidden,
+                          method=self.config.method)
+
     def describe(self) -> str:
-        """A few lines on what was fitted: task, model, site, splits and the grid."""
+        """A few lines on what was fitted: task, model, site, splits and the grid (and a
+        note for each value chosen at an end of its grid)."""
         c = self.config
         kind = "" if self.classes is None else f", {len(self.classes)} classes"
         how = "" if c.method == DEFAULT_METHOD else f" ({c.method})"
@@ -190,6 +284,7 @@ class Trained:
                          "penalty)")
         lines.append(f"lowest validation log-loss; refit on train + validation with "
                      f"{c.grid_name} = {self.chosen:g}{also}")
+        lines.extend(f"at the grid's edge: {edge.describe()}" for edge in self.grid_edges)
         return "\n".join(lines)
 
     def metrics_table(self) -> str:
@@ -389,6 +484,7 @@ __all__ = [
     "PROBE_TYPES",
     "VAL_FRACTION",
     "Fitted",
+    "GridEdge",
     "GridPoint",
     "SplitActivations",
     "TrainConfig",
@@ -396,6 +492,7 @@ __all__ = [
     "evaluate_weights",
     "fit",
     "fit_and_score",
+    "grid_edges",
     "grid_search",
     "labelled_prompts",
     "labels_of",

@@ -321,7 +321,7 @@ CORPUS: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("probe-type-mismatch", _mlp_declared_for_linear, "probe_type", "holds a 'linear' probe"),
     ("unknown-license", _meta_with(license="Apache 2"), "license", "not a known SPDX id"),
     ("unregistered-test-hash", _unregistered_metric, "reported_metrics",
-     "is not registered in tasks.yaml"),
+     "is not registered in the tasks used, the packaged tasks"),
 ]
 
 
@@ -353,3 +353,30 @@ def test_the_payloads_are_live(tmp_path: Path) -> None:
     data = pickle.dumps(_payloads(folder)["os_system"])
     pickle.loads(data)
     assert _canary(folder).exists()
+
+
+def test_an_unregistered_hash_names_the_catalog_and_suggests_include(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tasks file nearby: the message still says which tasks it looked in, and
+    --include for a task it does not know; a known task with another hash is a version
+    mismatch, not a forgotten --include."""
+    from probebench.tasks.catalog import TaskCatalog
+
+    monkeypatch.chdir(tmp_path)  # no tasks.yaml here or beside the artifact
+    packaged = TaskCatalog.default()
+    for task, expected, absent in (
+            ("my_own_task", ["which have no task 'my_own_task'",
+                             "if 'my_own_task' is your own task, add --include TASKS_YAML"],
+             "registered there"),
+            ("verb_grammar", ["task 'verb_grammar' is registered there with test_sha256 "
+                              f"{packaged.spec('verb_grammar').test_sha256[:12]}"],
+             "--include")):
+        folder = tmp_path / task
+        make_artifact(folder)
+        _meta_with(reported_metrics={task: {"test_sha256": "cd" * 32, "auroc": 0.9}})(folder)
+        (check,) = [c for c in validate(folder).checks if c.name == "reported_metrics"]
+        assert check.status == FAIL
+        assert f"is not registered in the tasks used, {packaged.describe()}" in check.message
+        for text in expected:
+            assert text in check.message, check.message
+        assert absent not in check.message, check.message

@@ -109,7 +109,8 @@ def test_unknown_task_license_and_meta_mismatch(repo: Path) -> None:
     _write_entry(repo, {"artifact_sha256": sha, "tasks": ["no_such_task"], "layer": 14,
                         "license": "Apache 2"})
     problems = " | ".join(_problems(repo))
-    assert "tasks not registered in tasks.yaml: no_such_task" in problems
+    assert f"tasks not registered in the tasks used, {repo / 'tasks.yaml'}" in problems
+    assert ": no_such_task (your own task: `registry check --include TASKS_YAML`" in problems
     assert "layer is 14 but the artifact's meta.yaml says 15" in problems
     assert "not a known SPDX id" in problems
 
@@ -305,3 +306,30 @@ def test_one_artifact_backs_one_entry(repo: Path) -> None:
     results = check_registry(repo / "registry", repo, catalog=TaskCatalog.for_repo(repo))
     (thief,) = [r for r in results if r.path == copy]
     assert any(f"artifact {sha[:12]} is already registered by" in p for p in thief.problems)
+
+
+def test_registry_check_include_adds_your_own_tasks_locally(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry on a task of your own fails without --include (naming the catalog and the
+    option), passes with it, and --include is refused for a pull request's check."""
+    spec = TaskCatalog.for_repo(repo).spec("verb_grammar").model_dump(
+        mode="json", exclude_defaults=True)
+    mine = tmp_path / "mine" / "tasks.yaml"
+    mine.parent.mkdir()
+    mine.write_text(yaml.safe_dump({"version": 1, "tasks": [
+        {**spec, "id": "my_verbs", "test_sha256": "cd" * 32}]}, sort_keys=False))
+    sha = read_entry(entry_path(repo / "registry", ENTRY_ID)).artifact_sha256
+    _write_entry(repo, {"artifact_sha256": sha, "tasks": ["verb_grammar", "my_verbs"],
+                        **entry_numbers(repo / "registry" / "artifacts" / "verb-tense")})
+    base = ["registry", "--registry", str(repo / "registry"), "--repo", str(repo), "check"]
+    capsys.readouterr()
+    assert main(base) == 1
+    out = capsys.readouterr().out
+    assert f"tasks not registered in the tasks used, {repo / 'tasks.yaml'}" in out
+    assert "my_verbs (your own task: `registry check --include TASKS_YAML`" in out
+    assert main([*base, "--include", str(mine)]) == 0, capsys.readouterr()
+    captured = capsys.readouterr()
+    assert "1 of 1 entries pass (with the --include tasks" in captured.out
+    assert f"included from {mine}" in captured.err  # the workspace line names the file
+    assert main([*base, "--changed", "--include", str(mine)]) == 2
+    assert "checked against the registered tasks only" in capsys.readouterr().err

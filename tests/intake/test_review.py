@@ -185,7 +185,7 @@ CASES: list[tuple[str, Callable[[Path, Submission], None], str, str]] = [
     ("not-a-number", lambda r, s: _setup(r, notebook=metrics_code({TASK: {"auroc": "high"}})),
      "notebook", "blimp_passive_1.auroc: expected a number, got 'high'"),
     ("unregistered-hash", lambda r, s: _setup(r, notebook=good_code(s), reported_hash="e" * 64),
-     "test_sets", "is not registered in tasks.yaml"),
+     "test_sets", "is not registered in the tasks used"),
     ("unknown-license", lambda r, s: _setup(r, entry={"license": "custom-ish"}), "license",
      "custom-ish: is not a license probebench knows"),
     ("evalaware-missing", lambda r, s: _setup(r, entry={"evalaware_imputation_acknowledged":

@@ -436,11 +436,11 @@ def test_a_forgotten_include_is_named(tmp_path: Path, monkeypatch: pytest.Monkey
     assert not (tmp_path / "trained").exists()
 
 
-def test_no_include_is_suggested_without_a_tasks_file_that_registers_it(
+def test_no_tasks_file_is_named_without_one_that_registers_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """No hint when no nearby tasks.yaml registers the id: none at all, one that
-    registers other tasks, one that does not parse."""
+    """No file named in the hint when no nearby tasks.yaml registers the id (none at all,
+    one that registers other tasks, one that does not parse): the general --include hint."""
     work = tmp_path / "work"
     tasks_file = _own_task_beside(tmp_path / "made")
     probe = _copy_artifact(work / "my-probe")
@@ -456,9 +456,11 @@ def test_no_include_is_suggested_without_a_tasks_file_that_registers_it(
         assert f"unknown task '{OWN_TASK}'" in err and "--include" not in err, (content, err)
         assert main(["submit", str(probe), "--tasks", OWN_TASK, "--no-guard"]) != 0
         err = capsys.readouterr().err
-        assert "is not registered in tasks.yaml" in err, err
-        assert "--include" not in err, (content, err)
+        # the general hint, never a file that does not register the task
+        assert "is not registered in the tasks used" in err, err
+        assert "add --include TASKS_YAML" in err and "registers '" not in err, (content, err)
         assert main(["validate", str(probe)]) != 0
         printed = "".join(capsys.readouterr())
-        assert "is not registered in tasks.yaml" in printed
-        assert "--include" not in printed, (content, printed)
+        assert "is not registered in the tasks used" in printed
+        assert "add --include TASKS_YAML" in printed and "registers '" not in printed, \
+            (content, printed)

@@ -1,5 +1,7 @@
 """The built wheel carries the task catalog: installed into a fresh virtual environment,
-``probebench tasks list`` and ``tasks verify`` work from an empty folder.
+``probebench tasks list`` and ``tasks verify`` work from an empty folder. The sdist holds
+the package and its data and nothing else (no ``registry/``, tests or keys), and the
+release workflow's check of both files accepts them and refuses tampered copies.
 
 Offline: the wheel is built without build isolation and installed without its
 dependencies; the fresh environment borrows the already-installed dependencies through
@@ -10,13 +12,19 @@ source tree, are not processed), so the probebench it imports is the wheel's.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
+import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.project.test_workflows import run_step
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,14 +36,23 @@ def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sdist and the wheel, built as the release workflow builds them (``python -I -m
+    build``: the wheel from the unpacked sdist), without build isolation (offline)."""
+    tmp_path = tmp_path_factory.mktemp("dists")
+    build = _run(sys.executable, "-I", "-m", "build", "--no-isolation", "--outdir",
+                 tmp_path / "dist", REPO, cwd=tmp_path)
+    assert build.returncode == 0, build.stdout + build.stderr
+    (sdist,) = (tmp_path / "dist").glob("probebench-*.tar.gz")
+    (wheel,) = (tmp_path / "dist").glob("probebench-*.whl")
+    return sdist, wheel
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory, dists: tuple[Path, Path]) -> Path:
     """The python of a fresh venv holding the built wheel (its dependencies borrowed)."""
     tmp_path = tmp_path_factory.mktemp("wheel")
-    dist = tmp_path / "dist"
-    build = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                 "-q", "-w", dist, REPO, cwd=tmp_path)
-    assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("probebench-*.whl")
+    wheel = dists[1]
 
     env_dir = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -76,6 +93,91 @@ def test_wheel_in_a_fresh_venv_lists_and_verifies_the_packaged_tasks(
     assert list(empty.iterdir()) == []  # nothing written where it ran
 
 
+def _sdist_files(sdist: Path) -> dict[str, bytes]:
+    """The sdist's files, by their path below its top folder."""
+    with tarfile.open(sdist) as tar:
+        return {m.name.split("/", 1)[1]: tar.extractfile(m).read()  # type: ignore[union-attr]
+                for m in tar.getmembers() if m.isfile()}
+
+
+def test_the_sdist_holds_the_package_and_its_data_and_nothing_else(
+        dists: tuple[Path, Path]) -> None:
+    sdist, wheel = dists
+    files = _sdist_files(sdist)
+    # what pyproject.toml declares, found on disk here: every module and every data file
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    package = REPO / "probebench"
+    declared = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    for pattern in config["package-data"]["probebench"]:
+        declared |= {p for p in package.glob(pattern) if p.is_file()}
+    expected = {p.relative_to(REPO).as_posix() for p in declared}
+    assert {"probebench/catalog/tasks.yaml", "probebench/registry/trusted_keys.json",
+            "probebench/py.typed"} <= expected
+    assert expected <= set(files), sorted(expected - set(files))[:10]
+    assert files["probebench/registry/trusted_keys.json"] == (
+        package / "registry" / "trusted_keys.json").read_bytes()
+    # the wheel (built from this sdist) holds the same package files
+    with zipfile.ZipFile(wheel) as whl:
+        in_wheel = {n for n in whl.namelist() if n.startswith("probebench/")}
+    assert in_wheel == {n for n in files if n.startswith("probebench/")}
+    # nothing from outside the package: no registry/, tests, leaderboard, keys or secrets
+    assert {n.split("/")[0] for n in files} <= {
+        "probebench", "probebench.egg-info", "PKG-INFO", "README.md", "pyproject.toml",
+        "setup.cfg"}
+    assert not [n for n in files if n.endswith((".key", ".pem")) or "secret" in n]
+    metadata = files["PKG-INFO"].decode()
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert f"\nVersion: {version}\n" in metadata and sdist.name == f"probebench-{version}.tar.gz"
+
+
+def _copy_zip(src: Path, dest: Path, drop: str, add: dict[str, str]) -> None:
+    with zipfile.ZipFile(src) as old, zipfile.ZipFile(dest, "w") as new:
+        for info in old.infolist():
+            if info.filename != drop:
+                new.writestr(info, old.read(info))
+        for name, text in add.items():
+            new.writestr(name, text)
+
+
+def _copy_tar(src: Path, dest: Path, drop: str) -> None:
+    with tarfile.open(src) as old, tarfile.open(dest, "w:gz") as new:
+        for member in old.getmembers():
+            if member.name.split("/", 1)[-1] != drop:
+                new.addfile(member, old.extractfile(member) if member.isfile() else None)
+
+
+def test_the_release_workflows_check_passes_these_files_and_refuses_tampered_ones(
+        dists: tuple[Path, Path], tmp_path: Path) -> None:
+    """The release workflow's "Check the distributions" step, run verbatim: twine check
+    --strict and the contents check accept what was built, and name each fault of a wheel
+    and an sdist that lost package data or gained tests and registry files."""
+    sdist, wheel = dists
+    step = "Check the distributions"
+    good = tmp_path / "good"
+    (good / "dist").mkdir(parents=True)
+    shutil.copy(REPO / "pyproject.toml", good)
+    for path in dists:
+        shutil.copy(path, good / "dist")
+    passed = run_step("release.yml", "build", step, good)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout.count("PASSED") == 2 and f"{wheel.name}: " in passed.stdout
+
+    bad = tmp_path / "bad"
+    (bad / "dist").mkdir(parents=True)
+    shutil.copy(REPO / "pyproject.toml", bad)
+    _copy_zip(wheel, bad / "dist" / wheel.name, drop="probebench/registry/trusted_keys.json",
+              add={"tests/test_x.py": "", "registry/probes/x.yaml": "id: x\n"})
+    _copy_tar(sdist, bad / "dist" / sdist.name, drop="probebench/catalog/tasks.yaml")
+    refused = run_step("release.yml", "build", step, bad)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stderr.splitlines()[-5:] == [
+        "wheel: probebench/registry/trusted_keys.json is missing",
+        "wheel: tests/test_x.py must not be shipped",
+        "wheel: registry/probes/x.yaml must not be shipped",
+        "sdist: probebench/catalog/tasks.yaml is missing",
+        "sdist: probebench/catalog/tasks.yaml is in the wheel but not in the sdist"]
+
+
 @pytest.mark.slow
 def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
         fresh: Path, tmp_path: Path) -> None:
@@ -113,7 +215,7 @@ def test_a_pip_user_loads_and_submits_a_reference_probe_from_a_served_mirror(
         listed = _run(fresh, "-m", "probebench", "registry", "list", "--registry", url,
                       cwd=empty, env=env)
         assert listed.returncode == 0, listed.stderr
-        assert PROBE in listed.stdout and "2 entries" in listed.stdout
+        assert PROBE in listed.stdout and "2 live entries" in listed.stdout
         code = (f"import json, probebench; p = probebench.load_probe({PROBE!r}, "
                 f"registry={url!r}); print(json.dumps({{'file': probebench.__file__, "
                 "'folder': str(p.folder), 'scores': p.score_texts(['My sister bought those "

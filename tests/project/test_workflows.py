@@ -14,22 +14,25 @@ a binary), so zizmor and the schema check replace it.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.actions_sim import WORKFLOWS, load_workflow
+from tests.actions_sim import WORKFLOWS, install_lines, load_workflow
 
 FILES = sorted(WORKFLOWS.glob("*.yml"))
 BIN = Path(sys.executable).parent
 #: (workflow, job) -> the write permissions it may hold, and why
 WRITES = {("comment.yml", "comment"): {"pull-requests"},  # post the checklist
           ("publish.yml", "publish"): {"contents", "pull-requests"},  # bot branch and PR
-          ("leaderboard.yml", "deploy"): {"pages", "id-token"}}  # GitHub Pages
+          ("leaderboard.yml", "deploy"): {"pages", "id-token"},  # GitHub Pages
+          ("release.yml", "publish"): {"id-token"}}  # PyPI trusted publishing (OIDC)
 
 
 def _on(doc: dict[Any, Any]) -> dict[str, Any]:
@@ -44,7 +47,8 @@ def _steps(doc: dict[Any, Any]) -> list[dict[str, Any]]:
 
 def test_the_workflows_exist() -> None:
     assert {p.name for p in FILES} == {"ci.yml", "validate-pr.yml", "comment.yml",
-                                       "leaderboard.yml", "reeval.yml", "publish.yml"}
+                                       "leaderboard.yml", "reeval.yml", "publish.yml",
+                                       "release.yml"}
 
 
 def test_zizmor_finds_nothing() -> None:
@@ -241,3 +245,70 @@ def test_the_registry_signing_key_reaches_only_the_signing_step() -> None:
     steps = [str(s.get("run", "")) for s in doc["jobs"]["build"]["steps"]]
     signed = next(i for i, r in enumerate(steps) if "registry sign" in r)
     assert any("registry list --registry leaderboard" in r for r in steps[signed + 1:])
+
+
+#: pypa/gh-action-pypi-publish v1.13.0, the head of its release/v1 line
+PYPI_PUBLISH = "pypa/gh-action-pypi-publish@ed0c53931b1dc9bd32cbe73a98c7f6766f8a527e"
+
+
+def run_step(workflow: str, job: str, name: str, cwd: Path, **env: str
+             ) -> subprocess.CompletedProcess[str]:
+    """Run one ``run:`` step as GitHub does (bash -eo pipefail), with this venv's python
+    first on PATH (what setup-python gives the workflow)."""
+    (step,) = [s for s in load_workflow(workflow)["jobs"][job]["steps"]
+               if s.get("name") == name]
+    full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **env}
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                           step["run"]], cwd=cwd, env=full, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_the_release_workflow_checks_the_tag_and_publishes_by_trusted_publishing() -> None:
+    text = (WORKFLOWS / "release.yml").read_text()
+    doc = load_workflow("release.yml")
+    assert _on(doc) == {"push": {"tags": ["v*"]}}
+    assert doc["permissions"] == {} and set(doc["jobs"]) == {"build", "publish"}
+    build, publish = doc["jobs"]["build"], doc["jobs"]["publish"]
+    assert build["permissions"] == {"contents": "read"}
+    # in order: install the pinned tools, refuse a wrong tag, build, check, hand over
+    steps = build["steps"]
+    names = [s.get("name") for s in steps]
+    assert names[2:6] == ["Install the build tools", "Refuse a tag that is not the package version",
+                          "Build the sdist and the wheel (the wheel from the sdist)",
+                          "Check the distributions"]
+    assert install_lines(steps[2]) == []
+    assert re.search(r'"build==[\d.]+" "twine==[\d.]+"', steps[2]["run"])
+    assert steps[3]["env"] == {"TAG": "${{ github.ref_name }}"}
+    assert steps[4]["run"].strip() == "python -I -m build --outdir dist ."
+    check = steps[5]["run"]
+    assert "python -I -m twine check --strict dist/*" in check
+    assert "probebench/registry/trusted_keys.json" in check and "tests|secrets" in check
+    assert steps[6]["uses"].startswith("actions/upload-artifact@")
+    assert steps[6]["with"]["name"] == "dist"
+    # publish: the one job with a token (an OIDC token), in the `pypi` environment; it runs
+    # no code of the repository, only the download and the pinned publishing action
+    assert publish["needs"] == "build"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi"
+    assert [s["uses"].split("@")[0] for s in publish["steps"]] == [
+        "actions/download-artifact", "pypa/gh-action-pypi-publish"]
+    assert publish["steps"][0]["with"] == {"name": "dist", "path": "dist/"}
+    assert publish["steps"][1]["uses"] == PYPI_PUBLISH
+    assert publish["steps"][1]["with"] == {"packages-dir": "dist/"}  # no user, no password
+    assert not any("run" in s for s in publish["steps"])
+    for word in ("secrets.", "password", "api-token", "TOKEN"):
+        assert word not in text, word
+
+
+def test_the_release_refuses_a_tag_that_is_not_the_package_version() -> None:
+    repo = WORKFLOWS.parents[1]
+    version = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["version"]
+    step = "Refuse a tag that is not the package version"
+    good = run_step("release.yml", "build", step, repo, TAG=f"v{version}")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert f"is the package version {version}" in good.stdout
+    for tag in (version, f"v{version}.1", f"v{version}-rc1", "v"):
+        bad = run_step("release.yml", "build", step, repo, TAG=tag)
+        assert bad.returncode == 1, (tag, bad.stdout, bad.stderr)
+        assert (f"::error file=pyproject.toml::tag {tag} is not the package version: "
+                f"expected v{version}") in bad.stdout

@@ -63,7 +63,7 @@ def test_served_over_http_list_load_score_and_refuse_a_changed_byte(
     monkeypatch.chdir(empty)  # no checkout anywhere above
     assert main(["registry", "list", "--registry", url]) == 0
     out = capsys.readouterr().out
-    assert PROBE in out and GUARD in out and "2 entries" in out
+    assert PROBE in out and GUARD in out and "2 live entries" in out
     probe = probebench.load_probe(PROBE, registry=url)
     scores = probe.score_texts(SENTENCES)
     assert scores[0] > 0.5 > scores[1]

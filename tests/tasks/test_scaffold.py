@@ -50,6 +50,10 @@ def test_tasks_add_writes_a_task_whose_hashes_verify(tmp_path: Path,
     out = capsys.readouterr().out
     assert "added task my_tense (senteval, binary; items: train 8, val 0, test 2)" in out
     assert "--include" in out
+    # the pointer to the proposal's how-to names a file that has that section
+    (pointer,) = [line for line in out.splitlines() if line.startswith("propose it")]
+    where, section = pointer.split(": ", 1)[1].split(", ", 1)
+    assert f"## {section.strip(chr(34))}\n" in (REPO / where).read_text("utf-8")
     parsed = read_tasks_file(folder / "tasks.yaml")
     (spec,) = parsed.tasks
     assert spec.options == {"positive_class": "past", "item_column": 3}

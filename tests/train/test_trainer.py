@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from probebench.cli import main
 from probebench.errors import InputError
 from probebench.evaluation.reproducibility import VALUE_TOLERANCE
 from probebench.models import Site
-from probebench.tasks.catalog import TaskCatalog
+from probebench.tasks.catalog import TaskCatalog, effective_license
 from probebench.train import TrainConfig, grid_search, train, train_val_items
 from probebench.train.artifact import FILES, write_artifact
 
@@ -97,6 +97,65 @@ def test_grid_ties_go_to_the_strongest_penalty() -> None:
     assert chosen == min(p.value for p in points)
 
 
+def _separable(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x = rng.normal(size=(n, 4))
+    return x, (x[:, 0] > 0).astype(int)
+
+
+def test_a_choice_at_the_grids_edge_is_named_and_kept(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from probebench.cli.train import warn_grid_edges
+    from probebench.evaluation.protocol import C_GRID, GridPoint
+    from probebench.train.trainer import Trained, grid_edges
+
+    rng = np.random.default_rng(0)
+    config = TrainConfig(task=TASK, site=Site(1, "last_token"))
+    # separable classes: validation log-loss falls as C grows, so the largest C wins
+    (x, y), (x_val, y_val) = _separable(120, rng), _separable(60, rng)
+    points, chosen = grid_search(config, x, y, x_val, y_val)
+    losses = [p.val_log_loss for p in points]
+    assert chosen == max(C_GRID) and losses == sorted(losses, reverse=True)
+    (edge,) = grid_edges("C", points, chosen)
+    assert (edge.name, edge.value, edge.end, edge.grid) == ("C", chosen, "highest",
+                                                            tuple(sorted(C_GRID)))
+    assert "the weakest regularisation" in edge.describe()
+    # labels that are noise: every C overfits, the strongest penalty wins
+    x_noise, x_val_noise = rng.normal(size=(60, 20)), rng.normal(size=(60, 20))
+    noise_points, noise_chosen = grid_search(config, x_noise, rng.integers(0, 2, 60),
+                                             x_val_noise, rng.integers(0, 2, 60))
+    assert noise_chosen == min(C_GRID)
+    (low,) = grid_edges("C", noise_points, noise_chosen)
+    assert low.end == "lowest" and "the strongest regularisation" in low.describe()
+    # inside the grid: nothing to say; alpha's ends mean the opposite of C's
+    assert grid_edges("C", points, 1.0) == []
+    alphas = [GridPoint(a, 1.0) for a in (1.0, 0.1, 0.01)]
+    assert "the strongest" in grid_edges("alpha", alphas, 1.0)[0].describe()
+    # a multi-class MLP grid also searches the hidden size: its ends count too
+    sized = [GridPoint(a, 1.0, h) for a in (1.0, 0.1, 0.01) for h in (50, 100, 200)]
+    assert [e.name for e in grid_edges("alpha", sized, 0.1, 200)] == ["hidden"]
+    # the report and the CLI say it, and the choice is the one the grid made
+    trained = Trained(config=config, data=cast(Any, None), probe=None, scaler=None,
+                      grid=points, chosen=chosen, n_train=len(y), n_val=len(y_val),
+                      val_source="a test", test_probs=np.zeros(1), test_acts=np.zeros(1),
+                      headline=cast(Any, None))
+    assert trained.grid_edges == [edge]
+    assert f"at the grid's edge: {edge.describe()}" in trained.describe()
+    assert f"refit on train + validation with C = {chosen:g}" in trained.describe()
+    warn_grid_edges(trained)
+    err = capsys.readouterr().err
+    grid = ", ".join(f"{c:g}" for c in sorted(C_GRID))
+    assert err.startswith(f"probebench: warning: C = {chosen:g} is the highest value of its "
+                          f"grid ({grid})")
+    assert "C_GRID in probebench/evaluation/protocol.py" in err
+    warn_grid_edges(Trained(**{**trained.__dict__, "chosen": 1.0}))
+    assert capsys.readouterr().err == ""
+    import doctest
+
+    from probebench.train import trainer
+
+    assert doctest.testmod(trainer).failed == 0
+
+
 def test_hashed_validation_split_when_a_task_has_none() -> None:
     data = TaskCatalog.default().load("blimp_determiner_noun_agreement_1")
     assert "val" not in data.splits
@@ -168,9 +227,16 @@ def test_cli_train_then_notebooks_reproduce_the_metrics(tmp_path: Path,
     code = main(["train", "--task", TASK, "--site", "8:last_token", "--out", str(out),
                  "--bootstrap", "200", "--created-at", "2026-11-01", "--quiet"])
     assert code == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
     assert "<- chosen" in text and "validated" in text
-    reported = yaml.safe_load((out / "meta.yaml").read_text())["reported_metrics"][TASK]
+    meta = yaml.safe_load((out / "meta.yaml").read_text())
+    # no --author/--contact/--license: guessed, and said so (git config, the task's data)
+    for field in ("author", "contact", "license"):
+        assert f"warning: {field}" in captured.err and f"give --{field}" in captured.err
+    assert meta["author"] != "probebench maintainers"
+    assert meta["license"] == effective_license(TaskCatalog.default().spec(TASK))
+    reported = meta["reported_metrics"][TASK]
     assert main(["train", "--task", TASK, "--site", "8:last_token", "--out", str(out)]) == 2
     for name in ("eval.ipynb", "train.ipynb"):
         lines = run_notebook(out / name, timeout=600, cwd=out)
@@ -358,3 +424,42 @@ def test_mass_mean_is_for_linear_probes_and_binary_tasks(
     with pytest.raises(InputError, match="--method mass-mean needs a binary task"):
         train(TrainConfig(task="example_sentence_length", site=site, method="mass-mean"),
               catalog=catalog, progress=False)
+
+
+def _catalog_including(task: str, folder: Path) -> tuple[TaskCatalog, Path]:
+    """The packaged catalog with ``task`` moved into a tasks file of its own in
+    ``folder``, as if it were a researcher's task added with --include."""
+    packaged = TaskCatalog.default()
+    spec = packaged.spec(task)
+    folder.mkdir(parents=True)
+    tasks_file = folder / "tasks.yaml"
+    tasks_file.write_text(yaml.safe_dump({"version": 1, "tasks": [
+        spec.model_dump(mode="json", exclude_defaults=True)]}, sort_keys=False))
+    rest = {k: v for k, v in packaged.specs.items() if k != task}
+    return TaskCatalog(packaged.path, rest, packaged=True).including([tasks_file]), tasks_file
+
+
+def test_the_readme_of_an_included_task_names_its_tasks_file(
+        trained: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+    import re
+
+    catalog, tasks_file = _catalog_including(TASK, tmp_path / "mine")
+    assert catalog.source_of(TASK) == tasks_file  # the task really is an included one
+    mine = dataclasses.replace(trained, catalog=catalog)
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match="give --author"):
+        out = write_artifact(mine, Path("work") / "probe")
+    readme = (out / "README.md").read_text()
+    commands = re.findall(r"`(probebench (?:validate|submit) \.[^`]*)`", readme)
+    assert len(commands) == 2, readme
+    for command in commands:
+        (shown,) = re.findall(r"--include (\S+)", command)
+        assert (out / shown).resolve() == tasks_file.resolve(), (command, shown)
+        assert not Path(shown).is_absolute()  # relative to the artifact: it moves with both
+    assert f"--tasks {TASK} --include" in commands[1]
+    assert f"--include {shown} --out DIR" in readme  # the train command too
+    # a packaged task's README has no such option
+    plain = (write_artifact(trained, tmp_path / "plain", author="A", contact="a@example.org",
+                            license="MIT") / "README.md").read_text()
+    assert "`probebench validate .`" in plain and "--include" not in plain
