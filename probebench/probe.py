@@ -11,7 +11,6 @@ forward as ``submit``, so its numbers are ``submit``'s per-prompt predictions.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,13 +26,12 @@ from probebench.errors import InputError, ProbebenchError
 from probebench.models.activations import extract
 from probebench.models.loading import LoadedModel, ResolvedModel, resolve_model
 from probebench.prompts import Prompt, as_prompts
-from probebench.registry.entry import MAX_ENTRY_ID, Entry, entry_path, read_entry
+from probebench.registry.entry import MAX_ENTRY_ID, Entry
 from probebench.sites import Site
-from probebench.sources.resolve import resolve_artifact
 from probebench.tasks.catalog import TaskCatalog
 
 if TYPE_CHECKING:
-    from probebench.registry.mirror import MirrorEntry, RegistrySource
+    pass
 
 __all__ = ["NoDirectionError", "Probe", "load_probe", "registry_ids"]
 
@@ -256,7 +254,6 @@ def load_probe(ref: str | Path, *, registry: str | Path | None = None,
         load_probe("probebench/blimp-det-noun-smollm2-135m-l15-v1",
                    registry="https://example.org/leaderboard/registry.json#sha256=...")
     """
-    from probebench.registry.mirror import open_registry
 
     if isinstance(ref, str) and len(ref) > MAX_REF:
         raise InputError(f"{ref[:60]}...: {len(ref)} characters, neither a registry id "
@@ -275,64 +272,14 @@ def load_probe(ref: str | Path, *, registry: str | Path | None = None,
     if len(ref) > MAX_ENTRY_ID:
         raise InputError(f"{ref[:60]}...: an entry id has at most {MAX_ENTRY_ID} characters "
                          f"(this one has {len(ref)})")
-    if registry is None and repo is not None:
-        registry = Path(repo) / "registry"
-    try:
-        source = open_registry(registry, sha256=registry_sha256)
-    except InputError as exc:
-        raise InputError(f"{exc}; pass registry= a folder holding probes/, a built "
-                         f"leaderboard or the URL of its registry.json, or load an artifact "
-                         f"folder, to find {ref!r}") from None
-    source.ensure_entry(ref)
-    reg = source.registry
-    repo = Path(repo) if repo is not None and source.kind == "folder" else source.repo
-    path = entry_path(reg, ref)
-    if not path.is_file():
-        ids = source.entry_ids()
-        close = difflib.get_close_matches(ref, ids, n=3, cutoff=0.6)
-        if close:
-            hint = f"; did you mean {', '.join(close)}?"
-        else:
-            more = ", ..." if len(ids) > 20 else ""
-            hint = f"; it holds {len(ids)} entries: {', '.join(ids[:20])}{more}"
-        raise InputError(f"unknown probe id {ref!r} in {source.describe()}{hint}")
-    entry = read_entry(path)
-    if entry.id != ref:
-        raise InputError(f"{path}: the entry's id is {entry.id!r}, its file says {ref!r}")
-    if source.index is not None:
-        listed = source.index.entry(ref)
-        assert listed is not None
-        folder = _mirror_folder(source, listed)
-        if listed.artifact_sha256 != entry.artifact_sha256:
-            raise InputError(f"{source.describe()}: the index and the entry of {ref} name "
-                             "different artifacts; refused")
-    else:
-        folder, _ = resolve_artifact(entry.artifact_url, Path(repo))
-    return _from_folder(folder, entry.id, entry,
-                        catalog if catalog is not None else TaskCatalog.for_repo(Path(repo)),
-                        entry.artifact_sha256)
+    from probebench.registry.mirror import entry_artifact  # the HTTP client loads only here
 
-
-def _mirror_folder(source: RegistrySource, listed: MirrorEntry) -> Path:
-    """The artifact folder of a mirror's entry, in the mirror's cache: refused, before
-    anything in it is read or listed, unless the index lists files for it and the folder,
-    every link on its way resolved, lies inside the cache's ``registry/artifacts/``."""
-    if not listed.artifact_files:
-        raise InputError(f"{source.describe()}: the index lists no file of the artifact of "
-                         f"{listed.id} ({listed.artifact_path!r}); refused")
-    try:
-        # the cache's own folder resolved, and nothing below it: a link there leads out
-        root = source.repo.resolve() / "registry" / "artifacts"
-        folder = (source.repo / listed.artifact_path).resolve()
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
-                         f"({listed.artifact_path[:120]!r}) is not a usable path ({exc}); "
-                         "refused") from None
-    if folder == root or not folder.is_relative_to(root):
-        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
-                         f"({listed.artifact_path[:120]!r}) leads out of the mirror cache's "
-                         f"registry/artifacts/ ({root}); refused, nothing was read there")
-    return folder
+    found = entry_artifact(ref, registry, sha256=registry_sha256, repo=repo)
+    base = Path(repo) if repo is not None and found.source.kind == "folder" \
+        else found.source.repo
+    return _from_folder(found.folder, found.entry.id, found.entry,
+                        catalog if catalog is not None else TaskCatalog.for_repo(base),
+                        found.entry.artifact_sha256)
 
 
 def _from_folder(folder: Path, probe_id: str, entry: Entry | None,

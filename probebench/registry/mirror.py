@@ -948,8 +948,10 @@ def entry_artifact(entry_id: str, registry: str | Path | None = None, *,
     try:
         source = open_registry(registry, sha256=sha256)
     except InputError as exc:
-        raise type(exc)(f"{exc}; give --registry (a folder holding probes/, a built "
-                        f"leaderboard or its URL) to find {entry_id!r}") from None
+        raise type(exc)(f"{exc}; pass registry= (--registry on the command line): a folder "
+                        "holding probes/, a built leaderboard or the URL of its "
+                        f"registry.json, or load an artifact folder, to find {entry_id!r}"
+                        ) from None
     path = entry_path(source.registry, entry_id)  # refuses what is not org/name first
     source.ensure_entry(entry_id)
     if not path.is_file():
@@ -969,22 +971,33 @@ def entry_artifact(entry_id: str, registry: str | Path | None = None, *,
         return EntryArtifact(source, entry, folder)
     listed = source.index.entry(entry_id)
     assert listed is not None  # ensure_entry wrote the entry's file from it
+    folder = mirror_artifact_folder(source, listed)
     if listed.artifact_sha256 != entry.artifact_sha256:
         raise InputError(f"{source.describe()}: the index and the entry of {entry_id} name "
                          "different artifacts; refused")
+    return EntryArtifact(source, entry, folder)
+
+
+def mirror_artifact_folder(source: RegistrySource, listed: MirrorEntry) -> Path:
+    """The artifact folder of a mirror's entry, in the mirror's cache: refused, before
+    anything in it is read or listed, unless the index lists files for it and the folder,
+    every link on its way resolved, lies inside the cache's ``registry/artifacts/``."""
+    if not listed.artifact_files:
+        raise InputError(f"{source.describe()}: the index lists no file of the artifact of "
+                         f"{listed.id} ({listed.artifact_path!r}); refused")
     try:
         # the cache's own folder resolved, and nothing below it: a link there leads out
         root = source.repo.resolve() / "registry" / "artifacts"
         folder = (source.repo / listed.artifact_path).resolve()
     except (OSError, ValueError, RuntimeError) as exc:
-        raise InputError(f"{source.describe()}: the artifact folder of {entry_id} "
+        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
                          f"({listed.artifact_path[:120]!r}) is not a usable path ({exc}); "
                          "refused") from None
     if folder == root or not folder.is_relative_to(root):
-        raise InputError(f"{source.describe()}: the artifact folder of {entry_id} "
+        raise InputError(f"{source.describe()}: the artifact folder of {listed.id} "
                          f"({listed.artifact_path[:120]!r}) leads out of the mirror cache's "
                          f"registry/artifacts/ ({root}); refused, nothing was read there")
-    return EntryArtifact(source, entry, folder)
+    return folder
 
 
 def download_artifact(entry_id: str, out: str | Path | None = None, *,
@@ -1097,6 +1110,7 @@ __all__ = [
     "download_artifact",
     "entry_artifact",
     "index_url",
+    "mirror_artifact_folder",
     "mirrors_dir",
     "open_registry",
     "parse_index",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,10 @@ def test_a_tampered_guard_is_an_error(world: dict[str, Any], tmp_path: Path) -> 
     registry = tmp_path / "registry"
     shutil.copytree(world["registry"], registry)
     meta = registry / "artifacts" / "guard" / "meta.yaml"
-    meta.write_text(meta.read_text().replace("author: probebench maintainers",
-                                             "author: Someone Else"))
+    text = meta.read_text()
+    tampered = re.sub(r"(?m)^author: .*$", "author: Someone Else", text, count=1)
+    assert tampered != text
+    meta.write_text(tampered)
     with pytest.raises(InputError, match="does not validate"):
         guard_for("smollm2-135m", registry, tmp_path)
 

@@ -427,7 +427,7 @@ def test_a_link_out_of_the_cache_is_never_followed(
     assert touched == []
     assert _tree(outside) == {}
     # and were the files there already, load_probe refuses the folder before reading it
-    from probebench.probe import _mirror_folder
+    from probebench.registry.mirror import mirror_artifact_folder
 
     source = open_registry(site)
     assert source.index is not None
@@ -435,7 +435,7 @@ def test_a_link_out_of_the_cache_is_never_followed(
     assert entry is not None
     with _watching(outside) as touched, \
             pytest.raises(InputError, match="leads out of the mirror cache"):
-        _mirror_folder(source, entry)
+        mirror_artifact_folder(source, entry)
     assert touched == []
 
 
