@@ -68,7 +68,8 @@ def github(tmp_path_factory: pytest.TempPathFactory) -> Simulator:
 def _trusting(github: Simulator) -> dict[str, str]:
     """The environment of a machine that trusts the simulation's registry key (the real
     maintainers' key is no test's)."""
-    return {KEYS_ENV: str(github.root / "registry-keys" / "registry.pub")}
+    return {KEYS_ENV: str(github.root / "registry-keys" / "registry.pub"),
+            "PROBEBENCH_MIRROR_CACHE": str(github.root / "runner-mirrors")}
 
 
 def _fork(sim: Simulator, name: str) -> Path:
