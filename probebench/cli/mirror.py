@@ -23,7 +23,11 @@ PIN_HELP = ("pin the registry.json of a leaderboard or URL by its SHA-256 (also 
             "a changed index is refused; recommended when citing a result")
 
 
-def _add_require_signed(parser: argparse.ArgumentParser) -> None:
+def _add_reader_options(parser: argparse.ArgumentParser) -> None:
+    """What every command that reads a registry takes: --quiet, which registry
+    (``add_source_options``) and --require-signed."""
+    parser.add_argument("--quiet", action="store_true", help="no registry line on stderr")
+    add_source_options(parser)
     parser.add_argument("--require-signed", action="store_true",
                         help="refuse a registry read unsigned (a folder, or a built "
                              "leaderboard without registry.json.sig); a URL is always "
@@ -182,9 +186,7 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     rlist.add_argument("--status", choices=LIST_STATUSES, default="live",
                        help="only entries with this status, or all of them "
                             "(default: %(default)s)")
-    rlist.add_argument("--quiet", action="store_true", help="no registry line on stderr")
-    add_source_options(rlist)
-    _add_require_signed(rlist)
+    _add_reader_options(rlist)
     rlist.set_defaults(func=cmd_list)
     rshow = reg_sub.add_parser(
         "show", help="show one entry and its stored results",
@@ -193,9 +195,7 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         epilog="example: probebench registry show probebench/verb-grammar-smollm2-135m-l15-v2 "
                "--registry ./leaderboard")
     rshow.add_argument("entry", metavar="ENTRY_ID")
-    rshow.add_argument("--quiet", action="store_true", help="no registry line on stderr")
-    add_source_options(rshow)
-    _add_require_signed(rshow)
+    _add_reader_options(rshow)
     rshow.set_defaults(func=cmd_show)
     rdown = reg_sub.add_parser(
         "download", help="copy an entry's verified artifact folder out of the registry",
@@ -212,9 +212,7 @@ def register(reg_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     rdown.add_argument("--out", default=None, metavar="DIR",
                        help="the folder to write, new or empty (default: ./NAME, the part of "
                             "the id after org/)")
-    rdown.add_argument("--quiet", action="store_true", help="no registry line on stderr")
-    add_source_options(rdown)
-    _add_require_signed(rdown)
+    _add_reader_options(rdown)
     rdown.set_defaults(func=cmd_download)
     rsign = reg_sub.add_parser(
         "sign", help="sign a built leaderboard's registry.json (maintainers' workflow)",

@@ -25,7 +25,6 @@ calls ``submit_many``):
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,9 +119,11 @@ def resolve_policy(*, registry: str | Path | None = None, registry_sha256: str |
         folder = Path(guard)
         guards = fixed_guard(Guard(folder, folder.name))
     elif source is None:
-        # the reason can quote a mirror's or a path's text: escaped (control and bidi
-        # characters, non-ASCII) before it reaches submission.json and REPORT.md
-        quoted = json.dumps(unreachable or "")[1:-1][:_REASON_CHARS]
+        # the reason can quote a mirror's or a path's text: control and bidi characters
+        # escaped (the one sanitiser) before it reaches submission.json and REPORT.md
+        from probebench.safetext import visible
+
+        quoted = visible(unreachable or "")[:_REASON_CHARS]
         guards = NoGuards(f"registry unreachable ({quoted})")
         print(f"probebench: no registry to take the eval-awareness guard from ({quoted}); "
               f"the corrected AUROC is imputed as {EVALAWARE_IMPUTE} x AUROC and flagged "

@@ -100,7 +100,7 @@ def test_each_reason_for_no_guard_has_its_own_words(
     assert unreachable.startswith("registry unreachable (") and "nowhere" in unreachable
     # the path's text reaches the note escaped, never raw
     assert "\x1b" not in unreachable and "\u202e" not in unreachable
-    assert "nowhere\\u001b[2J\\u202e" in unreachable
+    assert "nowhere\\x1b[2J\\u202e" in unreachable
     with pytest.raises(InputError, match="not a registry"):
         probebench.submit(world["probe"], [TASK], _options(), registry=tmp_path / "nowhere")
 
