@@ -84,6 +84,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.markdown:
         atomic_write_bytes(Path(args.markdown), table.encode("utf-8"))
     print(table, end="")
+    edges = sweep.grid_edges()
+    if edges:
+        named = ", ".join(str(r.layer) for r in edges)
+        print(f"probebench: warning: at {len(edges)} of {len(sweep.rows)} layers ({named}) "
+              f"the chosen C/alpha is at an end of its grid, e.g. layer {edges[0].layer}: "
+              f"{edges[0].grid_edge}; the best value on validation may lie beyond the grid, so "
+              f"those layers' AUROC may understate what they hold (the table marks them "
+              f"'grid edge')", file=sys.stderr)
     best = sweep.best()
     print(f"best layer on test {best.layer}: AUROC {best.auroc:.3f}; wrote {args.out}")
     chosen = sweep.chosen_on_validation()

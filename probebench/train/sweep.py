@@ -19,7 +19,7 @@ from probebench.hashing import atomic_write_bytes
 from probebench.models.builtin import DEFAULT_MODEL
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog
-from probebench.train.trainer import TrainConfig, fit_and_score, split_activations
+from probebench.train.trainer import TrainConfig, fit_and_score, grid_edges, split_activations
 
 SWEEP_VERSION = 1
 
@@ -38,6 +38,10 @@ class LayerRow:
     #: the validation log-loss at the chosen C/alpha (None in sweeps written before it
     #: was recorded)
     val_log_loss: float | None = None
+    #: where the chosen C/alpha lies at an end of its grid, what ``GridEdge.describe``
+    #: says of it (the best value may lie beyond the grid); None inside the grid, and in
+    #: sweeps written before it was recorded
+    grid_edge: str | None = None
 
 
 @dataclass
@@ -70,6 +74,10 @@ class Sweep:
             return None
         return min(scored, key=lambda r: (r.val_log_loss or 0.0, r.layer))
 
+    def grid_edges(self) -> list[LayerRow]:
+        """The layers whose C/alpha was chosen at an end of its grid (``grid_edge``)."""
+        return [r for r in self.rows if r.grid_edge]
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
 
@@ -80,10 +88,11 @@ class Sweep:
                  "| ---: | --- | --- | ---: | ---: |"]
         for r in self.rows:
             mark = " **best**" if r.layer == best else ""
+            edge = " (grid edge)" if r.grid_edge else ""
             acc = ("n/a" if r.accuracy is None else
                    f"{r.accuracy:.3f} [{r.accuracy_ci_low:.3f}, {r.accuracy_ci_high:.3f}]")
             lines.append(f"| {r.layer}{mark} | {r.auroc:.3f} [{r.auroc_ci_low:.3f}, "
-                         f"{r.auroc_ci_high:.3f}] | {acc} | {r.chosen:g} | "
+                         f"{r.auroc_ci_high:.3f}] | {acc} | {r.chosen:g}{edge} | "
                          f"{r.val_accuracy:.3f} |")
         return "\n".join(lines) + "\n"
 
@@ -131,9 +140,11 @@ def layer_sweep(task: str, model: str = DEFAULT_MODEL, position: str = "last_tok
         f = fit_and_score(config, split)
         auroc, accuracy = f.headline.auroc, f.headline.accuracy
         point = next(p for p in f.grid if p.value == f.chosen)
+        edges = grid_edges(config.grid_name, f.grid, f.chosen, method=config.method)
         sweep.rows.append(LayerRow(
             layer=site.layer, chosen=f.chosen, val_accuracy=round(point.val_accuracy, 6),
             val_log_loss=round(point.val_log_loss, 6),
+            grid_edge="; ".join(e.describe() for e in edges) or None,
             auroc=auroc.value, auroc_ci_low=auroc.ci_low, auroc_ci_high=auroc.ci_high,
             accuracy=accuracy.value, accuracy_ci_low=accuracy.ci_low,
             accuracy_ci_high=accuracy.ci_high))

@@ -123,7 +123,15 @@ def test_the_sdist_holds_the_package_and_its_data_and_nothing_else(
     # nothing from outside the package: no registry/, tests, leaderboard, keys or secrets
     assert {n.split("/")[0] for n in files} <= {
         "probebench", "probebench.egg-info", "PKG-INFO", "README.md", "pyproject.toml",
-        "setup.cfg"}
+        "setup.cfg", "LICENSE"}
+    # the license text travels with both (PyPI and a redistributor read it there)
+    assert files["LICENSE"] == (REPO / "LICENSE").read_bytes()
+    text = files["LICENSE"].decode()
+    assert "Apache License" in text and "Version 2.0" in text
+    with zipfile.ZipFile(wheel) as whl:
+        licenses = [n for n in whl.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert licenses and whl.read(licenses[0]) == files["LICENSE"]
+    assert "License-Expression: Apache-2.0" in files["PKG-INFO"].decode()
     assert not [n for n in files if n.endswith((".key", ".pem")) or "secret" in n]
     metadata = files["PKG-INFO"].decode()
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

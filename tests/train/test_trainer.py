@@ -262,7 +262,8 @@ def test_layer_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     table = md.read_text()
     assert table.count("\n") == 2 + 3 and "**best**" in table
     assert json.loads(out.read_text())["task"] == TASK
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "best layer on test" in printed
     # the layer to read is chosen on validation only: the lowest validation log-loss
     chosen = sweep.chosen_on_validation()
@@ -271,6 +272,44 @@ def test_layer_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
                                       if r.val_log_loss is not None)
     assert f"layer chosen on validation data only (lowest validation log-loss " \
            f"{chosen.val_log_loss:.4f}): {chosen.layer}" in printed
+    # a C chosen at an end of the protocol's grid is named per layer, in the JSON, the
+    # table and a warning; one inside it is not
+    from probebench.evaluation.protocol import C_GRID
+
+    for row in sweep.rows:
+        at_edge = row.chosen in (min(C_GRID), max(C_GRID))
+        assert (row.grid_edge is not None) == at_edge, row
+        if at_edge:
+            assert f"C = {row.chosen:g} is the" in (row.grid_edge or "")
+    assert table.count("(grid edge)") == sum(r.grid_edge is not None for r in sweep.rows)
+    assert ("grid edge" in captured.err) == any(r.grid_edge for r in sweep.rows)
+
+
+def test_sweep_warns_for_layers_chosen_at_a_grid_edge(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning lists exactly the layers whose C sits at an end of its grid (rows
+    written by the real sweep code, the layer fits replaced by fixed choices)."""
+    from probebench.train import sweep as sweep_mod
+
+    def fake_sweep(*args: Any, **kwargs: Any) -> sweep_mod.Sweep:
+        out = sweep_mod.Sweep(task=TASK, task_version=1, test_sha256="0" * 64, model="m",
+                              model_sha256="0" * 64, position="last_token",
+                              probe_type="linear", seed=0, bootstrap=10,
+                              accuracy_name="accuracy")
+        for layer, edge in ((1, None), (2, "C = 10 is the highest value of its grid"),
+                            (3, "C = 0.001 is the lowest value of its grid")):
+            out.rows.append(sweep_mod.LayerRow(
+                layer=layer, chosen=1.0, val_accuracy=0.9, auroc=0.9, auroc_ci_low=0.8,
+                auroc_ci_high=0.95, accuracy=0.9, accuracy_ci_low=0.8,
+                accuracy_ci_high=0.95, val_log_loss=0.3, grid_edge=edge))
+        return out
+
+    monkeypatch.setattr(sweep_mod, "layer_sweep", fake_sweep)
+    assert main(["sweep", "--task", TASK, "--out", str(tmp_path / "s.json"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: at 2 of 3 layers (2, 3)" in err
+    assert "C = 10 is the highest value of its grid" in err
 
 
 def test_read_sweep_rejects_other_json(tmp_path: Path) -> None:
