@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from probebench.evaluation.session import SubmitOptions
+    from probebench.evaluation.session import SubmitOptions, stages_to_skip
     from probebench.runs.submit import FROM_REGISTRY, Outputs, submit_many
 
     if len(args.artifacts) > 1 and args.out_dir is None:
@@ -41,6 +41,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if samples is not None and args.out_dir is not None and Path(samples).name != str(samples):
         raise InputError(f"with --out-dir, --log-samples takes a file name (each artifact's "
                          f"records go to <dir>/<artifact>/NAME), found {samples}")
+    if args.quick and args.stages is not None:
+        raise InputError("--quick and --stages contradict each other (--quick runs the "
+                         "activations stage only)")
+    skip = stages_to_skip(None if args.stages is None else csv_list(args.stages),
+                          csv_list(args.skip or []))
     ws = workspace(args, private=True)
     folders = [_checked_folder(a, args, ws.catalog) for a in args.artifacts]
     if args.out_dir is not None:
@@ -53,7 +58,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
                             transfer_targets=args.transfer_to or (),
                             cache=not args.no_cache, progress=not args.quiet,
                             limit=args.limit, latency_prompts=args.latency_prompts,
-                            generalisation=not args.no_generalisation)
+                            generalisation=not args.no_generalisation, skip=skip,
+                            quick=args.quick)
     results = submit_many(folders, tasks=csv_list(args.tasks), options=options,
                           catalog=ws.catalog, registry=args.registry_source,
                           registry_sha256=args.registry_sha256,
@@ -87,6 +93,10 @@ def _checked_folder(text: str, args: argparse.Namespace, catalog: TaskCatalog) -
 def _print_summary(result: Submission) -> None:
     if result.limit is not None:
         print(f"  NOTE: {result.limit.note}")
+    if result.stages_skipped:
+        what = "the quick profile" if result.profile == "quick" else "stages skipped"
+        print(f"  NOTE: {what}, not run: {', '.join(result.stages_skipped)} (not for the "
+              "registry)")
     for task in result.tasks:
         auroc = task.auroc
         shown = "n/a" if auroc.value is None else (
@@ -161,6 +171,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "task (test, train and validation, so every stage is bounded; "
                           "marked 'not for the registry' in the output, which the "
                           "registry refuses)")
+    stages = sub.add_argument_group(
+        "stages",
+        "Which stages run (default: all): activations (the headline's pass; always runs), "
+        "shift (the distribution-shift pass), surprisal (the model's own scores for the "
+        "surprisal and own-answer baselines), random-init (the random-init control's pass), "
+        "baselines (computing the task baselines; the registry's published ones are still "
+        "read), selectivity, latency. A stage not run leaves its fields empty with the "
+        "reason, submission.json's stages_skipped names it, and the registry refuses the "
+        "submission.")
+    stages.add_argument("--stages", action="append", default=None, metavar="NAME[,NAME...]",
+                        help="run only these stages (activations always runs)")
+    stages.add_argument("--skip", action="append", default=None, metavar="NAME[,NAME...]",
+                        help="leave these stages out")
+    stages.add_argument("--quick", action="store_true",
+                        help="the quick profile: test AUROC with its CI, ECE, per-slice "
+                             "accuracy and the registry's published baselines where they "
+                             "apply; no shift pass, no computed baselines, no selectivity, "
+                             "no latency, no generalisation block (profile: quick)")
     sub.add_argument("--no-generalisation", action="store_true",
                      help="skip the sibling tasks: by default the probe is also read on every "
                           "other registered task of its tasks' declared family (tasks.yaml "

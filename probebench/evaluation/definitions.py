@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from probebench.errors import InputError
+from probebench.evaluation.latency import RATE_TOLERANCE
 from probebench.evaluation.metrics import (
     ECE_BINS,
     FPR_TARGET_PERCENT,
@@ -231,8 +232,12 @@ _DEFS = (
               weighted=weighted_recall_at_fpr, binary_only=True),
     MetricDef("latency_ms", "Latency",
               "median ms per prompt, batch size 1, text to probability, after "
-              f"{LATENCY_WARMUP} warm-up runs, on the evaluation device (kept in the "
-              "timing block).", Direction.LOWER),
+              f"{LATENCY_WARMUP} warm-up runs, on the evaluation device, with the device's "
+              "float32 matmul rate (GFLOP/s) read beside it; a latency kept from an earlier "
+              "run on the machine is reused only while the rate is within a factor of "
+              f"{1 + RATE_TOLERANCE:.2f} of the one read with it (kept in the timing "
+              "block).",
+              Direction.LOWER),
     MetricDef("distshift_auroc", "Shifted AUROC",
               f"AUROC of the same test prompts read after {SHIFT_CONTEXT}; positions read "
               "the prompt's own tokens.", Direction.HIGHER, compute=auroc_score,

@@ -7,8 +7,10 @@ is defined for binary probes only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +19,12 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError
 from probebench.evaluation.definitions import LATENCY_WARMUP
 from probebench.evaluation.headline import Flat, sub_seed
-from probebench.evaluation.latency import LatencyVerdict, time_prompts
+from probebench.evaluation.latency import (
+    LatencyVerdict,
+    matmul_gflops,
+    rate_mismatch,
+    time_prompts,
+)
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import CostOut, FlaggedOut, TransferOut
 from probebench.evaluation.session import LATENCY, Session, SubmitError
@@ -34,7 +41,7 @@ from probebench.evaluation.transfer import (
 from probebench.hashing import sha256_json
 from probebench.jsonsafe import load_json
 from probebench.models.activations import run_extraction, tokenize
-from probebench.models.cache import ActivationCache, cached_json
+from probebench.models.cache import ActivationCache
 from probebench.models.cost import BlockShape, forward_flops, probe_flops
 from probebench.prompts import Prompt
 from probebench.provenance import hardware, utc_now
@@ -131,13 +138,21 @@ COST_VERSION = 1
 class Latency:
     """A task's latency: the median milliseconds (None when the measurement was
     withheld because the machine was loaded, ``note`` says why: ``latency.judge_latency``),
-    when they were measured (UTC, ISO 8601) and whether they were read from the disk
-    cache instead of measured now."""
+    when they were measured (UTC, ISO 8601), whether they were read from the disk
+    cache instead of measured now, and the machine's matmul rate then and now
+    (``latency.matmul_gflops``)."""
 
     ms: float | None
     measured_at: str
     reused: bool
+    #: the machine's float32 matmul rate (GFLOP/s) read beside the measurement
+    matmul_gflops: float
+    #: the rate read in this run: the same reading as ``matmul_gflops`` unless ``reused``
+    matmul_gflops_now: float
     note: str | None = None
+    #: why a latency in the disk cache for the same inputs was not reused (the rate moved
+    #: beyond ``latency.RATE_TOLERANCE``, or the record has no rate); None otherwise
+    remeasured: str | None = None
 
 
 def _probe_shape(weights: ProbeWeights) -> dict[str, object]:
@@ -174,19 +189,27 @@ def measure_cost(session: Session, meta: ProbeMeta, weights: ProbeWeights, flat:
 
 
 def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
-                    prompts: Sequence[Prompt], site: Site) -> Latency:
+                    prompts: Sequence[Prompt], site: Site, *,
+                    rate: Callable[[str], float] | None = None,
+                    timer: Callable[[Session, ProbeMeta, ProbeWeights, Sequence[Prompt], Site],
+                                    LatencyVerdict] | None = None) -> Latency:
     """Milliseconds of one prompt's forward pass and probe, after a warm-up (this
     machine's number, unlike the cost): the median over the timed prompts of each one's
     fastest repeat, withheld (None, with a note) when the machine was loaded while it was
-    timed (``probebench.evaluation.latency``).
+    timed (``probebench.evaluation.latency``), with the machine's matmul rate read beside
+    it (``rate(device)``, default ``latency.matmul_gflops``).
 
     A measurement is a timing, not a result, but what it times is fixed by its inputs:
     one made earlier on this machine for the same model, device, precision, site,
     probe shape, timed prompts, thread count and library versions is read from the disk
     cache (so a warm run need not load the model only to time it), with the time it was
-    measured. ``--no-cache`` (``options.cache`` off) always measures anew, and so does
-    the registry's evaluation (``options.reuse_latency`` off): what it stores is timed in
-    the run that stores it. A withheld measurement is never cached."""
+    measured, but only while the rate read now is within ``latency.RATE_TOLERANCE`` of the
+    rate recorded with it (a record without one is never reused); otherwise it is measured
+    anew and, unless withheld, replaces the cached one. ``--no-cache`` (``options.cache``
+    off) always measures anew, and so does the registry's evaluation
+    (``options.reuse_latency`` off): what it stores is timed in the run that stores it. A
+    withheld measurement is never cached. ``timer`` times the prompts (default: the model's
+    forward pass and the probe, ``_latency``)."""
     with session.stage(LATENCY):
         import torch
 
@@ -199,24 +222,57 @@ def measure_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
                                                **_probe_shape(weights)},
                   "texts_sha256": sha256_json([p.text for p in sample]),
                   "warmup": LATENCY_WARMUP}  # the result key adds the library versions
-
-        def compute() -> dict[str, object]:
-            verdict = _latency(session, meta, weights, sample, site)
-            if verdict.note:
-                session.say(f"latency at {site}: {verdict.note}")
-            return {"ms": verdict.ms, "measured_at": utc_now(), "note": verdict.note}
-
+        # read before the timing, in the thread count it runs in: the machine's state now
+        now = float((rate or matmul_gflops)(resolved.device))
         opts = session.options
         store = ActivationCache() if opts.cache and opts.reuse_latency else None
-        value, hit = cached_json(store, record, compute, what=f"latency at {site}",
-                                 keep=lambda v: v["ms"] is not None)
-        if hit:
-            session.say(f"latency at {site}: {value['ms']:.1f} ms as measured on this "
-                        f"machine at {value['measured_at']} (--no-cache measures anew)")
-        ms = value["ms"]
-        return Latency(ms=None if ms is None else float(ms),
-                       measured_at=str(value["measured_at"]), reused=hit,
-                       note=value.get("note"))
+        key = None if store is None else store.result_key(record)
+        cached = None if store is None or key is None else _read_json(store, key)
+        remeasured = None
+        if cached is not None:
+            then = _rate_of(cached)
+            remeasured = rate_mismatch(then, now)
+            if remeasured is None and then is not None:
+                session.say(f"latency at {site}: {cached['ms']:.1f} ms as measured on this "
+                            f"machine at {cached['measured_at']} at a matmul rate of "
+                            f"{then:.1f} GFLOP/s ({now:.1f} now; --no-cache measures anew)")
+                return Latency(ms=float(cached["ms"]), measured_at=str(cached["measured_at"]),
+                               reused=True, matmul_gflops=then, matmul_gflops_now=now,
+                               note=cached.get("note"))
+            session.say(f"latency at {site}: measured anew, as {remeasured}")
+        verdict = (timer or _latency)(session, meta, weights, sample, site)
+        if verdict.note:
+            session.say(f"latency at {site}: {verdict.note}")
+        value = {"ms": verdict.ms, "measured_at": utc_now(), "note": verdict.note,
+                 "matmul_gflops": now}
+        if store is not None and key is not None and verdict.ms is not None:
+            data = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            store.put(key, np.frombuffer(data, dtype=np.uint8),
+                      {"result": f"latency at {site}"}, np.uint8)
+        return Latency(ms=verdict.ms, measured_at=str(value["measured_at"]), reused=False,
+                       matmul_gflops=now, matmul_gflops_now=now, note=verdict.note,
+                       remeasured=remeasured)
+
+
+def _read_json(store: ActivationCache, key: str) -> Mapping[str, Any] | None:
+    """The JSON object cached under ``key``; None on a miss or an entry that is not a
+    JSON object with a latency (rebuilt by the measurement that follows)."""
+    hit = store.get(key, None, np.uint8)
+    if hit is None:
+        return None
+    try:
+        value = json.loads(hit.tobytes().decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("ms"), int | float) \
+            or "measured_at" not in value:
+        return None
+    return value
+
+
+def _rate_of(record: Mapping[str, Any]) -> float | None:
+    rate = record.get("matmul_gflops")
+    return float(rate) if isinstance(rate, int | float) else None
 
 
 def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,

@@ -118,8 +118,9 @@ def evaluate_siblings(session: Session, tasks: Sequence[str], meta: ProbeMeta,
                       weights: ProbeWeights, site: Site) -> GeneralisationOut | None:
     """The generalisation block of a probe evaluated on ``tasks``: every sibling of
     their declared families (``sibling_tasks``), timed as the ``GENERALISATION`` stage.
-    None when ``options.generalisation`` is off or no task has a sibling."""
-    if not session.options.generalisation:
+    None when ``options.generalisation`` is off, in the quick profile
+    (``options.quick``) or when no task has a sibling."""
+    if not session.options.generalisation or session.options.quick:
         return None
     by_family = sibling_tasks(session.catalog, tasks)
     if not by_family:

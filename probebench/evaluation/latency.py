@@ -23,10 +23,20 @@ over the fastest at most ``MAX_SPREAD``: an intermittent load the contention rea
 averaged away still shows as unsteady repeats). Otherwise no latency is stored (None),
 with a note saying what was measured and why it was withheld; the results store never
 replaces a stored latency by a withheld one (``probebench.registry.store``).
+
+**The machine's rate** (``matmul_gflops``): beside every latency the machine's float32
+matmul rate is read, a short ``torch.mm`` of two ``RATE_SIZE`` square matrices on the
+latency's device and in its thread count, the fastest of repeats for at most
+``RATE_SECONDS`` (GFLOP/s). A latency is a number of this machine in the state it was in,
+and the rate says what that state was: a latency kept from an earlier run is reused only
+while the rate read now is within ``RATE_TOLERANCE`` of the rate read when it was
+measured (``rate_mismatch``); otherwise, or when the record has no rate (one cached
+before rates were read), it is measured anew.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -42,6 +52,29 @@ LATENCY_REPEATS = 3
 MAX_CONTENTION = 0.1
 #: the largest median, over prompts, of a prompt's slowest repeat over its fastest
 MAX_SPREAD = 1.5
+#: rows (and columns) of the square float32 matrices whose product reads the rate on a
+#: CPU: small enough that a repeat takes milliseconds (about 5 ms at 50 GFLOP/s), large
+#: enough to run at the BLAS's full rate on every thread; an accelerator multiplies
+#: ``ACCELERATOR_RATE_SIZE`` ones, as a CPU-sized product measures its launch overhead
+RATE_SIZE = 512
+ACCELERATOR_RATE_SIZE = 2048
+#: the reading's time: repeats after one warm-up until this many seconds have passed (at
+#: least ``RATE_MIN_REPEATS``), so the whole reading stays near a tenth of a second
+RATE_SECONDS = 0.1
+RATE_MIN_REPEATS = 3
+#: the reading never runs past this many seconds, warm-up included, when a repeat would
+#: take it beyond (a machine that slow reads fewer than ``RATE_MIN_REPEATS``)
+RATE_MAX_SECONDS = 0.3
+#: how far the rate read now may be from the one read beside a cached latency for that
+#: latency to be reused: at most 1 + this times the smaller, either way. The fastest of
+#: the repeats varies by under 10% from one reading to the next on one thread, even
+#: beside other work, so 25% is no reading's noise; a model's forward pass at batch size 1
+#: is mostly float32 matmuls, so a factor of 1.25 in the rate is one of up to 1.25 in the
+#: latency, more than the leaderboard's latency ranks can ignore. Load moves the rate
+#: far more: two threads on two cores beside other work read about a tenth of their idle
+#: rate. A latency timed under load is thus not reused once the machine is idle, nor an
+#: idle one while it is loaded.
+RATE_TOLERANCE = 0.25
 
 
 @dataclass(frozen=True)
@@ -188,6 +221,75 @@ def time_prompts(run: Callable[[int], object], n_prompts: int, *,
     return judge_latency(times, stop())
 
 
-__all__ = ["LATENCY_REPEATS", "MAX_CONTENTION", "MAX_SPREAD", "Contention",
-           "LatencyVerdict", "cpu_wait", "judge_latency", "loadavg_contention",
-           "time_prompts", "usable_cores"]
+def matmul_gflops(device: str = "cpu", *, size: int | None = None,
+                  seconds: float = RATE_SECONDS) -> float:
+    """The machine's float32 matmul rate on ``device`` (GFLOP/s), in torch's current
+    thread count: ``2 size³`` over the fastest of the products timed (one warm-up, then
+    repeats for ``seconds``, at least ``RATE_MIN_REPEATS``, all within
+    ``RATE_MAX_SECONDS``). ``size`` defaults to ``RATE_SIZE`` on a CPU and
+    ``ACCELERATOR_RATE_SIZE`` elsewhere."""
+    import torch
+
+    where = torch.device(device)
+    n = size or (RATE_SIZE if where.type == "cpu" else ACCELERATOR_RATE_SIZE)
+    if n < 1:
+        raise ValueError(f"matrix size {n}: expected at least 1")
+
+    def sync() -> None:
+        if where.type == "cuda":
+            torch.cuda.synchronize(where)
+        elif where.type == "mps":
+            torch.mps.synchronize()
+
+    gen = torch.Generator().manual_seed(0)
+    a = torch.rand((n, n), generator=gen).to(where)
+    b = torch.rand((n, n), generator=gen).to(where)
+    out = torch.empty((n, n), device=where)
+    start = time.perf_counter()
+    torch.mm(a, b, out=out)
+    sync()
+    best = math.inf
+    repeats = 0
+    while True:
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=out)
+        sync()
+        best = min(best, time.perf_counter() - t0)
+        repeats += 1
+        spent = time.perf_counter() - start
+        # another repeat would pass the cap: a slow or loaded machine reads fewer repeats
+        if (spent >= seconds and repeats >= RATE_MIN_REPEATS) or spent + best > RATE_MAX_SECONDS:
+            break
+    return 2 * n**3 / max(best, 1e-9) / 1e9
+
+
+def rate_mismatch(measured: float | None, now: float, *,
+                  tolerance: float = RATE_TOLERANCE) -> str | None:
+    """Why a latency measured at the matmul rate ``measured`` (GFLOP/s; None: not read)
+    may not stand for one now, at the rate ``now``; None when it may (the larger rate at
+    most ``1 + tolerance`` times the smaller).
+
+    >>> rate_mismatch(100.0, 120.0) is None
+    True
+    >>> print(rate_mismatch(100.0, 50.0))  # doctest: +NORMALIZE_WHITESPACE
+    the machine's matmul rate is 50.0 GFLOP/s now and was 100.0 GFLOP/s when the
+    latency was measured (a factor of 2.00; at most 1.25 reuses it)
+    >>> print(rate_mismatch(None, 50.0))
+    the cached latency has no matmul rate beside it (measured before rates were read)
+    """
+    if measured is None or not math.isfinite(measured) or measured <= 0:
+        return "the cached latency has no matmul rate beside it (measured before rates " \
+               "were read)"
+    factor = max(measured, now) / max(min(measured, now), 1e-12)
+    if factor <= 1 + tolerance:
+        return None
+    return (f"the machine's matmul rate is {now:.1f} GFLOP/s now and was {measured:.1f} "
+            f"GFLOP/s when the latency was measured (a factor of {factor:.2f}; at most "
+            f"{1 + tolerance:.2f} reuses it)")
+
+
+__all__ = ["ACCELERATOR_RATE_SIZE", "LATENCY_REPEATS", "MAX_CONTENTION", "MAX_SPREAD",
+           "RATE_MAX_SECONDS", "RATE_MIN_REPEATS", "RATE_SECONDS", "RATE_SIZE",
+           "RATE_TOLERANCE", "Contention", "LatencyVerdict", "cpu_wait", "judge_latency",
+           "loadavg_contention", "matmul_gflops", "rate_mismatch", "time_prompts",
+           "usable_cores"]

@@ -32,13 +32,14 @@ Two per-prompt scores of a causal LM serve as baselines of single-prompt tasks
 * ``answer_log_odds`` (``ANSWER_VERSION``): the model's own answer under a task's
   ``readout`` (Marks and Tegmark 2024's prompting baseline): ``log P(positive) - log
   P(negative)`` as the tokens after the text and the readout's suffix. Only the answer
-  tokens' logits are computed: the LM head runs at the readout positions alone.
+  tokens' logits are computed: the LM head runs at the readout positions alone, in chunks
+  (``probebench.models.surprisal.target_log_probs``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -321,7 +322,7 @@ def answer_log_odds(lm: LoadedModel, texts: Sequence[str | Prompt], readout: Rea
     tokens scores the sum of its tokens' log-probabilities, each after the ones before.
     When both answers are one token, one forward pass per text reads both at its last
     position; otherwise each answer gets its own pass. The LM head runs only at the
-    positions read (``_read_log_probs``), never over every position.
+    positions read, in chunks (``_read_log_probs``), never over every position.
 
     Returns a float64 array of shape ``(len(texts),)``, in input order: above 0 where the
     model prefers ``positive`` (label 1).
@@ -369,18 +370,17 @@ def _read_log_probs(lm: LoadedModel, rows: Sequence[tuple[list[int], list[int], 
     logarithm, float64 array ``(len(positions), C)``) of each target token id as the token
     after each position (``targets[j]``: the C ids read at ``positions[j]``).
 
-    Rows are right-padded in length-sorted batches (``length_batches``). A forward
-    pre-hook on the model's output embeddings (its LM head) hands the head the hidden
-    states at the positions read alone, so the model's own forward (softcapping and
-    scaling of the logits included) makes ``(batch, positions, vocabulary)`` logits,
-    never ``(batch, tokens, vocabulary)``."""
+    Rows are right-padded in length-sorted batches (``length_batches``). The LM head reads
+    the positions read alone, in chunks (``probebench.models.surprisal.target_log_probs``:
+    the model's own forward, softcapping and scaling of the logits included, makes the
+    first chunk's logits), never ``(batch, tokens, vocabulary)``."""
     import torch
     from tqdm.auto import tqdm
 
     from probebench.models.activations import length_batches, pad_id_of
+    from probebench.models.surprisal import target_log_probs
 
-    head = lm.model.get_output_embeddings()
-    if head is None:
+    if lm.model.get_output_embeddings() is None:
         raise ModelError(f"model {lm.identity.name!r} has no output embeddings (LM head)")
     lengths = np.array([len(ids) for ids, _, _ in rows], dtype=np.int64)
     pad_id = pad_id_of(lm)
@@ -390,51 +390,29 @@ def _read_log_probs(lm: LoadedModel, rows: Sequence[tuple[list[int], list[int], 
                                       unit="text", leave=False) as bar:
         for batch in batches:
             width = int(lengths[batch].max())
-            reads = max(len(rows[i][1]) for i in batch)
-            n_targets = len(rows[batch[0]][2][0])
             ids = np.full((len(batch), width), pad_id, dtype=np.int64)
             mask = np.zeros_like(ids)
-            # padded reads repeat position 0 and target 0; they are dropped below
-            where = np.zeros((len(batch), reads), dtype=np.int64)
-            targets = np.zeros((len(batch), reads, n_targets), dtype=np.int64)
+            at_row: list[int] = []
+            at_col: list[int] = []
+            targets: list[list[int]] = []
             for r, i in enumerate(batch):
                 tokens, positions, wanted = rows[i]
                 ids[r, :len(tokens)] = tokens
                 mask[r, :len(tokens)] = 1
-                where[r, :len(positions)] = positions
-                targets[r, :len(positions)] = wanted
-            hook = head.register_forward_pre_hook(
-                _reading(torch.from_numpy(where).to(lm.device), ids.shape, lm.identity.name))
-            try:
-                logits = lm.model(input_ids=torch.from_numpy(ids).to(lm.device),
-                                  attention_mask=torch.from_numpy(mask).to(lm.device),
-                                  use_cache=False).logits
-            finally:
-                hook.remove()
-            logprobs = torch.log_softmax(logits.float(), dim=-1)
-            picked = logprobs.gather(-1, torch.from_numpy(targets).to(lm.device))
-            values = picked.double().cpu().numpy()
-            for r, i in enumerate(batch):
-                out[i] = values[r, :len(rows[i][1])]
+                at_row.extend([r] * len(positions))
+                at_col.extend(positions)
+                targets.extend(wanted)
+            values = target_log_probs(lm, ids, mask, np.array(at_row, dtype=np.int64),
+                                      np.array(at_col, dtype=np.int64),
+                                      np.array(targets, dtype=np.int64)
+                                      ).double().cpu().numpy()
+            start = 0
+            for i in batch:
+                count = len(rows[i][1])
+                out[i] = values[start:start + count]
+                start += count
             bar.update(len(batch))
     return [v for v in out if v is not None]
-
-
-def _reading(where: Any, shape: tuple[int, ...], name: str
-             ) -> Callable[[Any, tuple[Any, ...]], tuple[Any, ...]]:
-    """A forward pre-hook for an LM head that hands it the hidden states at ``where``
-    ((batch, reads) positions) alone, of a batch of ``shape`` (batch, tokens)."""
-    import torch
-
-    def gather(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        hidden = args[0]
-        if tuple(hidden.shape[:2]) != tuple(shape):
-            raise ModelError(f"model {name!r}: its LM head reads {tuple(hidden.shape[:2])} "
-                             f"positions, expected {tuple(shape)} (every position of the "
-                             "batch)")
-        return (torch.take_along_dim(hidden, where[..., None], dim=1), *args[1:])
-
-    return gather
 
 
 __all__ = ["ANSWER_VERSION", "MEAN_LOG_PROB_VERSION", "PROTOCOLS", "SPLITS", "LMProtocol",

@@ -11,6 +11,10 @@ or length, the higher macro AUROC), with a paired item bootstrap that recomputes
 macro AUROCs from the class probabilities on the same resampled items (each baseline
 keeps its class probabilities per prompt, ``BaselineOut.class_scores``). A task without
 a train split has no baselines, so no gap: ``beats_baselines`` is None there.
+
+Skipped stages (``SubmitOptions.skip``) leave their fields empty as in ``task``: the
+shift's note says it did not run, ``baselines`` skipped leaves none (so no gap), and a
+skipped latency is absent.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
 from probebench.evaluation.baselines import baseline_gap
-from probebench.evaluation.deployment import Latency, measure_cost, measure_latency
+from probebench.evaluation.deployment import Latency, measure_cost
 from probebench.evaluation.headline import Flat, headline, slice_accuracies, sub_seed
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.results import (
@@ -36,7 +40,7 @@ from probebench.sites import Site
 
 def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
                         weights: ProbeWeights, site: Site, classes: tuple[str, ...]
-                        ) -> tuple[TaskResult, Latency]:
+                        ) -> tuple[TaskResult, Latency | None]:
     """The result of a probe with one output per class, in ``classes``' order, on the
     multi-class task ``task_id``, and its latency."""
     data = session.task(task_id)
@@ -57,17 +61,23 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
                     n_resamples=opts.bootstrap)
     slices = slice_accuracies(task_id, items, head.item_scores, spec.slices, seed=opts.seed,
                               n_resamples=opts.bootstrap)
-    try:
-        shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
-                                      prefix=CONTEXT_FILE.read_text("utf-8"))
-        iv = session.ci("distshift_auroc", y, weights.predict_proba(shifted), flat.item_of,
-                        task_id, "distshift")
-        distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
-                               imputed=False, note="macro AUROC after the fixed context")
-    except SiteError as exc:
-        distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+    if not opts.runs("shift"):
+        distshift = FlaggedOut(value=None, imputed=False, note=opts.not_run("shift"))
+    else:
+        try:
+            shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
+                                          prefix=CONTEXT_FILE.read_text("utf-8"))
+            iv = session.ci("distshift_auroc", y, weights.predict_proba(shifted),
+                            flat.item_of, task_id, "distshift")
+            distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
+                                   imputed=False, note="macro AUROC after the fixed context")
+        except SiteError as exc:
+            distshift = FlaggedOut(value=None, imputed=False,
+                                   note=f"not measurable: {exc}")
     binary_only = "defined for binary probes only"
-    baselines = _multiclass_baselines(session, task_id, classes)
+    # a skipped baselines stage leaves none, so no gap (the note is stages_skipped's)
+    baselines = (_multiclass_baselines(session, task_id, classes)
+                 if opts.runs("baselines") else {})
     predictions = PromptScores(
         prompt_ids=[p.id or str(i) for i, p in enumerate(flat.prompts)],
         items=[int(i) for i in flat.item_of], labels=[int(v) for v in y],
@@ -86,7 +96,9 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
         beats_baselines=beats, marks={},
         cost=measure_cost(session, meta, weights, flat, site), selectivity=None,
         classes=list(classes), predictions=predictions)
-    return result, measure_latency(session, meta, weights, flat.prompts, site)
+    from probebench.evaluation.task import task_latency  # task imports this module
+
+    return result, task_latency(session, meta, weights, flat.prompts, site)
 
 
 def _multiclass_baselines(session: Session, task_id: str, classes: tuple[str, ...]

@@ -2,7 +2,9 @@
 
 Per task: the headline, robustness, the recall at 1% false positives (tasks that declare
 a control set only), baselines and the gap to the best of them,
-control-task selectivity, slices and the most confident errors. The errors' texts are
+control-task selectivity, slices and the most confident errors. A submission that
+skipped stages (``Submission.stages_skipped``, the quick profile) says so at the top, and
+each cell of a stage that did not run reads "not run" with the reason. The errors' texts are
 the task's, not the result's: ``render_report`` shows them when given the submission's
 sample records (``probebench.evaluation.samples.sample_records``); without them (the
 leaderboard renders stored results) it lists the errors' prompt ids and says so.
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.generalisation import GENERALISATION
+from probebench.evaluation.latency import RATE_TOLERANCE
 from probebench.evaluation.results import Submission, TaskResult
 from probebench.evaluation.samples import N_ERRORS, confident_errors
 from probebench.safetext import visible
@@ -144,7 +147,8 @@ def render_report(submission: Submission, *,
     errors = [_errors(t, tx) for t, tx in zip(submission.tasks, texts, strict=True)]
     text = template.render(s=submission, baseline_names=present, errors=errors,
                            texts_given=samples is not None, n_errors=N_ERRORS,
-                           definitions=_definitions(submission))
+                           definitions=_definitions(submission),
+                           rate_band=f"{1 + RATE_TOLERANCE:g}")
     return with_generalisation(text, submission)
 
 

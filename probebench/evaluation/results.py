@@ -279,6 +279,9 @@ class StageTiming(_Model):
     passes: int = Field(default=0, description="Forward passes over a prompt list that ran "
                                                "the model (cache hits are not passes).")
     tokens: int = Field(default=0, description="Tokens the model read in those passes.")
+    cpu_seconds: float | None = Field(default=None, description="The process's CPU seconds "
+                                      "(every thread), counted as seconds are; None on "
+                                      "older submissions.")
 
 
 class RegistryRef(_Model):
@@ -300,7 +303,9 @@ class Timing(_Model):
                                          "text to probability, after warm-up, per task "
                                          "(each prompt's fastest of its repeats); a task "
                                          "whose measurement was withheld is absent.")
-    latency_prompts: int
+    latency_prompts: int = Field(description="The most test prompts a task's latency timed "
+                                 "(--latency-prompts, at most N with --limit N; 0 when "
+                                 "the latency stage was skipped).")
     latency_withheld: dict[str, str] = Field(
         default_factory=dict,
         description="Tasks whose latency was measured while the machine was loaded (this "
@@ -314,6 +319,19 @@ class Timing(_Model):
                     "site, probe shape, timed prompts, threads and library versions) "
                     "instead of measuring it: the UTC time it was measured. Empty when "
                     "every latency was measured in this run (always with --no-cache).")
+    latency_matmul_gflops: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Per task with a latency (reported, reused or withheld): the machine's "
+                    "float32 matmul rate in GFLOP/s (probebench.evaluation.latency."
+                    "matmul_gflops): 'measured', read beside the latency; 'now', read in "
+                    "this run (the same reading unless the latency was reused). A cached "
+                    "latency is reused only while the two agree within latency."
+                    "RATE_TOLERANCE.")
+    latency_remeasured: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tasks whose latency in this machine's disk cache was not reused: why "
+                    "(the matmul rate moved beyond the band, or the record has no rate); "
+                    "the latency was measured again in this run.")
     baselines_published: dict[str, str] = Field(
         default_factory=dict,
         description="Tasks whose baselines this run read from the registry's record for "
@@ -421,6 +439,29 @@ class Submission(_Model):
                     "with the baselines, so that a later submit on the same inputs reads "
                     "them (timing.baselines_published). Empty on older results and in "
                     "reduced precision.")
+    stages_skipped: dict[str, str] = Field(
+        default_factory=dict,
+        description="The stages this run left out (`submit --skip`, `--stages`, `--quick`): "
+                    "stage (shift, surprisal, random-init, baselines, selectivity, latency; "
+                    "generalisation in the quick profile) -> why. Their fields hold no "
+                    "numbers: the shift's note says it did not run, selectivity and the gap "
+                    "to the baselines are None, a skipped baseline has no AUROC, and the "
+                    "latency is absent. Not for the registry, whose evaluation and results "
+                    "store refuse it. Empty: every stage ran.")
+    profile: str | None = Field(
+        default=None, description="'quick' for `submit --quick` (test AUROC with its CI, "
+                                  "ECE, per-slice accuracy and the registry's published "
+                                  "baselines, nothing else); None: the stages the run "
+                                  "chose (stages_skipped).")
+
+    def registry_problem(self) -> str | None:
+        """Why the registry cannot keep this submission (a ``--limit`` run, or one that
+        skipped stages), or None when it can."""
+        if self.limit is not None:
+            return self.limit.note
+        if self.stages_skipped:
+            return stages_note(self.stages_skipped)
+        return None
 
     def deterministic_json(self) -> str:
         """The JSON without the timing and run blocks (what determinism is judged on)."""
@@ -440,6 +481,13 @@ class Submission(_Model):
 
         return json.dumps(self.to_dict(), indent=2, sort_keys=True,
                           ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def stages_note(skipped: dict[str, str]) -> str:
+    """What a submission that skipped stages says about itself (``Submission.
+    registry_problem``), e.g. "without the stages shift, latency: not for the registry"."""
+    return f"without the stage{'s' if len(skipped) > 1 else ''} " \
+           f"{', '.join(skipped)}: not for the registry"
 
 
 def read_submission(path: str | Path) -> Submission:

@@ -66,6 +66,16 @@ BASELINES = "task baselines"
 SELECTIVITY = "selectivity"
 #: the latency measurement (loading the model when nothing before needed it)
 LATENCY = "latency"
+#: the stages a run may leave out (``SubmitOptions.skip``, ``submit --stages/--skip``):
+#: command-line name -> the stage's name in ``timing.stages``. ``activations`` is the
+#: headline's own pass and cannot be left out; ``baselines`` is computing the task
+#: baselines (the registry's published ones are still read, they cost nothing);
+#: ``surprisal`` and ``random-init`` are the model passes of two of them
+STAGES: dict[str, str] = {"activations": ACTIVATIONS, "shift": SHIFT, "surprisal": SURPRISAL,
+                          "random-init": RANDOM_INIT, "baselines": BASELINES,
+                          "selectivity": SELECTIVITY, "latency": LATENCY}
+#: ``Submission.profile`` of the quick profile (``SubmitOptions.quick``)
+QUICK = "quick"
 
 
 class SubmitError(ProbebenchError):
@@ -112,11 +122,93 @@ class SubmitOptions:
     #: generalisation block: ``probebench.evaluation.generalisation``); reported apart
     #: from the tasks' results, never ranked
     generalisation: bool = True
+    #: the stages not to run, by their command-line names (``STAGES``; ``submit --skip``
+    #: or ``--stages``, see ``stages_to_skip``): their fields are left empty (None, or a
+    #: note saying they did not run), ``Submission.stages_skipped`` names them, and the
+    #: registry refuses the submission, as it refuses a limited one
+    skip: frozenset[str] = frozenset()
+    #: the quick profile (``submit --quick``): test AUROC with its CI, ECE, the per-slice
+    #: accuracies and the registry's published baselines where they apply; every other
+    #: stage is skipped and so is the generalisation block (``Submission.profile``)
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        self.skip = frozenset(self.skip)
+        check_skip(self.skip)
+
+    def skipped(self) -> dict[str, str]:
+        """The stages this run leaves out (command-line name -> why), in ``STAGES``
+        order, then ``control-recall`` and ``generalisation`` when the quick profile
+        leaves them out (a pass over a task's control prompts, and the sibling tasks)."""
+        check_skip(self.skip)
+        out = {}
+        for name in STAGES:
+            if self.quick and name != "activations":
+                out[name] = "the quick profile, --quick"
+            elif name in self.skip:
+                out[name] = f"the run's options, --skip {name}"
+        if self.quick:
+            out["control-recall"] = "the quick profile, --quick"
+            out["generalisation"] = "the quick profile, --quick"
+        return out
+
+    def runs(self, stage: str) -> bool:
+        """Whether the stage ``stage`` (a command-line name of ``STAGES``) runs."""
+        if stage not in STAGES:
+            raise SubmitError(f"unknown stage {stage!r}; the stages are "
+                              f"{', '.join(STAGES)}")
+        return stage not in self.skipped()
+
+    def not_run(self, stage: str) -> str:
+        """The note a field of the skipped ``stage`` carries instead of a number."""
+        return f"not run: the {stage} stage was skipped ({self.skipped()[stage]})"
+
+
+def check_skip(skip: frozenset[str] | set[str]) -> None:
+    """Refuse an unknown stage name or skipping ``activations`` (``SubmitError``)."""
+    unknown = sorted(set(skip) - set(STAGES))
+    if unknown:
+        raise SubmitError(f"unknown stage{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(map(repr, unknown))}; the stages are "
+                          f"{', '.join(STAGES)}")
+    if "activations" in skip:
+        raise SubmitError("the activations stage cannot be skipped: every other number "
+                          "reads its activations (skip the others, or use --quick)")
+
+
+def stages_to_skip(stages: Sequence[str] | None = None, skip: Sequence[str] = ()
+                   ) -> frozenset[str]:
+    """The stages to leave out, from the stages to run (``--stages``: None runs every
+    stage; ``activations`` always runs, named or not) and those to leave out
+    (``--skip``). A stage both named and skipped, an unknown name and skipping
+    ``activations`` are refused (``SubmitError``).
+
+    >>> sorted(stages_to_skip(["shift"], ["latency"]))
+    ['baselines', 'latency', 'random-init', 'selectivity', 'surprisal']
+    """
+    names = [*(stages or ()), *skip]
+    check_skip(set(names) - {"activations"})  # unknown names first
+    check_skip(set(skip))
+    both = sorted(set(stages or ()) & set(skip))
+    if both:
+        raise SubmitError(f"{', '.join(both)}: named in both --stages and --skip")
+    out = set(skip)
+    if stages is not None:
+        out |= set(STAGES) - set(stages) - {"activations"}
+    return frozenset(out)
 
 
 def limit_note(limit: int) -> str:
     """What a limited result says about itself, in submission.json and REPORT.md."""
     return f"limited to {limit} items per task: not for the registry"
+
+
+#: a moment as ``_now`` reads it: (wall seconds, the process's CPU seconds)
+_Clock = tuple[float, float]
+
+
+def _now() -> _Clock:
+    return time.perf_counter(), time.process_time()
 
 
 @dataclass(frozen=True)
@@ -165,39 +257,48 @@ class Session:
     #: tokens the model read by stage (``ExtractionResult.tokens``; surprisal: the
     #: prompts' tokens)
     stage_tokens: dict[str, int] = field(default_factory=dict)
-    #: seconds timed by stages inside the current ``stage`` block
+    #: the process's CPU seconds by stage (every thread: ``time.process_time``), counted
+    #: as ``stage_seconds`` are
+    stage_cpu_seconds: dict[str, float] = field(default_factory=dict)
+    #: wall and CPU seconds timed by stages inside the current ``stage`` block
     _inner: float = 0.0
+    _inner_cpu: float = 0.0
 
     def say(self, message: str) -> None:
         if self.options.progress:
             print(f"probebench: {message}", file=sys.stderr, flush=True)
 
-    def _ran(self, stage: str, since: float, tokens: int = 0) -> None:
-        """Count a forward pass of ``stage`` that began at ``since`` (perf_counter) and
+    def _ran(self, stage: str, since: _Clock, tokens: int = 0) -> None:
+        """Count a forward pass of ``stage`` that began at ``since`` (``_now``) and
         read ``tokens`` tokens."""
         self.stage_passes[stage] = self.stage_passes.get(stage, 0) + 1
         self.stage_tokens[stage] = self.stage_tokens.get(stage, 0) + tokens
         self.timed(stage, since)
 
-    def timed(self, stage: str, since: float) -> None:
-        """Add the wall time since ``since`` (perf_counter) to ``stage``."""
-        elapsed = time.perf_counter() - since
-        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + elapsed
-        self._inner += elapsed
+    def timed(self, stage: str, since: _Clock) -> None:
+        """Add the wall and CPU time since ``since`` (``_now``) to ``stage``."""
+        wall, cpu = (now - then for now, then in zip(_now(), since, strict=True))
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + wall
+        self.stage_cpu_seconds[stage] = self.stage_cpu_seconds.get(stage, 0.0) + cpu
+        self._inner += wall
+        self._inner_cpu += cpu
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time the block as ``name``, less the stages timed inside it (a baseline's
         random-init pass counts as ``RANDOM_INIT``, not twice)."""
-        start, outer = time.perf_counter(), self._inner
-        self._inner = 0.0
+        start, outer, outer_cpu = _now(), self._inner, self._inner_cpu
+        self._inner = self._inner_cpu = 0.0
         try:
             yield
         finally:
-            total = time.perf_counter() - start
+            wall, cpu = (now - then for now, then in zip(_now(), start, strict=True))
             self.stage_seconds[name] = (self.stage_seconds.get(name, 0.0)
-                                        + total - self._inner)
-            self._inner = outer + total
+                                        + wall - self._inner)
+            self.stage_cpu_seconds[name] = (self.stage_cpu_seconds.get(name, 0.0)
+                                            + cpu - self._inner_cpu)
+            self._inner = outer + wall
+            self._inner_cpu = outer_cpu + cpu
 
     def task(self, task_id: str) -> TaskData:
         """The task; with ``options.limit``, every split cut to its first ``limit``
@@ -261,7 +362,7 @@ class Session:
         if missing:
             stage = stage or (SHIFT if shifted else ACTIVATIONS)
             source: LoadedModel | ResolvedModel = self.loaded.get(model) or self.model(model)
-            since = time.perf_counter()
+            since = _now()
             result = extract(source, prompts, missing,
                              cache=self.options.cache and disk_cache, prefix=prefix,
                              progress=self.options.progress,
@@ -296,7 +397,7 @@ class Session:
 
             source = self._random_lms.get(model) or random_init_resolved(self.model(model),
                                                                          seed)
-            since = time.perf_counter()
+            since = _now()
             result = extract(source, prompts, [site], cache=self.options.cache, load=load,
                              progress=self.options.progress,
                              batch_tokens=self.options.batch_tokens,
@@ -331,7 +432,7 @@ class Session:
 
         def run() -> np.ndarray | None:
             lm = self.lm(model)
-            since = time.perf_counter()
+            since = _now()
             scores = compute(lm)
             if scores is not None:
                 ids = lm.tokenizer(list(texts), add_special_tokens=False)["input_ids"] \
@@ -339,7 +440,7 @@ class Session:
                 self._ran(SURPRISAL, since, sum(len(i) + 1 for i in ids))
             return scores
 
-        since = time.perf_counter()
+        since = _now()
 
         scores, hit = cached_scores(store, ident, resolved.device, scoring, n, run,
                                     batching=batching)
@@ -388,8 +489,8 @@ class Session:
         scored by the probe, the CI seeded from the run's seed (``recall_at_control``)."""
         data = self.task(result.id)
         control = data.spec.control
-        if control is None or result.classes is not None:
-            return result
+        if control is None or result.classes is not None or self.options.quick:
+            return result  # the quick profile reads no control prompts (stages_skipped)
         test = [p for item in data.test for p in item.prompts]  # memoised by then
         probs = weights.predict_proba(self.activations(model, f"{result.id}/test", test,
                                                        site))[:, 1]
@@ -403,6 +504,6 @@ class Session:
         return result.model_copy(update={"recall_at_1pct_fpr": recall})
 
 
-__all__ = ["ACTIVATIONS", "BASELINES", "CONTEXT_FILE", "LATENCY", "RANDOM_INIT", "SCORING_BATCH",
-           "SELECTIVITY", "SHIFT", "SURPRISAL", "Session", "SubmitError", "SubmitOptions",
-           "limit_note"]
+__all__ = ["ACTIVATIONS", "BASELINES", "CONTEXT_FILE", "LATENCY", "QUICK", "RANDOM_INIT",
+           "SCORING_BATCH", "SELECTIVITY", "SHIFT", "STAGES", "SURPRISAL", "Session",
+           "SubmitError", "SubmitOptions", "check_skip", "limit_note", "stages_to_skip"]

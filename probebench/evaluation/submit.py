@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -37,7 +37,13 @@ from probebench.evaluation.results import (
     Submission,
     Timing,
 )
-from probebench.evaluation.session import Session, SubmitError, SubmitOptions, limit_note
+from probebench.evaluation.session import (
+    QUICK,
+    Session,
+    SubmitError,
+    SubmitOptions,
+    limit_note,
+)
 from probebench.evaluation.task import evaluate_task
 from probebench.provenance import hardware, probebench_commit, utc_now
 from probebench.sites import Site, check_sites
@@ -88,6 +94,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         raise SubmitError("no tasks given (see `probebench tasks list`)")
     if opts.limit is not None and opts.limit < 1:
         raise SubmitError(f"limit must be at least 1 item per task; found {opts.limit}")
+    skipped = opts.skipped()  # an unknown stage, or skipping activations: refused here
     site = Site(meta.layer, meta.position)
     check_transfer_targets(session)  # a bad target is refused before model work
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
@@ -101,18 +108,26 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
             raise SubmitError(f"the probe cannot be evaluated on task {task_id}: {exc}") \
                 from None
     results, latency, reused, withheld = [], {}, {}, {}
+    rates: dict[str, dict[str, float]] = {}
+    remeasured: dict[str, str] = {}
     before = _stage_counts(session)
     for task_id in tasks:
         result, measured = evaluate_task(session, task_id, meta, weights, site,
                                          report.bundle_sha256)
         result = session.with_control_recall(result, meta.model, weights, site)
         results.append(result)
+        if measured is None:  # the latency stage was skipped (stages_skipped says so)
+            continue
         if measured.ms is None:  # timed on a loaded machine: never stored
             withheld[task_id] = measured.note or "withheld"
         else:
             latency[task_id] = round(measured.ms, 3)
         if measured.reused:
             reused[task_id] = measured.measured_at
+        rates[task_id] = {"measured": round(measured.matmul_gflops, 1),
+                          "now": round(measured.matmul_gflops_now, 1)}
+        if measured.remeasured:
+            remeasured[task_id] = measured.remeasured
     # the siblings of the tasks' families: a separate record, never a result of the tasks
     generalisation = evaluate_siblings(session, tasks, meta, weights, site)
     ident = session.model(meta.model).identity
@@ -127,32 +142,45 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         model=ident.to_dict(), device=session.model(meta.model).device, seed=opts.seed,
         bootstrap_resamples=opts.bootstrap, versions=_versions(),
         definitions=metric_definitions(), tasks=results,
-        timing=Timing(latency_ms=latency, latency_prompts=opts.latency_prompts,
+        timing=Timing(latency_ms=latency, latency_prompts=latency_prompts(opts),
                       latency_reused=reused, latency_withheld=withheld,
+                      latency_matmul_gflops=rates, latency_remeasured=remeasured,
                       baselines_published=published,
                       wall_seconds=round(time.perf_counter() - start, 3),
                       stages=_stage_timings(session, before)),
         run=run_info(session.model(meta.model).device), baselines_sha256=digests,
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
                                                        note=limit_note(opts.limit)),
-        generalisation=generalisation)
+        generalisation=generalisation, stages_skipped=skipped,
+        profile=QUICK if opts.quick else None)
 
 
-def _stage_counts(session: Session) -> dict[str, tuple[float, int, int]]:
+def latency_prompts(options: SubmitOptions) -> int:
+    """The most prompts a task's latency times: ``options.latency_prompts``, and with
+    ``--limit N`` at most N (``task.latency_sample``); 0 when the latency is skipped."""
+    if not options.runs("latency"):
+        return 0
+    if options.limit is None:
+        return options.latency_prompts
+    return min(options.latency_prompts, options.limit)
+
+
+def _stage_counts(session: Session) -> dict[str, tuple[float, int, int, float]]:
     return {name: (session.stage_seconds.get(name, 0.0), session.stage_passes.get(name, 0),
-                   session.stage_tokens.get(name, 0))
+                   session.stage_tokens.get(name, 0),
+                   session.stage_cpu_seconds.get(name, 0.0))
             for name in session.stage_seconds}
 
 
-def _stage_timings(session: Session, before: dict[str, tuple[float, int, int]]
+def _stage_timings(session: Session, before: dict[str, tuple[float, int, int, float]]
                    ) -> dict[str, StageTiming]:
     """What each stage took in this submission (a shared session's earlier ones left
     out)."""
     out = {}
-    for name, (seconds, passes, tokens) in _stage_counts(session).items():
-        s0, p0, t0 = before.get(name, (0.0, 0, 0))
+    for name, (seconds, passes, tokens, cpu) in _stage_counts(session).items():
+        s0, p0, t0, c0 = before.get(name, (0.0, 0, 0, 0.0))
         out[name] = StageTiming(seconds=round(seconds - s0, 3), passes=passes - p0,
-                                tokens=tokens - t0)
+                                tokens=tokens - t0, cpu_seconds=round(cpu - c0, 3))
     return out
 
 
@@ -162,15 +190,63 @@ def run_info(device: str) -> RunInfo:
                    hardware=hardware(device), python=platform.python_version())
 
 
+#: ``submit_many``'s required bundle hashes: one per artifact (None: not checked), or
+#: artifact path -> hash
+HashesGiven = Sequence[str | None] | Mapping[Path, str] | Mapping[str, str]
+
+
 def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
                 options: SubmitOptions | None = None, *,
-                catalog: TaskCatalog | None = None) -> list[Submission]:
-    """Several artifacts in one session: models, tasks and shared work are reused."""
+                catalog: TaskCatalog | None = None,
+                expected_sha256: HashesGiven | None = None
+                ) -> list[Submission]:
+    """Several artifacts in one session: models, tasks and shared work are reused.
+
+    ``expected_sha256`` requires each artifact's bundle hash, as ``submit``'s does: a
+    sequence parallel to ``artifacts`` (None where none is required) or a mapping from an
+    artifact's path (as given, or resolved) to its hash (artifacts it does not name are
+    not checked). Every artifact is validated against its hash before any model work."""
+    hashes = expected_hashes(artifacts, expected_sha256)
     session = Session(catalog or TaskCatalog.default(), options or SubmitOptions())
-    return [submit(a, tasks, session=session) for a in artifacts]
+    for artifact, expected in zip(artifacts, hashes, strict=True):
+        if expected is not None:  # a wrong hash is refused before the first model load
+            report = validate(Path(artifact), catalog=session.catalog,
+                              expected_sha256=expected)
+            if not report.valid:
+                failed = "; ".join(f"{c.name}: {c.message}" for c in report.failed())
+                raise SubmitError(f"{artifact}: invalid artifact, nothing was run ({failed})")
+    return [submit(a, tasks, session=session, expected_sha256=h)
+            for a, h in zip(artifacts, hashes, strict=True)]
+
+
+def expected_hashes(artifacts: Sequence[Path],
+                    expected: HashesGiven | None
+                    ) -> list[str | None]:
+    """One required bundle hash (or None) per artifact, from ``submit_many``'s
+    ``expected_sha256``; a sequence of another length, or a mapping naming an artifact
+    that is not given, is refused (``SubmitError``)."""
+    if expected is None:
+        return [None] * len(artifacts)
+    if isinstance(expected, Mapping):
+        by_path = {Path(k).resolve(): v for k, v in expected.items()}
+        resolved = [Path(a).resolve() for a in artifacts]
+        stray = sorted(str(k) for k in by_path if k not in resolved)
+        if stray:
+            raise SubmitError(f"expected_sha256 names {', '.join(stray)}, which is not "
+                              "among the artifacts given")
+        return [by_path.get(r) for r in resolved]
+    if isinstance(expected, str):
+        raise SubmitError("expected_sha256: give one hash per artifact (a sequence or a "
+                          "mapping), not one string")
+    hashes = list(expected)
+    if len(hashes) != len(artifacts):
+        raise SubmitError(f"expected_sha256 has {len(hashes)} hashes for {len(artifacts)} "
+                          "artifacts: give one per artifact (None where none is required)")
+    return hashes
 
 
 # Session, SubmitError, SubmitOptions, limit_note, auroc_score and stratified_least are
 # re-exported from their homes for code written against this module
-__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "limit_note", "run_info",
-           "stratified_least", "submit", "submit_many"]
+__all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "expected_hashes",
+           "latency_prompts", "limit_note", "run_info", "stratified_least", "submit",
+           "submit_many"]

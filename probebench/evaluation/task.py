@@ -9,9 +9,17 @@ and the probe's gap to the best of them (``baselines.baseline_gap``: AUROC minus
 baseline's, paired item bootstrap, and whether its CI lies above 0), control-task
 selectivity (``selectivity``) and the marks (``marks``). A multi-class task goes to
 ``multiclass_task``.
+
+A stage the run leaves out (``SubmitOptions.skip``, the quick profile) leaves its fields
+empty: the shift's ``FlaggedOut`` holds no value and says why, the selectivity is None,
+the latency absent, and with baselines missing (``task_baselines.baselines_complete``)
+the gap and ``beats_baselines`` are None: a gap to some of the baselines is no gap to
+the best of them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
@@ -36,7 +44,8 @@ from probebench.evaluation.results import (
 )
 from probebench.evaluation.selectivity import task_selectivity
 from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
-from probebench.evaluation.task_baselines import compute_baselines
+from probebench.evaluation.task_baselines import baselines_complete, compute_baselines
+from probebench.prompts import Prompt
 from probebench.sites import Site
 
 
@@ -50,7 +59,7 @@ def _mark(metric: str, iv: IntervalOut) -> MarkOut | None:
 
 
 def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: ProbeWeights,
-                  site: Site, bundle: str) -> tuple[TaskResult, Latency]:
+                  site: Site, bundle: str) -> tuple[TaskResult, Latency | None]:
     """The result of the probe with bundle hash ``bundle`` on ``task_id``, and its
     latency."""
     data = session.task(task_id)
@@ -81,21 +90,28 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
                               seed=session.options.seed, n_resamples=session.options.bootstrap)
 
     # distribution shift: the same prompts after a long neutral context
-    try:
-        shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
-                                      prefix=CONTEXT_FILE.read_text("utf-8"))
-        p_shift = weights.predict_proba(shifted)[:, 1]
-        iv = session.ci("distshift_auroc", y, p_shift[idx], item_of, task_id, "distshift")
-        distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
-                               imputed=False, note="measured after the fixed context")
-    except SiteError as exc:
-        distshift = FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+    opts = session.options
+    if not opts.runs("shift"):
+        distshift = FlaggedOut(value=None, imputed=False, note=opts.not_run("shift"))
+    else:
+        try:
+            shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
+                                          prefix=CONTEXT_FILE.read_text("utf-8"))
+            p_shift = weights.predict_proba(shifted)[:, 1]
+            iv = session.ci("distshift_auroc", y, p_shift[idx], item_of, task_id,
+                            "distshift")
+            distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
+                                   imputed=False, note="measured after the fixed context")
+        except SiteError as exc:
+            distshift = FlaggedOut(value=None, imputed=False,
+                                   note=f"not measurable: {exc}")
 
     evalaware = evalaware_corrected(session, meta, bundle, task_id, flat, probs, idx, y,
                                     auroc)
     transfer = measure_transfer(session, meta.model, weights, task_id, flat, site, acts)
     baselines = compute_baselines(session, meta.model, task_id, site)
-    control = task_selectivity(session, meta, weights, task_id, site)
+    control = (task_selectivity(session, meta, weights, task_id, site)
+               if opts.runs("selectivity") else None)
 
     marks: dict[str, MarkOut] = {}
     # the accuracy gets a mark when marks.yaml defines ranges for this format's accuracy
@@ -110,15 +126,17 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
     for metric, point in (("ece", ece), ("fpr_at_99tpr", fpr)):
         m, straddles = mark_definitions()[metric].mark(point, point, point)
         marks[metric] = MarkOut(mark=m, straddles=straddles)
-    latency = measure_latency(session, meta, weights, flat.prompts, site)
+    latency = task_latency(session, meta, weights, flat.prompts, site)
     predictions = PromptScores(
         prompt_ids=[flat.prompts[i].id or str(i) for i in idx.tolist()],
         items=[int(i) for i in flat.item_of[idx]], labels=[int(v) for v in y],
         probs=[float(p) for p in probs[idx]])
     # from the stored (rounded) numbers, so a leaderboard build that resamples the
     # stored predictions and baseline scores draws the same gap
-    gap, beats = baseline_gap(baselines, predictions, task_id=task_id,
-                              seed=session.options.seed, n_resamples=session.options.bootstrap)
+    gap, beats = (baseline_gap(baselines, predictions, task_id=task_id,
+                               seed=session.options.seed,
+                               n_resamples=session.options.bootstrap)
+                  if baselines_complete(session, meta.model, task_id, site) else (None, None))
     result = TaskResult(
         id=spec.id, version=spec.version, format=spec.format, test_sha256=spec.test_sha256,
         n_items=len(items), n_prompts=len(flat.prompts), n_labelled_prompts=int(idx.size),
@@ -131,4 +149,20 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
     return result, latency
 
 
-__all__ = ["evaluate_task"]
+def latency_sample(session: Session, prompts: Sequence[Prompt]) -> list[Prompt]:
+    """The prompts the latency may time: with ``--limit N`` at most the first N (the
+    measurement times its first ``options.latency_prompts`` of them)."""
+    limit = session.options.limit
+    return list(prompts if limit is None else prompts[:limit])
+
+
+def task_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
+                 prompts: Sequence[Prompt], site: Site) -> Latency | None:
+    """The task's latency (``deployment.measure_latency``) over ``latency_sample``; None
+    when the latency stage is skipped (``Submission.stages_skipped`` says so)."""
+    if not session.options.runs("latency"):
+        return None
+    return measure_latency(session, meta, weights, latency_sample(session, prompts), site)
+
+
+__all__ = ["evaluate_task", "latency_sample", "task_latency"]

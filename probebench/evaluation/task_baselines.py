@@ -10,6 +10,12 @@ The model's own scores (the surprisal baseline, the own answer under a task's
 ``readout``) go through the on-disk cache of model scores (``Session.lm_scores``), keyed
 by the texts and the rule's version (``lm_scores.MEAN_LOG_PROB_VERSION``,
 ``lm_scores.ANSWER_VERSION``).
+
+A run that skips stages (``SubmitOptions.skip``) still reads the registry's published
+baselines for exactly its inputs (they cost nothing); otherwise ``baselines`` skipped
+computes none, and ``surprisal`` or ``random-init`` skipped leaves those baselines
+without numbers, their notes saying why. A partial set is cached under its own key and
+never named by ``baselines_sha256``, which names the complete set.
 """
 
 from __future__ import annotations
@@ -61,6 +67,19 @@ def compute_baselines(session: Session, model: str, task_id: str, site: Site
     return out
 
 
+#: the stages computing a binary task's baselines runs (``SubmitOptions.skip`` names)
+_BASELINE_STAGES = ("baselines", "surprisal", "random-init")
+
+
+def baselines_complete(session: Session, model: str, task_id: str, site: Site) -> bool:
+    """Whether the task's baselines are all there: read from the registry's published
+    record, or computed with none of their stages (``baselines``, ``surprisal``,
+    ``random-init``) skipped."""
+    opts = session.options
+    return ((model, task_id, site) in session.baselines_published
+            or all(opts.runs(stage) for stage in _BASELINE_STAGES))
+
+
 def baselines_inputs(session: Session, model: str, task_id: str, site: Site
                      ) -> dict[str, object]:
     """Every input the task's baselines depend on: the model (and its random-init copy),
@@ -93,22 +112,30 @@ def baselines_inputs(session: Session, model: str, task_id: str, site: Site
 def _cached(session: Session, model: str, task_id: str, site: Site
             ) -> dict[str, BaselineOut]:
     resolved = session.model(model)
+    opts = session.options
     if resolved.identity.dtype != "float32":
         # in reduced precision the batch budget moves the activations beyond the contract
-        return _compute(session, model, task_id, site)
+        return _compute(session, model, task_id, site) if opts.runs("baselines") else {}
     inputs = baselines_inputs(session, model, task_id, site)
     digest = sha256_json(inputs)
-    session.baselines_sha256[(model, task_id, site)] = digest
-    published = session.options.published_baselines(
-        task_id, resolved.identity.name, str(site), digest)
+    published = opts.published_baselines(task_id, resolved.identity.name, str(site), digest)
     if published is not None:
         # the registry's record for exactly these inputs: neither model is run
+        session.baselines_sha256[(model, task_id, site)] = digest
         session.baselines_published[(model, task_id, site)] = published.where
         session.say(f"{BASELINES} of {task_id} at {site}: the registry's ({published.where})")
         return dict(published.baselines)
-    # the disk cache's key adds the device (a hit loads neither model)
+    if not opts.runs("baselines"):
+        session.say(f"{BASELINES} of {task_id} at {site}: none published for this run's "
+                    f"inputs, and {opts.not_run('baselines')}")
+        return {}
+    skipped = sorted(s for s in _BASELINE_STAGES if not opts.runs(s))
+    if not skipped:  # the digest names the complete set only
+        session.baselines_sha256[(model, task_id, site)] = digest
+    # the disk cache's key adds the device (a hit loads neither model), and the stages
+    # left out, so that a partial set never passes for the complete one
     stored = session.cached_result(
-        {**inputs, "device": resolved.device},
+        {**inputs, "device": resolved.device, **({"skipped": skipped} if skipped else {})},
         lambda: {name: b.model_dump(mode="json") for name, b in
                  _compute(session, model, task_id, site).items()},
         what=f"{BASELINES} of {task_id} at {site}")
@@ -151,7 +178,9 @@ def _compute(session: Session, model: str, task_id: str, site: Site
         step = -(-len(train.prompts) // bl.RANDOM_FEATURES_PROMPTS)
         sample = Flat.of(train_items[::step])
         t_idx, t_y = labelled(sample.prompts)
-        if len(set(t_y.tolist())) == 2:
+        if len(set(t_y.tolist())) == 2 and not opts.runs("random-init"):
+            out["random_features"] = _not_run(session, "random-init")
+        elif len(set(t_y.tolist())) == 2:
             train_x = session.random_activations(model, f"{task_id}/train-sample",
                                                  sample.prompts, site)[t_idx]
             test_x = session.random_activations(model, f"{task_id}/test", flat.prompts, site)
@@ -161,7 +190,10 @@ def _compute(session: Session, model: str, task_id: str, site: Site
     # the model's own score needs a causal LM: an encoder (e.g. MiniLM) has none
     ident = session.model(model).identity
     causal = ident.architecture == "causal"
-    if fmt.minimal_pairs and causal:
+    own_scores = opts.runs("surprisal")  # the model's own scoring passes
+    if causal and not own_scores and (fmt.minimal_pairs or fmt.single_prompt_surprisal):
+        out["surprisal"] = _not_run(session, "surprisal")
+    elif fmt.minimal_pairs and causal:
         own = own_item_scores(session, model, task_id)
         if own is not None:  # the format's own protocol (SyntaxGym: region predictions)
             out["surprisal"] = BaselineOut(auroc=None, accuracy=interval(own, "surprisal"),
@@ -175,7 +207,9 @@ def _compute(session: Session, model: str, task_id: str, site: Site
         out["surprisal"] = score("surprisal", s, threshold=None,
                                  note=bl.STATEMENT_SURPRISAL_NOTE)
     if data.spec.readout is not None:
-        if causal:
+        if causal and not own_scores:
+            out["own_answer"] = _not_run(session, "surprisal")
+        elif causal:
             s = own_answer_scores(session, model, task_id, flat.prompts)
             out["own_answer"] = score("own_answer", s, threshold=0.0)
         else:
@@ -183,6 +217,11 @@ def _compute(session: Session, model: str, task_id: str, site: Site
                 auroc=None, accuracy=None,
                 note=bl.own_answer_not_applicable(ident.name, ident.architecture))
     return out
+
+
+def _not_run(session: Session, stage: str) -> BaselineOut:
+    """A baseline whose stage was skipped: no numbers, and the note says so."""
+    return BaselineOut(auroc=None, accuracy=None, note=session.options.not_run(stage))
 
 
 def statement_log_probs(session: Session, model: str, task_id: str,
@@ -245,5 +284,5 @@ def own_item_scores(session: Session, model: str, task_id: str) -> list[float | 
     return [None if np.isnan(v) else float(v) for v in scores.tolist()]
 
 
-__all__ = ["baselines_inputs", "compute_baselines", "own_answer_scores", "own_item_scores",
-           "statement_log_probs"]
+__all__ = ["baselines_complete", "baselines_inputs", "compute_baselines", "own_answer_scores",
+           "own_item_scores", "statement_log_probs"]

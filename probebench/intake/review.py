@@ -132,10 +132,12 @@ def _notebook_item(entry: Entry, entry_id: str, registry: Path, repo: Path,
         return CheckItem("notebook", NOTEBOOK_TITLE, False,
                          f"the re-evaluation is of bundle {evaluation.probe.bundle_sha256}, "
                          f"not the entry's {entry.artifact_sha256}")
-    if evaluation.limit is not None:
+    problem = evaluation.registry_problem()
+    if problem is not None:
         return CheckItem("notebook", NOTEBOOK_TITLE, False,
-                         f"the re-evaluation is {evaluation.limit.note}: review needs one "
-                         "on whole test sets (submit without --limit)")
+                         f"the re-evaluation is {problem}: review needs one of every "
+                         "stage on whole test sets (submit without --limit, --quick, --skip "
+                         "or --stages)")
     ok, detail = judge_reproduction(entry, run, evaluation)
     return CheckItem("notebook", NOTEBOOK_TITLE, ok, detail)
 

@@ -91,10 +91,13 @@ def _read(path: Path) -> BaselineHistory | None:
 
 def store_baselines(root: Path, submission: Submission) -> list[Path]:
     """Record each task's baselines of ``submission``; returns the files that changed.
-    A limited submission (``submit --limit``) is refused: it scores part of a test set."""
-    if submission.limit is not None:
-        raise InputError(f"this submission is {submission.limit.note}; the registry stores "
-                         "only baselines on whole test sets (run it again without --limit)")
+    A limited submission (``submit --limit``) is refused: it scores part of a test set;
+    so is one that skipped stages (``--quick``, ``--skip``): its baselines are partial."""
+    problem = submission.registry_problem()
+    if problem is not None:
+        raise InputError(f"this submission is {problem}; the registry stores only baselines "
+                         "of every stage on whole test sets (run it again without --limit, "
+                         "--quick, --skip or --stages)")
     changed = []
     name = str(submission.model.get("name", submission.probe.model))
     site = f"{submission.probe.layer}:{submission.probe.position}"

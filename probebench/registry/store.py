@@ -218,10 +218,11 @@ def store_submission(root: Path, entry_id: str, submission: Submission, *,
     generation's) is appended, so a keyed run completes a keyless one. Tasks in
     ``sealed_unscored`` have a sealed holdout that this run could not read (no key):
     nothing is stored for them, so a keyless run never replaces or outranks a keyed one."""
-    if submission.limit is not None:
-        raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
-                         "registry stores only results on whole test sets (run it again "
-                         "without --limit)")
+    problem = submission.registry_problem()
+    if problem is not None:
+        raise InputError(f"{entry_id}: this submission is {problem}; the registry stores "
+                         "only results of every stage on whole test sets (run it again "
+                         "without --limit, --quick, --skip or --stages)")
     multiclass = [t.id for t in submission.tasks if t.classes is not None]
     if multiclass:
         raise InputError(f"{', '.join(multiclass)}: multi-class results are reported by "
@@ -402,10 +403,11 @@ def store_generalisation(root: Path, entry_id: str, submission: Submission, *,
     submission without one; a limited one and uncommitted code are refused."""
     if submission.generalisation is None:
         return []
-    if submission.limit is not None:
-        raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
-                         "registry stores only evaluations on whole test sets (run it again "
-                         "without --limit)")
+    problem = submission.registry_problem()
+    if problem is not None:
+        raise InputError(f"{entry_id}: this submission is {problem}; the registry stores "
+                         "only evaluations of every stage on whole test sets (run it again "
+                         "without --limit, --quick, --skip or --stages)")
     refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
                  allow_dirty=allow_dirty)
     path = generalisation_path(root, entry_id)

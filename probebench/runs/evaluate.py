@@ -24,7 +24,7 @@ from probebench.artifact.weights import ProbeWeights
 from probebench.errors import InputError, ProbebenchError
 from probebench.evaluation.holdout import score_holdout
 from probebench.evaluation.published import no_published_baselines
-from probebench.evaluation.results import HoldoutOut, Submission
+from probebench.evaluation.results import HoldoutOut, Submission, stages_note
 from probebench.evaluation.session import Session, limit_note
 from probebench.evaluation.submit import submit
 from probebench.provenance import probebench_commit
@@ -110,7 +110,8 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     (tasks with a sealed holdout and no key are not stored).
     The artifact must hash to the entry's ``artifact_sha256`` (checked before any model
     work). A session limited to the first items of each task (``SubmitOptions.limit``)
-    is refused before anything runs: registry results cover whole test sets. So is
+    is refused before anything runs: registry results cover whole test sets. So is one
+    that skips stages (``SubmitOptions.skip``, ``quick``): they cover every stage. So is
     storing from a working tree with uncommitted changes (a ``+dirty`` commit) unless
     ``allow_dirty``: results name the commit that measured them.
 
@@ -121,6 +122,11 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     if limit is not None:
         raise InputError(f"{entry_id}: a registry evaluation covers whole test sets; this "
                          f"session is {limit_note(limit)} (leave out --limit)")
+    skipped = session.options.skipped()
+    if skipped:
+        raise InputError(f"{entry_id}: a registry evaluation runs every stage; this "
+                         f"session is {stages_note(skipped)} (leave out --quick, --stages "
+                         "and --skip)")
     entry = read_entry(entry_path(registry, entry_id))  # a malformed id: refused first
     if store:
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)

@@ -155,7 +155,7 @@ def test_a_limited_result_says_so_and_the_registry_refuses_it(tmp_path: Path) ->
 
     with pytest.raises(InputError, match=f"{ENTRY}: this submission is {note}"):
         store_submission(tmp_path, ENTRY, limited)
-    with pytest.raises(InputError, match="only baselines on whole test sets"):
+    with pytest.raises(InputError, match="only baselines of every stage on whole test sets"):
         store_baselines(tmp_path, limited)
     assert not (tmp_path / "results").exists() and not (tmp_path / "baselines").exists()
     # `registry evaluate` (and publish, review) refuse a limited session before any work
@@ -175,6 +175,51 @@ def test_a_limited_result_says_so_and_the_registry_refuses_it(tmp_path: Path) ->
     review = review_entry(ENTRY, REGISTRY, REPO, catalog=TaskCatalog.default(),
                           reproduced=run, evaluation=unlimited)
     assert [i.passed for i in review.items if i.name == "notebook"] == [True]
+
+
+def test_a_submission_that_skipped_stages_is_refused_by_every_store(tmp_path: Path) -> None:
+    """A whole test set but a stage not run (``--quick``, ``--skip``): results, baselines
+    and generalisation stores and review refuse it, naming the stages."""
+    from probebench.registry.store import store_generalisation
+
+    skipped = _limited_submission().model_copy(update={
+        "limit": None, "stages_skipped": {"shift": "skipped (--skip shift)"}})
+    assert skipped.registry_problem() == "without the stage shift: not for the registry"
+    with pytest.raises(InputError, match=f"{ENTRY}: this submission is without the stage "
+                                         "shift: not for the registry"):
+        store_submission(tmp_path, ENTRY, skipped)
+    with pytest.raises(InputError, match="without the stage shift"):
+        store_baselines(tmp_path, skipped)
+    with_block = skipped.model_copy(update={"generalisation": {}})
+    with pytest.raises(InputError, match="without the stage shift"):
+        store_generalisation(tmp_path, ENTRY, with_block)
+    assert not (tmp_path / "results").exists() and not (tmp_path / "baselines").exists()
+    record = skipped.tasks[0]
+    run = ReproducerRun(entry=ENTRY, notebook="train.ipynb", ran=True, error=None,
+                        metrics={TASK: {"auroc": record.auroc.value}}, problems=[])
+    review = review_entry(ENTRY, REGISTRY, REPO, catalog=TaskCatalog.default(),
+                          reproduced=run, evaluation=skipped)
+    (item,) = [i for i in review.items if i.name == "notebook"]
+    assert not item.passed and "without the stage shift" in item.detail
+
+
+def test_report_shows_the_matmul_rate_beside_the_latency() -> None:
+    """REPORT.md names the rate when the latency was measured and now, and why a cached
+    latency was measured again."""
+    from probebench.evaluation.results import Timing
+
+    base = _limited_submission().model_copy(update={"limit": None})
+    timing = Timing(latency_ms={TASK: 41.0}, latency_prompts=20, wall_seconds=1.0,
+                    latency_matmul_gflops={TASK: {"measured": 180.5, "now": 95.25}},
+                    latency_remeasured={TASK: "the rate moved"})
+    text = render_report(base.model_copy(update={"timing": timing}))
+    assert (f"when the latency was measured / in this run: {TASK} 180.5 / 95.2" in text
+            or f"when the latency was measured / in this run: {TASK} 180.5 / 95.3" in text)
+    assert "within a factor of 1.25" in text
+    assert f"Measured again instead of reused: {TASK} (the rate moved)" in text
+    plain = render_report(base.model_copy(update={"timing": timing.model_copy(update={
+        "latency_matmul_gflops": {}, "latency_remeasured": {}})}))
+    assert "matmul rate" not in plain and "Measured again" not in plain
 
 
 def test_limit_must_be_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,6 +295,8 @@ def test_a_warm_limited_submit_runs_no_model_pass_and_no_fit(
     # run's often is) is withheld and never cached (test_latency.py), and the warm run
     # would time it again
     monkeypatch.setattr(deployment, "_latency", lambda *args: _steady(12.5))
+    # and the machine as fast as when it was timed (a real reading moves with the load)
+    monkeypatch.setattr(deployment, "matmul_gflops", lambda device: 100.0)
 
     def run() -> tuple[Session, Submission]:
         options = SubmitOptions(bootstrap=200, latency_prompts=2, progress=False, limit=10,
@@ -328,6 +375,9 @@ def test_a_latency_is_reused_only_for_the_same_inputs_on_the_same_machine(
         return _steady(timed[-1] * 10.0, contention=0.5 if loaded else 0.0)
 
     monkeypatch.setattr(deployment, "_latency", fake_latency)
+    # the machine's matmul rate held steady: reuse is decided by the inputs alone here
+    # (test_latency_rate.py varies the rate)
+    monkeypatch.setattr(deployment, "matmul_gflops", lambda device: 100.0)
 
     def measure(*, cache: bool = True, prompts: int = 4, site: Site = SITE,
                 reuse: bool = True) -> deployment.Latency:
