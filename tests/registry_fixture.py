@@ -85,11 +85,27 @@ def synthetic_record(result: TaskResult, *, latency_ms: float | None = 10.0,
                         device="cpu", latency_ms=latency_ms, run=run)
 
 
-def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
-    """``n_entries`` entries with stored results; returns their ids."""
-    rng = np.random.default_rng(seed)
+def synthetic_artifact(folder: Path, k: int, *, weights_bytes: int = 14_000) -> None:
+    """An artifact folder of real file kinds and sizes (a README, the weights, a reproducer
+    notebook): what the site and its registry mirror store per entry."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "README.md").write_text(f"# Synthetic probe {k}\n\nA linear probe.\n" * 20)
+    (folder / "meta.yaml").write_text(yaml.safe_dump({"probe_type": "linear", "layer": k % 30}))
+    rng = np.random.default_rng(k)
+    (folder / "probe.safetensors").write_bytes(rng.bytes(weights_bytes))
+    (folder / "train.ipynb").write_text('{"cells": [], "nbformat": 4, "nbformat_minor": 5}')
+
+
+def synthetic_registry(root: Path, n_entries: int, seed: int = 0, *, artifacts: bool = False,
+                       n_items: int = 60, history: int = 1, start: int = 0) -> list[str]:
+    """``n_entries`` entries (numbered from ``start``) with stored results; returns their
+    ids. ``artifacts``: each entry's artifact folder exists (``artifacts/p<k>`` beside the
+    registry), so the registry mirror holds it; ``n_items`` and ``history`` (records per
+    stored result) set a result's size: 150 items and 3 records make a result of a real
+    stored result's size (about 100 KB)."""
+    rng = np.random.default_rng(seed + start)
     ids = []
-    for k in range(n_entries):
+    for k in range(start, start + n_entries):
         entry_id = f"org{k % 7}/probe{k}-smollm2-135m-l{k % 30}-v1"
         tasks = ["verb_grammar", "blimp_passive_1"] if k % 3 else ["blimp_passive_1"]
         entry = {
@@ -109,14 +125,18 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0) -> list[str]:
         path = entry_path(root, entry_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(entry, sort_keys=False))
+        if artifacts:
+            synthetic_artifact(root.parent / "artifacts" / f"p{k}", k)
         strength = float(rng.uniform(0.0, 0.6))
         for task in tasks:
-            result = synthetic_result(task, strength, rng)
-            record = synthetic_record(result, latency_ms=float(rng.uniform(5, 50)),
-                                      bundle_sha256=f"{k:064x}")
+            records = []
+            for _ in range(history):
+                result = synthetic_result(task, strength, rng, n_items=n_items)
+                records.append(synthetic_record(result, latency_ms=float(rng.uniform(5, 50)),
+                                                bundle_sha256=f"{k:064x}"))
             out = result_path(root, entry_id, task)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(ResultHistory(entry=entry_id, task=task,
-                                         history=[record]).to_json())
+                                         history=records).to_json())
         ids.append(entry_id)
     return ids

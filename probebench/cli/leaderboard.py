@@ -15,18 +15,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     summary = build_leaderboard(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
                                 n_resamples=args.resamples, seed=args.seed,
-                                source_url=args.source_url)
+                                source_url=args.source_url, index_rows=args.index_rows)
     for note in summary.skipped:
         print(f"  skipped {note}")
     for line in summary.outside:  # shown, not hidden: the site still builds
         print(f"  warning: {line}")
-    print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s")
+    print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s "
+          f"({summary.rendered} entry pages rendered, {summary.reused} reused unchanged)")
     if args.top and summary.ranking:
         print(f"top {args.top} of each task-set group (ProbeScore spec {args.spec}; an entry "
               "is ranked only against entries evaluated on exactly the same tasks):")
         print(summary.top_table(args.top))
-    if summary.guards:
+    if summary.guards and args.top > 0:
         print(f"guards (never ranked): {', '.join(summary.guards)}")
+    elif summary.guards:  # --top 0: no lists at all, only the count
+        print(f"{len(summary.guards)} guards (never ranked): guards.html")
     print(f"open {summary.out.resolve() / 'index.html'}")
     return 0
 
@@ -63,9 +66,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "results) under URL/<path>, e.g. https://github.com/OWNER/REPO/"
                             "blob/COMMIT (default: copy them into the leaderboard under files/, so "
                             "every link works from file://)")
+    build.add_argument("--index-rows", type=int, default=None, metavar="N",
+                       help="rows of each table the index writes as HTML; its entry list "
+                            "pages through every entry N at a time (default: 50)")
     add_seed(build, "seed of the rank bootstrap")
     build.add_argument("--top", type=int, default=5,
                        help="print the N best entries of each family/task-set group, one "
-                            "small table per group (default: %(default)s; 0: none)")
+                            "small table per group, and the guard ids (default: "
+                            "%(default)s; 0: no table and no ids, only counts)")
     add_workspace_options(build, registry=True)
     build.set_defaults(func=cmd_build)

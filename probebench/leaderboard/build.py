@@ -33,8 +33,11 @@ A build runs in four stages, each one function passing plain data to the next:
 (``Rankings``) -> ``render_site`` (the pages and downloads).
 
 Beside the pages: ``leaderboard.json``, ``leaderboard.csv`` and their schema
-(``downloads``), and the files the pages link (``files``: copied under ``files/``, or
-linked under a source URL). Column headers and their tooltips come from ``columns``,
+(``downloads``), and the files the pages link (``files``: stored once, in the registry
+mirror's blob store, or linked under a source URL). The index writes the top rows of each
+table and lists every entry in ``entries.js`` (paged and filtered by ``static/app.js``);
+an entry page whose inputs are unchanged is reused from the previous build
+(``incremental``). Column headers and their tooltips come from ``columns``,
 submitters' text is made safe by ``markdown``, the figures are drawn by ``charts``.
 Every value a page writes passes through ``shown`` (the templates' ``finalize``): a
 control or bidi character of an entry, a task or a result appears as a visible escape
@@ -43,6 +46,7 @@ control or bidi character of an entry, a task or a result appears as a visible e
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -50,6 +54,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from markupsafe import Markup
 
@@ -95,9 +100,10 @@ from probebench.leaderboard.entry_page import (
     reproduce_commands,
     transfer_view,
 )
-from probebench.leaderboard.files import LeaderboardFiles
+from probebench.leaderboard.files import FileLink, LeaderboardFiles
 from probebench.leaderboard.gaps import METHODS, Gap, entry_beats, result_gap, worst_gap
 from probebench.leaderboard.holdouts import entry_holdout, holdout_context, task_holdouts
+from probebench.leaderboard.incremental import PageCache, code_digest, file_digest, value_digest
 from probebench.leaderboard.markdown import (
     breakable,
     inline_markdown,
@@ -149,22 +155,27 @@ from probebench.leaderboard.swap import building_path, hold_lock, restore_previo
 from probebench.leaderboard.task_page import surface_flag, task_data
 from probebench.registry.baselines import FOLDER as BASELINES_FOLDER
 from probebench.registry.baselines import BaselineRecord, task_baselines
-from probebench.registry.entry import Entry, entry_files, read_entry
+from probebench.registry.entry import Entry, entry_files, entry_path, read_entry
 from probebench.registry.guards import guard_ids
 from probebench.registry.store import (
     GeneralisationRecord,
     ResultRecord,
     latest_generalisation,
     latest_results,
+    result_path,
 )
 from probebench.safetext import visible
 from probebench.tasks.catalog import TaskCatalog
 from probebench.tasks.families import get_format
+from probebench.tasks.sealed import generations
 from probebench.tasks.spec import TaskSpec
 from probebench.train.sweep import read_sweep
 from probebench.version import __version__
 
 HERE = Path(__file__).parent
+#: rows of each table the index writes as HTML (the best ones); every entry is in
+#: ``entries.js``, which the index's entry list pages through and filters
+INDEX_ROWS = 50
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,9 @@ class BuildSummary:
     guards: list[str] = field(default_factory=list)
     #: one warning line per point value outside its interval (``ranks.outside``)
     outside: list[str] = field(default_factory=list)
+    #: entry pages rendered by this build, and reused unchanged from the previous one
+    rendered: int = 0
+    reused: int = 0
 
     def ranked_ids(self) -> list[str]:
         return [r.entry_id for table in self.ranking for r in table.entries]
@@ -281,12 +295,14 @@ def guard_entries(registry: Path, entries: Sequence[Entry]) -> dict[str, str]:
 
 def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
                       spec_version: str = DEFAULT_SPEC, n_resamples: int = RANK_RESAMPLES,
-                      seed: int = 0, source_url: str | None = None) -> BuildSummary:
+                      seed: int = 0, source_url: str | None = None,
+                      index_rows: int | None = None) -> BuildSummary:
     """Render the whole leaderboard for ``registry`` into ``out`` (replaced atomically); task
     pages describe the tasks of ``catalog``, whose formats name the families. The files
     pages link (artifact files, notebooks, stored results) are copied into the
     leaderboard, or linked under ``source_url`` (the repository at the commit built;
-    ``files``).
+    ``files``). ``index_rows``: the rows of each table the index writes as HTML (default
+    ``INDEX_ROWS``); its entry list pages through all of them that many at a time.
 
     Builds into one folder take turns (a lock file beside ``out``): a second build
     waits, then replaces the first one's result whole; a killed build leaves the old
@@ -296,7 +312,8 @@ def build_leaderboard(registry: Path, out: Path, *, catalog: TaskCatalog,
     with hold_lock(out):
         restore_previous(out)  # a build killed between its renames left the old site there
         return _build(registry, out, catalog=catalog, spec_version=spec_version,
-                      n_resamples=n_resamples, seed=seed, source_url=source_url)
+                      n_resamples=n_resamples, seed=seed, source_url=source_url,
+                      index_rows=INDEX_ROWS if index_rows is None else index_rows)
 
 
 @dataclass(frozen=True)
@@ -309,6 +326,8 @@ class BuildOptions:
     n_resamples: int
     seed: int
     source_url: str | None
+    #: rows of each table the index writes as HTML, and of each page of its entry list
+    index_rows: int = 50
 
 
 @dataclass(frozen=True)
@@ -374,21 +393,26 @@ class Rankings:
 
 
 def _build(registry: Path, out: Path, *, catalog: TaskCatalog, spec_version: str,
-           n_resamples: int, seed: int, source_url: str | None) -> BuildSummary:
+           n_resamples: int, seed: int, source_url: str | None,
+           index_rows: int) -> BuildSummary:
     """select -> score -> rank -> render, then the built folder replaces ``out``."""
     if source_url is not None and safe_url(source_url) is None:
         raise InputError(f"source URL {source_url!r}: expected an http(s) URL of the "
                          "repository's files, e.g. https://github.com/OWNER/REPO/blob/COMMIT")
+    if index_rows < 1:
+        raise InputError(f"index rows {index_rows}: expected at least 1 row per table")
     opts = BuildOptions(registry, catalog, load_probescore_spec(spec_version), n_resamples,
-                        seed, source_url)
+                        seed, source_url, index_rows)
     selection = select_entries(registry, catalog)
     scores = score_entries(registry, selection, opts.spec)
     rankings = rank_entries(selection, scores, opts.spec, n_resamples=n_resamples, seed=seed)
 
     building = building_path(out)
-    left_out = render_site(building, opts, selection, scores, rankings)
+    left_out, cache = render_site(building, opts, selection, scores, rankings, previous=out)
     swap_in(building, out)  # out is the old leaderboard or the new one at every moment
-    return _summary(out, selection, scores, rankings, selection.skipped + left_out)
+    summary = _summary(out, selection, scores, rankings, selection.skipped + left_out)
+    summary.rendered, summary.reused = len(cache.rendered), len(cache.reused)
+    return summary
 
 
 # --- select ---------------------------------------------------------------------------
@@ -517,6 +541,7 @@ class _Site:
     files: LeaderboardFiles
     families: list[str]                        #: the families shown, in page order
     filters: dict[str, Any]                    #: the index's and family pages' filters
+    cache: PageCache                           #: the entry pages an earlier build made
 
     def write(self, page: str, template: str, **context: Any) -> None:
         html = self.env.get_template(template).render(**self.common, **context)
@@ -524,10 +549,12 @@ class _Site:
 
 
 def render_site(folder: Path, opts: BuildOptions, selection: Selection, scores: Scores,
-                rankings: Rankings) -> list[str]:
+                rankings: Rankings, *, previous: Path | None = None
+                ) -> tuple[list[str], PageCache]:
     """Write every page and download of the site into ``folder`` (made afresh), and the
-    registry mirror; returns what the mirror left out, with why."""
-    site = _open_site(folder, opts, selection, scores, rankings)
+    registry mirror; returns what the mirror left out, with why, and which entry pages
+    were rendered or reused from the leaderboard at ``previous`` (``incremental``)."""
+    site = _open_site(folder, opts, selection, scores, rankings, previous)
     sections = _sections(site)
     _write_index(site, sections)
     _write_family_pages(site, sections)
@@ -539,7 +566,8 @@ def render_site(folder: Path, opts: BuildOptions, selection: Selection, scores: 
     _write_downloads(site)
     _, left_out = write_mirror(folder, opts.registry, selection.every, catalog=opts.catalog,
                                spec_version=opts.spec.version)
-    return left_out
+    site.cache.write()
+    return left_out, site.cache
 
 
 def shown(value: Any) -> Any:
@@ -568,7 +596,7 @@ def _environment() -> Any:
 
 
 def _open_site(folder: Path, opts: BuildOptions, sel: Selection, scores: Scores,
-               ranks: Rankings) -> _Site:
+               ranks: Rankings, previous: Path | None = None) -> _Site:
     """The site's shared context, in a fresh ``folder`` holding the static files."""
     families = _families_shown(sel, ranks)
     env = _environment()
@@ -581,8 +609,12 @@ def _open_site(folder: Path, opts: BuildOptions, sel: Selection, scores: Scores,
     shutil.copytree(HERE / "static", folder / "static")
     files = LeaderboardFiles(folder, opts.registry.parent, opts.source_url)
     listed = sel.live + sel.pending + [sel.by_id[i] for i in sorted(sel.guards)]
+    salt = value_digest(__version__, code_digest(HERE), opts.spec, opts.source_url,
+                        common["nav_families"])
+    cache = PageCache(previous if previous is not None and previous.is_dir() else None,
+                      folder, salt or "")
     return _Site(folder, opts, sel, scores, ranks, env, common, files, families,
-                 _filters(listed, sel.results, sel.guards, sel.families))
+                 _filters(listed, sel.results, sel.guards, sel.families), cache)
 
 
 def _sections(site: _Site) -> list[dict[str, Any]]:
@@ -672,16 +704,55 @@ def _unranked_row(site: _Site, e: Entry, status: str) -> dict[str, Any]:
                       site.sel.family(e.id), status, site.scores.gaps[e.id])
 
 
+#: the index's data file: a script, not JSON, so that it loads from file:// too
+ENTRIES_JS = "entries.js"
+
+
 def _write_index(site: _Site, sections: list[dict[str, Any]]) -> None:
-    sel = site.sel
+    """index.html with the top ``INDEX_ROWS`` rows of each table, and ``entries.js``: every
+    listed entry, compact, for the index's paged and filtered entry list."""
+    sel, rows = site.sel, site.opts.index_rows
+    shown = []
+    for section in sections:
+        groups = [dict(g, rows=g["rows"][:rows]) for g in section["groups"]]
+        shown.append(dict(section, groups=groups,
+                          chart=_scores_chart(groups, section["name"])))
+    guards = [(_unranked_row(site, sel.by_id[i], "guard"), why)
+              for i, why in sorted(sel.guards.items())]
+    pending = [_unranked_row(site, e, e.status) for e in sel.pending]
     site.write(
-        "index.html", "index.html.j2", root="", title="Leaderboard", sections=sections,
+        "index.html", "index.html.j2", root="", title="Leaderboard", sections=shown,
         n_resamples=site.opts.n_resamples, n_live=len({e.id for e in sel.live}),
-        filters=site.filters,
-        guards=[(_unranked_row(site, sel.by_id[i], "guard"), why)
-                for i, why in sorted(sel.guards.items())],
-        pending=[_unranked_row(site, e, e.status) for e in sel.pending],
+        filters=site.filters, guards=guards[:rows], n_guards=len(guards),
+        pending=pending[:rows], n_pending=len(pending), index_rows=rows,
+        entries_js=ENTRIES_JS, n_listed=len(sel.live) + len(pending) + len(guards),
         n_archived=len(sel.archived))
+    (site.folder / ENTRIES_JS).write_text(_entries_js(sections, pending, guards, rows),
+                                          encoding="utf-8")
+
+
+#: the columns of ``entries.js``'s rows
+ENTRY_FIELDS = ("id", "short_name", "href", "family", "tasks", "model", "status", "category",
+                "probescore", "auroc", "rank", "beats")
+
+
+def _entries_js(sections: list[dict[str, Any]], pending: list[dict[str, Any]],
+                guards: list[tuple[dict[str, Any], str]], page_rows: int) -> str:
+    """``entries.js``: one row per listed entry (ranked tables in their order, then those
+    awaiting review, then guards), as arrays under ``ENTRY_FIELDS``."""
+    def rank(r: dict[str, Any]) -> str:
+        return "" if r.get("rank") is None else f"{r['rank']} [{r['best']}, {r['worst']}]"
+
+    rows = [r for s in sections for g in s["groups"] for r in g["rows"]]
+    rows += pending + [r for r, _ in guards]
+    data = {"fields": list(ENTRY_FIELDS), "page_rows": page_rows, "rows": [
+        [r["id"], r["short_name"], r["href"], family_name(r["family"]), " ".join(r["tasks"]),
+         r["model"], r["status"], r["category"], round(r["score"], 3), round(r["auroc"], 3),
+         rank(r), r["gap"]["mark"]] for r in rows]}
+    # ensure_ascii: no U+2028 or other character a script would read otherwise than JSON
+    return ("// every entry the index lists (probebench leaderboard build); read by app.js\n"
+            "window.PROBEBENCH_ENTRIES = " + json.dumps(data, ensure_ascii=True,
+                                                        separators=(",", ":")) + ";\n")
 
 
 def _write_family_pages(site: _Site, sections: list[dict[str, Any]]) -> None:
@@ -724,18 +795,64 @@ def _write_guards_and_archive(site: _Site) -> None:
 
 
 def _write_entry_pages(site: _Site) -> None:
+    """One page per shown entry; a page whose inputs are those of the previous build's
+    page is reused from it (``incremental``)."""
     sel, registry = site.sel, site.opts.registry
+    group_of = {i: g for g in site.ranks.groups for i in g.order}
+    held: dict[str, object] = {}
     for e in sel.entries:
+        page = page_name(e.id)
+        standing = _standing(group_of.get(e.id), e.id)
+        digest = _entry_digest(site, e, standing, held)
+        if site.cache.reuse(page, digest):
+            continue
+        files = linked_files(site.files, registry, e, sel.results[e.id],
+                             site.opts.spec.version)
         site.write(
-            page_name(e.id), "entry.html.j2", root="../", title=e.short_name, e=e,
-            standing=_standing(site.ranks.group_of(e.id), e.id), guard=sel.guards.get(e.id),
+            page, "entry.html.j2", root="../", title=e.short_name, e=e,
+            standing=standing, guard=sel.guards.get(e.id),
             score=site.scores.breakdowns[e.id], tasks=_entry_task_views(site, e),
             intervals=site.ranks.entries[e.id],
             selective=selectivity_judgment(sel.results[e.id]),
-            files=linked_files(site.files, registry, e, sel.results[e.id],
-                               site.opts.spec.version),
+            files=files,
             history=history_by_task(registry, e.id, sorted(sel.results[e.id])),
             reproduce=reproduce_commands(e, sel.results[e.id]))
+        site.cache.record(page, digest, _local_files(files))
+
+
+def _local_files(files: Mapping[str, Any]) -> list[str]:
+    """The leaderboard's own files an entry page links (blobs, REPORT.md): what a reused
+    page brings along from the previous build."""
+    links: list[FileLink | None] = [files["entry_yaml"], *files["artifact"]]
+    links += [link for _, stored, report in files["results"] for link in (stored, report)]
+    return sorted({unquote(f.href) for f in links
+                   if f is not None and f.href is not None and "://" not in f.href})
+
+
+def _entry_digest(site: _Site, e: Entry, standing: dict[str, Any] | None,
+                  held: dict[str, object]) -> str | None:
+    """What an entry page is rendered from (``incremental``): its files' bytes and what
+    the build computed for it; ``held`` keeps each task's catalog view between entries."""
+    sel, registry = site.sel, site.opts.registry
+    tasks = sorted(sel.results[e.id])
+    paths = [entry_path(registry, e.id)] + [result_path(registry, e.id, t) for t in tasks]
+    folder = site.files.artifact_folder(e.artifact_url)
+    if folder is not None:
+        paths += sorted(p for p in folder.rglob("*") if p.is_file())
+    for t in tasks:
+        paths += sorted((registry / BASELINES_FOLDER / t).glob("*"))
+        if t not in held:
+            spec = site.opts.catalog.specs.get(t)
+            held[t] = (spec, generations(site.opts.catalog, t) if spec is not None else None)
+    on_task = []
+    for t in tasks:
+        group = site.ranks.task_groups.get(t)
+        if group is not None and e.id in group.ranks:
+            on_task.append((t, group.ranks[e.id], len(group.ranked), group.scores[e.id]))
+    return site.cache.digest(
+        file_digest(paths, registry.parent), e, standing, sel.guards.get(e.id),
+        site.scores.breakdowns[e.id], site.ranks.entries[e.id], site.scores.gaps[e.id],
+        on_task, [held[t] for t in tasks])
 
 
 def _standing(group: RankedGroup | None, entry_id: str) -> dict[str, Any] | None:
@@ -920,7 +1037,8 @@ def _group_view(group: RankedGroup, entries: Mapping[str, Entry],
             "auroc_capped": any(a.name in b.capped for a in spec.axes if a.source == "auroc")})
         rows.append(row)
     return {"family": group.family, "tasks": list(group.tasks), "rows": rows,
-            "n_ranked": len(group.ranked), "anchor": "set-" + "--".join(group.tasks)}
+            "n_rows": len(rows), "n_ranked": len(group.ranked),
+            "anchor": "set-" + "--".join(group.tasks)}
 
 
 def _entry_row(e: Entry, records: Mapping[str, ResultRecord], score: ScoreBreakdown,

@@ -5,28 +5,30 @@ Every number on the leaderboard can be traced to a file. Where the link goes:
 * ``source_url`` given (``leaderboard build --source-url``, e.g. the GitHub blob URL
   of the repository at the commit the leaderboard is built from): repository files are linked
   there, as ``<source_url>/<path in the repository>``;
-* otherwise (the default), the small files are copied into the leaderboard under
-  ``files/<entry>/`` (and ``files/tasks/<task>/`` for task data), so every link works
-  from ``file://`` and on any static host. A file over ``MAX_COPY_BYTES`` is listed
-  with its size but not linked.
+* otherwise (the default), each small file is stored once, by content, in the registry
+  mirror's blob store (``registry/blobs/<sha256>``, ``probebench.registry.mirror.blob_path``),
+  and the page links that blob with the file's name to save it under (``download``): the
+  mirror and the pages share one copy, every link works from ``file://`` and on any
+  static host. A file over ``MAX_COPY_BYTES`` is listed with its size but not linked.
 
-REPORT.md is always generated into the leaderboard, rendered from the stored result the page
-shows. Only files whose suffix is in ``LINKABLE`` are ever copied or linked, and only
-under plain names: an artifact folder cannot put an HTML, SVG or script file on the
-leaderboard's origin. A hub artifact (``hf://ORG/REPO@COMMIT``) is linked to its pinned
-revision on huggingface.co.
+REPORT.md is always generated into the leaderboard (``files/<entry>/reports/``), rendered
+from the stored result the page shows. Only files whose suffix is in ``LINKABLE`` are ever
+stored or linked, and only under plain names: an artifact folder cannot put an HTML, SVG or
+script file on the leaderboard's origin. A hub artifact (``hf://ORG/REPO@COMMIT``) is
+linked to its pinned revision on huggingface.co.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from probebench.errors import InputError
+from probebench.hashing import sha256_bytes
+from probebench.registry.mirror import blob_path
 from probebench.sources.urls import parse_artifact_ref
 
 #: files larger than this are listed, not copied into the leaderboard
@@ -48,6 +50,8 @@ class FileLink:
     href: str | None
     size: int | None = None
     note: str = ""
+    #: the name a browser saves the file under (a blob's href has no name of its own)
+    download: str | None = None
 
     def from_page(self, root: str) -> str | None:
         """The href as written on a page ``root`` below the leaderboard's root."""
@@ -113,10 +117,17 @@ class LeaderboardFiles:
         if size > MAX_COPY_BYTES:
             return FileLink(shown, None, size, f"{note}; not copied (over "
                                                 f"{MAX_COPY_BYTES / 1e6:g} MB)".lstrip("; "))
-        target = self.out / dest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        return FileLink(shown, quote(dest), size, note)
+        return self.stored(path.read_bytes(), name=shown, note=note)
+
+    def stored(self, data: bytes, *, name: str, note: str = "") -> FileLink:
+        """A link to ``data`` in the blob store, written there unless it already is (the
+        registry mirror writes the same path for the same bytes: one copy for both)."""
+        href = blob_path(sha256_bytes(data))
+        target = self.out / href
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return FileLink(name, href, len(data), note, download=name.rpartition("/")[2])
 
     def generated(self, dest: str, text: str, *, name: str, note: str = "") -> FileLink:
         """A file made for the leaderboard (e.g. REPORT.md), written at ``dest``."""

@@ -326,6 +326,10 @@ def items_per_class(pred: PromptScores) -> dict[int, int]:
     return dict(sorted(counts.items()))
 
 
+#: id(predictions) -> (their item classes, the counts): ``evalaware_items_per_class``
+_EVALAWARE_COUNTS: dict[int, tuple[dict[int, frozenset[int]], dict[int, int]]] = {}
+
+
 def evalaware_items_per_class(pred: PromptScores) -> dict[int, int]:
     """label -> the items of that label in the guard's least evaluation-like stratum:
     ``evaluation.evalaware.stratified_least`` keeps ``max(1, m // EVALAWARE_SHARE)`` of
@@ -337,14 +341,23 @@ def evalaware_items_per_class(pred: PromptScores) -> dict[int, int]:
     >>> evalaware_items_per_class(p)
     {0: 2, 1: 2}
     """
+    classes = item_classes(pred)
+    # the rank bootstrap asks once per resample and entry: counted once per predictions
+    known = _EVALAWARE_COUNTS.get(id(pred))
+    if known is not None and known[0] is classes:
+        return dict(known[1])
     groups: dict[frozenset[int], int] = {}
-    for labels in item_classes(pred).values():
+    for labels in classes.values():
         groups[labels] = groups.get(labels, 0) + 1
     counts: dict[int, int] = {}
     for labels, members in groups.items():
         for label in labels:
             counts[label] = counts.get(label, 0) + max(1, members // EVALAWARE_SHARE)
-    return dict(sorted(counts.items()))
+    out = dict(sorted(counts.items()))
+    if known is None:
+        weakref.finalize(pred, _EVALAWARE_COUNTS.pop, id(pred), None)
+    _EVALAWARE_COUNTS[id(pred)] = (classes, out)
+    return dict(out)
 
 
 def _fewest(counts: Mapping[int, int]) -> int:

@@ -34,9 +34,11 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
+from probebench.hashing import sha256_bytes
 from probebench.leaderboard.build import BuildSummary, build_leaderboard, page_name
 from probebench.leaderboard.downloads import csv_columns
 from probebench.registry.entry import entry_path, read_entry
+from probebench.registry.mirror import blob_path
 from probebench.registry.store import latest_results
 from probebench.tasks.catalog import TaskCatalog
 from tests.leaderboard.test_ranks import (
@@ -183,20 +185,25 @@ def test_every_link_on_every_page_resolves(built: tuple[Path, Path, BuildSummary
             targets.add(target)
             local += 1
     assert local > 500
-    # the files behind the numbers are among the targets: results, reports, notebooks
+    # the files behind the numbers are among the targets: results, reports, notebooks,
+    # each repository file as the one blob the registry mirror stores it under
     names = {t.relative_to(board.resolve()).as_posix() for t in targets}
     verb = "files/probebench__verb-grammar-smollm2-135m-l15-v3"
-    for expected in (f"{verb}/results/verb_grammar_v2.json",
-                     f"{verb}/reports/verb_grammar_v2/REPORT.md",
-                     f"{verb}/artifact/train.ipynb", f"{verb}/artifact/eval.ipynb",
-                     f"{verb}/artifact/probe.safetensors", f"{verb}/entry.yaml",
-                     "leaderboard.json", "leaderboard.csv", "leaderboard.schema.json"):
+    stored = REPO / "registry"
+    folder = stored / "artifacts" / "verb-grammar-smollm2-135m-l15-v3"
+    for path in (folder / "train.ipynb", folder / "eval.ipynb", folder / "probe.safetensors",
+                 entry_path(stored, VERB)):
+        assert blob_path(sha256_bytes(path.read_bytes())) in names, path
+    for expected in (f"{verb}/reports/verb_grammar_v2/REPORT.md", "leaderboard.json",
+                     "leaderboard.csv", "leaderboard.schema.json"):
         assert expected in names, expected
     report = (board / verb / "reports/verb_grammar_v2/REPORT.md").read_text()
     assert report.startswith("# probebench report: ") and "| verb_grammar_v2 | 2 |" in report
     # an artifact folder cannot put a page or an SVG on the leaderboard's origin
     assert not list((board / "files").rglob("*.html")) and not list(board.rglob("*.svg"))
-    assert (board / f"files/{HOSTILE.replace('/', '__')}/artifact/README.md").is_file()
+    assert not (board / "files" / HOSTILE.replace("/", "__") / "artifact").exists()
+    readme = (REPO / "registry/artifacts/blimp-det-noun-smollm2-135m-l15-v1/README.md")
+    assert readme.is_file()
 
 
 def test_downloads_hold_one_row_per_entry_and_task_and_validate(
@@ -297,6 +304,7 @@ def test_hostile_fields_are_escaped_in_the_html(built: tuple[Path, Path, BuildSu
         html = page.read_text()
         scripts = re.findall(r"<script\b[^>]*>", html, re.IGNORECASE)
         assert all(re.fullmatch(r'<script src="(\.\./)*static/app\.js">', s)
+                   or (page.name == "index.html" and s == '<script src="entries.js">')
                    for s in scripts), (page, scripts)
         parsed = _parse(page)
         assert not {a for a in parsed.attributes if a.startswith("on")}, page
@@ -684,24 +692,25 @@ def test_entry_page_shows_baselines_provenance_and_working_links(
     command = driver.find_element(By.ID, "reproduce-cmd").text
     assert f"probebench registry evaluate {VERB} --no-store --seed 0" in command
     assert "git checkout" in command
-    # every file link of the page opens the file it names
-    hrefs = [a.get_attribute("href") or "" for a in driver.find_elements(
-        By.CSS_SELECTOR, "#files a, .files-line a, #probe a")]
-    files = [h for h in hrefs if "/files/" in h]
-    assert len(files) >= 10
-    for href in files:  # each is a file of the leaderboard (binary ones are not opened here)
-        assert Path(unquote(urlsplit(href).path)).is_file(), href
-    opened = [h for h in files if h.endswith((".json", ".md"))]
-    assert any(h.endswith("REPORT.md") for h in opened)
-    for href in opened:
+    # every file link of the page leads to the file it names: a generated REPORT.md
+    # under files/, a repository file as its blob, saved under its own name
+    links = [(a.get_attribute("href") or "", a.get_attribute("download") or "")
+             for a in driver.find_elements(By.CSS_SELECTOR, "#files a, .files-line a, #probe a")]
+    blobs = [(h, name) for h, name in links if "/registry/blobs/" in h]
+    assert len(blobs) >= 8
+    for href, name in blobs:
+        path = Path(unquote(urlsplit(href).path))
+        assert path.is_file() and name, href
+        assert sha256_bytes(path.read_bytes()) == path.name, href  # stored by content
+    results = [h for h, name in blobs if name == "verb_grammar_v2.json"]
+    assert len(results) == 1
+    assert json.loads(Path(unquote(urlsplit(results[0]).path)).read_text())["entry"] == VERB
+    reports = [h for h, _ in links if h.endswith("REPORT.md")]
+    assert reports and not [h for h, _ in links if "/files/" in h and h not in reports]
+    for href in reports:
         driver.get(href)
         body = driver.find_element(By.TAG_NAME, "body").text
-        if href.endswith("REPORT.md"):
-            assert "# probebench report: " in body and "verb_grammar_v2" in body
-        elif href.endswith("verb_grammar_v2.json"):
-            assert json.loads(body)["entry"] == VERB
-        else:
-            assert body.strip(), href
+        assert "# probebench report: " in body and "verb_grammar_v2" in body
     assert not _errors(driver)
 
 
@@ -744,7 +753,10 @@ def test_no_page_logs_an_error_or_runs_a_hostile_payload(
     readme = driver.find_element(By.CSS_SELECTOR, "#readme .readme")
     assert "<script>" in readme.text and "javascript link" in readme.text
     notebook = readme.find_element(By.LINK_TEXT, "the notebook")
-    assert (notebook.get_attribute("href") or "").endswith("/artifact/train.ipynb")
+    # the notebook's one copy, the registry mirror's blob of its bytes
+    train = REPO / "registry/artifacts/blimp-det-noun-smollm2-135m-l15-v1/train.ipynb"
+    assert (notebook.get_attribute("href") or "").endswith(
+        "/" + blob_path(sha256_bytes(train.read_bytes())))
     # the unsafe paper link is shown, not linked
     paper = driver.find_element(By.XPATH, "//tr[th='paper']/td")
     assert not paper.find_elements(By.TAG_NAME, "a") and "not linked" in paper.text

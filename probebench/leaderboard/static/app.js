@@ -184,4 +184,69 @@
       }
     });
   });
+
+  // The index's entry list: every listed entry (entries.js, a script so that it loads
+  // from file://), filtered by text and status, a page of PAGE_ROWS rows at a time.
+  // Cells are set as text, never as HTML.
+  var data = window.PROBEBENCH_ENTRIES, list = document.getElementById("entry-list");
+  if (data && list) {
+    var PAGE_ROWS = data.page_rows || 50, page = 0, found = [];
+    var col = {};
+    data.fields.forEach(function (f, i) { col[f] = i; });
+    var search = document.getElementById("entry-search");
+    var status = document.getElementById("entry-status");
+    var label = document.getElementById("entry-page");
+    var prev = document.getElementById("entry-prev"), next = document.getElementById("entry-next");
+    var haystack = data.rows.map(function (r) {
+      return [r[col.id], r[col.short_name], r[col.model], r[col.tasks], r[col.family],
+              r[col.category]].join(" ").toLowerCase();
+    });
+    function cell(tr, text, css) {
+      var td = document.createElement("td");
+      if (css) td.className = css;
+      td.textContent = text;
+      tr.appendChild(td);
+      return td;
+    }
+    function render() {
+      var pages = Math.max(1, Math.ceil(found.length / PAGE_ROWS));
+      page = Math.min(Math.max(page, 0), pages - 1);
+      var body = list.tBodies[0];
+      while (body.firstChild) body.removeChild(body.firstChild);
+      found.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).forEach(function (k) {
+        var r = data.rows[k], tr = document.createElement("tr");
+        tr.setAttribute("data-entry", r[col.id]);
+        cell(tr, r[col.rank] || "—");
+        var name = cell(tr, ""), a = document.createElement("a");
+        a.setAttribute("href", r[col.href]);
+        a.textContent = r[col.short_name];
+        name.appendChild(a);
+        cell(tr, r[col.family]); cell(tr, r[col.tasks]); cell(tr, r[col.model]);
+        cell(tr, r[col.status]);
+        cell(tr, r[col.probescore].toFixed(3), "num"); cell(tr, r[col.auroc].toFixed(3), "num");
+        cell(tr, r[col.beats]);
+        body.appendChild(tr);
+      });
+      label.textContent = found.length ? "page " + (page + 1) + " of " + pages + " (" +
+        found.length + " entries)" : "no entry matches";
+      prev.disabled = page === 0;
+      next.disabled = page >= pages - 1;
+    }
+    function refilter() {
+      var needle = search.value.toLowerCase(), want = status.value;
+      found = [];
+      data.rows.forEach(function (r, k) {
+        if (haystack[k].indexOf(needle) !== -1 && (!want || r[col.status] === want)) found.push(k);
+      });
+      page = 0;
+      render();
+    }
+    search.addEventListener("input", refilter);
+    status.addEventListener("change", refilter);
+    prev.addEventListener("click", function () { page -= 1; render(); });
+    next.addEventListener("click", function () { page += 1; render(); });
+    document.querySelector(".entry-list-controls").hidden = false;
+    list.hidden = false;
+    refilter();
+  }
 })();
