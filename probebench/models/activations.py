@@ -22,6 +22,7 @@ Pooled vectors stay on the device until the last batch is done: one transfer per
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,6 +33,7 @@ from probebench.models.batching import BATCH_TOKENS, Budget, batch_budget
 from probebench.models.cache import ActivationCache, prompts_sha256
 from probebench.models.chat import is_templated, rendered
 from probebench.models.loading import LoadedModel, ResolvedModel, load_model, resolve_model
+from probebench.models.prefix_attention import prefix_attention, supports
 from probebench.models.start_token import start_token_id
 from probebench.prompts import Prompt, as_prompts
 from probebench.sites import SPAN_OF_POSITION, Site, check_sites
@@ -382,8 +384,8 @@ def _cache_kwarg(lm: LoadedModel) -> str:
 def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[Site], *,
                    batch_tokens: int | None = None, max_batch_size: int | None = None,
                    prefix: str | None = None, progress: bool = True,
-                   desc: str | None = None, stats: dict[str, int] | None = None
-                   ) -> dict[Site, np.ndarray]:
+                   desc: str | None = None, stats: dict[str, int] | None = None,
+                   shared_prefix_attention: bool = True) -> dict[Site, np.ndarray]:
     """Run the model over ``prompts`` and pool every site (no cache); the batch budget
     is sized from the device unless given.
 
@@ -391,6 +393,12 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
     (with the tokenizer's special tokens) are followed by the prompt's own tokens
     (without them). The prefix runs once and its key/value cache is shared, so a long
     context costs little per prompt; positions and pooling read the prompt's tokens.
+    Where the architecture allows it (``prefix_attention.supports``) and no site pools by
+    attention weights, each batch attends to the prefix's states held once
+    (``probebench.models.prefix_attention``) and the batches count only the prompts' own
+    tokens; ``shared_prefix_attention=False`` keeps the plain path (every row is given
+    the prefix's cache, and the prefix counts in every row's length), the reference the
+    tests compare the shared path with.
     ``desc`` names the stage on the progress bar (default: ``extract <model>``).
     ``stats`` gets ``tokens``: the prompts' tokens plus the prefix's, once.
     """
@@ -462,19 +470,31 @@ def run_extraction(lm: LoadedModel, prompts: Sequence[Prompt], sites: Sequence[S
                 module = _attention_module(lm.layers[layer - 1], layer)
                 handles.append(module.register_forward_hook(make_attn_hook(layer)))
         pad_id = pad_id_of(lm)
-        # with a prefix every row attends over (and copies the cache of) the prefix too:
-        # it counts against the token budget (5 GB -> 1.4 GB and 2x faster for a
-        # 690-token prefix over the verb-grammar test set; see BENCHMARKS.md)
-        batches = length_batches(tok.lengths + prefix_len, batch_tokens=budget.tokens,
+        shared = (bool(prefix) and shared_prefix_attention and not attn_layers
+                  and supports(lm.model.config))
+        # on the plain path every row attends over (and copies the cache of) the prefix
+        # too: it counts against the token budget (5 GB -> 1.4 GB and 2x faster for a
+        # 690-token prefix over the verb-grammar test set; see BENCHMARKS.md). The shared
+        # path holds the prefix once, so only the prompts' own tokens count.
+        counted = tok.lengths if shared or not prefix else tok.lengths + prefix_len
+        batches = length_batches(counted, batch_tokens=budget.tokens,
                                  max_batch_size=budget.rows)
-        with torch.inference_mode(), tqdm(total=len(prompts), disable=not progress,
-                                          desc=desc or f"extract {ident.name}", unit="prompt",
-                                          leave=False) as bar:
+        with ExitStack() as stack:
+            if shared:
+                stack.enter_context(prefix_attention(lm.model, prefix_states))
+            bar = stack.enter_context(tqdm(total=len(prompts), disable=not progress,
+                                           desc=desc or f"extract {ident.name}",
+                                           unit="prompt", leave=False))
+            stack.enter_context(torch.inference_mode())
             for rows in batches:
                 ids, mask, lengths = pad_batch(tok, rows, pad_id)
                 mask_t = torch.from_numpy(mask).to(device)
                 extra: dict[str, Any] = {}
-                if prefix:
+                if shared:
+                    positions = torch.arange(prefix_len, prefix_len + ids.shape[1],
+                                             device=device)
+                    extra = {"position_ids": positions[None]}
+                elif prefix:
                     ones = torch.ones((len(rows), prefix_len), dtype=mask_t.dtype, device=device)
                     extra = {_cache_kwarg(lm): _batch_cache(prefix_states, len(rows)),
                              "attention_mask": torch.cat([ones, mask_t], dim=1),
