@@ -1,25 +1,105 @@
-"""Peak memory of extracting many sentences at one site (default 10,000 at 15:last_token).
+"""Peak memory (resident set size) of extraction and of ``probebench submit``, each in a
+fresh process, beside the bound "2x the model's float32 weights + activations held".
 
-Runs the extraction in a child process and reports its peak resident set size
-(``ru_maxrss``), which includes the Python runtime, torch, the float32 model and the
-output file. Only pooled vectors are kept (n x hidden floats), never whole layers.
+Rows, each a whole process (``python -m probebench ...``: interpreter, torch, the model):
 
-    python benchmarks/memory.py [--n 10000] [--site 15:last_token]
+1. **extract**: ``probebench extract --no-cache`` of ``--n`` sentences (default 10,000) at
+   one site (default ``15:last_token``). Only pooled vectors are kept (n x hidden floats),
+   never whole layers.
+2. **submit, cold**: ``probebench submit`` of the reference verb-grammar MLP on
+   ``verb_grammar``, on an empty activation cache (the model cache is warm); the task's
+   baselines are the registry's published record.
+3. **submit, cold, baselines computed**: the same with ``--compute-baselines`` on another
+   empty cache, so the random-init control, the surprisal pass and the model's own
+   answer run.
+
+Peak RSS is ``ru_maxrss`` of the process as ``os.wait4`` reports it: the largest resident
+set the process (or any child it waited for) reached, in the kernel's own accounting.
+The submits take ``--limit`` items (default 100) to stay short: the peak is set by one
+batch (``BATCH_TOKENS`` tokens) and by what is held, not by the number of items, and a
+few hundred prompts already fill a batch; ``--limit 0`` runs the whole task.
+
+"Activations held" is what the run keeps as float32: extract, n x hidden; submit, the
+distinct prompts' pooled vectors at the entry's site, once per model that reads them
+(the model and, with computed baselines, its random-init control).
+
+    python benchmarks/memory.py [--n 10000] [--site 15:last_token] [--limit 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import sentences
+from benchmarks.common import sentences  # noqa: E402
+
+MODEL = "smollm2-135m"
+MLP = ROOT / "registry" / "artifacts" / "verb-grammar-mlp-smollm2-135m-l20-v1"
+TASK = "verb_grammar"
+GB = 1024**3
+
+
+def peak_rss(args: list[str], env: dict[str, str]) -> tuple[int, float]:
+    """(peak RSS in bytes, wall seconds) of one fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(args[3:])} failed:\n{err.decode()[-2000:]}")
+    return usage.ru_maxrss * 1024, seconds
+
+
+def model_figures() -> tuple[int, int]:
+    """(float32 bytes of the model's weights, its hidden size), read from its folder."""
+    from safetensors import safe_open
+
+    from probebench.models.loading import resolve_model
+
+    folder = Path(resolve_model(MODEL, device="cpu", progress=False).path)
+    n = 0
+    for file in folder.glob("*.safetensors"):
+        with safe_open(str(file), "pt") as handle:
+            for name in handle.keys():  # noqa: SIM118 (safe_open is no mapping)
+                n += _numel(handle.get_slice(name).get_shape())
+    config = json.loads((folder / "config.json").read_text("utf-8"))
+    return 4 * n, int(config["hidden_size"])
+
+
+def _numel(shape: list[int]) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out
+
+
+def submit_prompts(limit: int) -> int:
+    """Distinct prompts a submit of ``MLP`` on ``TASK`` extracts at its site (test, train
+    and validation; the first ``limit`` items of each when ``limit``)."""
+    from probebench.evaluation.protocol import labelled_prompts, train_val_items
+    from probebench.tasks.catalog import TaskCatalog
+
+    data = TaskCatalog.default().load(TASK)
+    train, val, _ = train_val_items(data)
+    test = list(data.test)
+    if limit:
+        test, train, val = test[:limit], train[:limit], val[:limit]
+    prompts = [p.text for item in test for p in item.prompts]
+    prompts += [p.text for p in labelled_prompts(train) + labelled_prompts(val)]
+    return len(set(prompts))
 
 
 def main() -> None:
@@ -27,28 +107,48 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--site", default="15:last_token")
+    parser.add_argument("--limit", type=int, default=100,
+                        help="items per task of the submits (0: every item)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        inp = Path(tmp) / "in.jsonl"
+    weights, hidden = model_figures()
+    cli = [sys.executable, "-m", "probebench"]
+    rows: list[tuple[str, int, float, int]] = []
+    with tempfile.TemporaryDirectory(prefix="pb-memory-") as tmp_name:
+        tmp = Path(tmp_name)
+        inp = tmp / "in.jsonl"
         with inp.open("w") as handle:
             for i, text in enumerate(sentences(args.n, seed=1)):
                 handle.write(json.dumps({"id": f"s{i}", "text": text}) + "\n")
-        code = (
-            "import resource, sys; from probebench.cli import main; "
-            f"rc = main(['extract', '--site', {args.site!r}, '--input', {str(inp)!r}, "
-            f"'--out', {str(Path(tmp) / 'out.safetensors')!r}, '--no-cache', '--quiet', "
-            "'--device', 'cpu']); "
-            "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); "
-            "sys.exit(rc)"
-        )
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=True)
-        elapsed = time.perf_counter() - start
-    rss_kb = next(int(line.split()[1]) for line in proc.stdout.splitlines()
-                  if line.startswith("MAXRSS_KB"))
-    print(f"{'sentences':>10} {'site':>14} {'peak RSS':>10} {'wall':>8}  target")
-    print(f"{args.n:>10} {args.site:>14} {rss_kb / 1024**2:>8.2f} GB {elapsed:>7.0f}s  < 1.5 GB")
+        env = {**os.environ, "PROBEBENCH_ACTIVATION_CACHE": str(tmp / "cache")}
+        rss, secs = peak_rss([*cli, "extract", "--model", MODEL, "--site", args.site,
+                              "--input", str(inp), "--out", str(tmp / "out.safetensors"),
+                              "--no-cache", "--quiet", "--device", args.device], env)
+        rows.append((f"extract --no-cache, {args.n:,} sentences at {args.site}", rss, secs,
+                     args.n * hidden * 4))
+        held = submit_prompts(args.limit) * hidden * 4
+        limit = ["--limit", str(args.limit)] if args.limit else []
+        for name, extra, models, cache in (
+                ("submit, cold", [], 1, "cache-cold"),
+                ("submit, cold, baselines computed", ["--compute-baselines"], 2,
+                 "cache-computed")):
+            env = {**os.environ, "PROBEBENCH_ACTIVATION_CACHE": str(tmp / cache)}
+            rss, secs = peak_rss([*cli, "submit", str(MLP), "--tasks", TASK, "--out",
+                                  str(tmp / f"{cache}.json"), "--quiet", "--device",
+                                  args.device, *limit, *extra], env)
+            label = f"{name} ({MLP.name}, {TASK}"
+            label += f", --limit {args.limit})" if args.limit else ", every item)"
+            rows.append((label, rss, secs, models * held))
+    base = rows[0][1]
+    print(f"model {MODEL}: float32 weights {weights / GB:.2f} GB; device {args.device}\n")
+    print("| process | peak RSS GB | ratio to extract | x weights | activations held GB | "
+          "bound GB (2x weights + held) | within | wall s |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for label, rss, secs, held_bytes in rows:
+        bound = 2 * weights + held_bytes
+        print(f"| {label} | {rss / GB:.2f} | {rss / base:.2f} | {rss / weights:.1f} | "
+              f"{held_bytes / GB:.3f} | {bound / GB:.2f} | "
+              f"{'yes' if rss <= bound else 'NO'} | {secs:.0f} |")
 
 
 if __name__ == "__main__":

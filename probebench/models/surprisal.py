@@ -19,6 +19,16 @@ protocols, each the published one of its data:
 A tokenizer that itself adds a BOS token (Llama-2 style) gets it scored as context, never
 reported, under both protocols: all reported tokens then have ``scored=True`` (and
 ``prepend_bos=True`` does not add a second one).
+
+Memory. A pass that reads the model's own log-probabilities (``token_surprisals`` here,
+``probebench.evaluation.lm_scores``'s readouts) goes through ``target_log_probs``: the
+transformer runs once per batch, a forward pre-hook on the LM head takes the hidden
+states of the positions read (padding left out), and the head then runs on chunks of at
+most ``chunk_rows`` positions (``LOGIT_CHUNK`` logits, 32 MiB in float32), each
+normalised with ``log_softmax`` and reduced at once to the target tokens' values. So
+``(batch, tokens, vocabulary)`` logits are never made: for SmolLM2 (vocabulary 49,152)
+a 4,096-token batch held 0.8 GB of float32 logits and as much again for their
+``log_softmax``.
 """
 
 from __future__ import annotations
@@ -26,10 +36,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from probebench.errors import InputError, SiteError
+from probebench.errors import InputError, ModelError, SiteError
 from probebench.models.activations import (
     BATCH_TOKENS,
     length_batches,
@@ -46,6 +57,10 @@ _LN2 = math.log(2.0)
 #: rule below): part of the cache key of cached scores, bumped whenever a number changes.
 #: 2: a chat-turn marker as BOS gives way to the pre-training document separator
 SCORING_VERSION = 2
+
+#: the most logits (positions x vocabulary) one call of the LM head makes (32 MiB of
+#: float32; SmolLM2: 170 positions); ``chunk_rows`` turns it into positions
+LOGIT_CHUNK = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -90,15 +105,16 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                                       desc=desc, unit="text", leave=False) as bar:
         for rows in batches:
             ids, mask, lengths = pad_batch(tok, rows, pad_id)
-            ids_t = torch.from_numpy(ids).to(lm.device)
-            logits = lm.model(input_ids=ids_t, attention_mask=torch.from_numpy(mask)
-                              .to(lm.device), use_cache=False).logits
-            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-            picked = logprobs.gather(-1, ids_t[:, 1:, None])[..., 0]
-            bits = (-picked / _LN2).double().cpu().numpy()
+            # position j of a row predicts its token j + 1; padding predicts nothing
+            read = mask[:, 1:].astype(bool)
+            at_row, at_col = np.nonzero(read)  # row-major: each row's positions in order
+            picked = target_log_probs(lm, ids, mask, at_row, at_col,
+                                      ids[:, 1:][read][:, None])
+            bits = (-picked[:, 0] / _LN2).double().cpu().numpy()
+            starts = np.concatenate([[0], np.cumsum(lengths - 1)])
             for r, i in enumerate(rows):
                 n = int(lengths[r])
-                full = np.concatenate([[0.0], bits[r, : n - 1]])
+                full = np.concatenate([[0.0], bits[starts[r]: starts[r + 1]]])
                 scored = np.ones(n, dtype=bool)
                 scored[0] = False
                 offsets = np.asarray(tok.offsets[i], dtype=np.int64).reshape(n, 2)
@@ -113,6 +129,117 @@ def token_surprisals(lm: LoadedModel, texts: Sequence[str | Prompt], *,
                 )
             bar.update(len(rows))
     return [r for r in results if r is not None]
+
+
+def chunk_rows(lm: LoadedModel) -> int:
+    """How many positions one call of the LM head reads: ``LOGIT_CHUNK`` logits' worth, at
+    least one."""
+    return max(1, LOGIT_CHUNK // _vocabulary(lm))
+
+
+def target_log_probs(lm: LoadedModel, ids: np.ndarray, mask: np.ndarray, rows: np.ndarray,
+                     cols: np.ndarray, targets: np.ndarray) -> Any:
+    """Natural-log probabilities of chosen next tokens at chosen positions of one batch,
+    from one forward pass, without ``(batch, tokens, vocabulary)`` logits.
+
+    ``ids`` and ``mask`` are a right-padded ``(B, T)`` batch; the ``N`` positions read are
+    ``(rows[k], cols[k])`` and ``targets[k]`` holds the ``K`` token ids read there (an
+    ``(N, K)`` int array). Returns a float32 torch tensor ``(N, K)``: ``log P(targets[k, c]
+    | ids[rows[k], :cols[k] + 1])``.
+
+    A forward pre-hook on the LM head (the model's output embeddings) keeps the hidden
+    states at the ``N`` positions and hands the head the first ``chunk_rows`` of them, so
+    the model's own forward makes those logits (softcapping or scaling of logits
+    included). The head then reads the other chunks directly, followed by the logit
+    transform the model's config names (``_logit_transform``); the first chunk, read both
+    ways, checks that transform against the model's own forward.
+    """
+    import torch
+
+    head = lm.model.get_output_embeddings()
+    if head is None:
+        raise ModelError(f"model {lm.identity.name!r} has no output embeddings (LM head)")
+    n = len(rows)
+    chunk = chunk_rows(lm)
+    device = lm.device
+    where_row = torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(device)
+    where_col = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(device)
+    wanted = torch.from_numpy(np.asarray(targets, dtype=np.int64).reshape(n, -1)).to(device)
+    out = torch.empty(wanted.shape, dtype=torch.float32, device=device)
+    if n == 0:
+        return out
+    shape = tuple(ids.shape)
+    kept: list[Any] = []
+
+    def keep(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        hidden = args[0]
+        if tuple(hidden.shape[:2]) != shape:
+            raise ModelError(f"model {lm.identity.name!r}: its LM head reads "
+                             f"{tuple(hidden.shape[:2])} positions, expected {shape} (every "
+                             "position of the batch)")
+        kept.append(hidden[where_row, where_col])
+        return (kept[0][None, :chunk], *args[1:])
+
+    hook = head.register_forward_pre_hook(keep)
+    try:
+        first = lm.model(input_ids=torch.from_numpy(ids).to(device),
+                         attention_mask=torch.from_numpy(mask).to(device),
+                         use_cache=False).logits[0]
+    finally:
+        hook.remove()
+    out[:chunk] = _picked(first, wanted[:chunk])
+    if n > chunk:
+        hidden = kept[0]
+        transform = _logit_transform(lm)
+        own = transform(head(hidden[None, :chunk]))[0]
+        if not torch.allclose(own.float(), first.float(), rtol=1e-4, atol=1e-4):
+            raise ModelError(
+                f"model {lm.identity.name!r}: its forward transforms the LM head's logits in a "
+                "way probebench does not know (known: final_logit_softcapping, logit_scale, "
+                "logits_scaling in its config); its log-probabilities cannot be read in "
+                f"chunks of {chunk} positions")
+        for start in range(chunk, n, chunk):
+            logits = transform(head(hidden[None, start:start + chunk]))[0]
+            out[start:start + chunk] = _picked(logits, wanted[start:start + chunk])
+    return out
+
+
+def _picked(logits: Any, targets: Any) -> Any:
+    """``log_softmax`` of ``(C, V)`` logits in float32, read at ``(C, K)`` target ids."""
+    import torch
+
+    return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets)
+
+
+def _vocabulary(lm: LoadedModel) -> int:
+    head = lm.model.get_output_embeddings()
+    weight = getattr(head, "weight", None)
+    if weight is not None:
+        return int(weight.shape[0])
+    return int(lm.model.config.get_text_config().vocab_size)
+
+
+def _logit_transform(lm: LoadedModel) -> Callable[[Any], Any]:
+    """What the model's forward does to its LM head's output, from its config: Gemma's
+    ``final_logit_softcapping`` (``cap * tanh(logits / cap)``), Cohere's ``logit_scale``
+    (times) and Granite's ``logits_scaling`` (divided by); the identity for the rest."""
+    import torch
+
+    config = lm.model.config.get_text_config()
+    cap = getattr(config, "final_logit_softcapping", None)
+    scale = getattr(config, "logit_scale", None)
+    divisor = getattr(config, "logits_scaling", None)
+
+    def transform(logits: Any) -> Any:
+        if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+            logits = logits * scale
+        if isinstance(divisor, (int, float)) and not isinstance(divisor, bool):
+            logits = logits / divisor
+        if isinstance(cap, (int, float)) and not isinstance(cap, bool) and cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits
+
+    return transform
 
 
 def sentence_log_probs(lm: LoadedModel, texts: Sequence[str | Prompt], *,
