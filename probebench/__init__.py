@@ -54,6 +54,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "confinement_problems": ("probebench.intake.confine", "confinement_problems"),
     "download_artifact": ("probebench.registry.mirror", "download_artifact"),
     "evaluate_entry": ("probebench.runs.evaluate", "evaluate_entry"),
+    "export_steering_vector": ("probebench.causal.export", "export_steering_vector"),
     "export_native": ("probebench.artifact.export", "export_native"),
     "layer_sweep": ("probebench.train.sweep", "layer_sweep"),
     "list_models": ("probebench.models.embedded", "list_models"),

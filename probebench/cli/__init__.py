@@ -25,6 +25,7 @@ from probebench.cli import (
     reeval,
     registry,
     review,
+    steering,
     submit,
     tasks,
     train,
@@ -34,7 +35,7 @@ from probebench.safetext import VisibleWriter
 from probebench.version import __version__
 
 GROUPS = (models, artifacts, tasks, holdout, train, submit, lm, registry, review, reeval,
-          leaderboard)
+          leaderboard, steering)
 
 #: every command -> the public function (in ``probebench.__all__``, or a method of a
 #: public class) that it calls: a script can do anything the CLI does. docs/api.md lists
@@ -80,6 +81,7 @@ API: dict[str, str] = {
     "reeval run": "run_reeval_group",
     "reeval merge": "merge_reeval",
     "leaderboard build": "build_leaderboard",
+    "steering-vector": "export_steering_vector",
 }
 
 

@@ -23,6 +23,7 @@ from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
+from probebench.evaluation.accounting import task_latency
 from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import Latency, measure_cost
 from probebench.evaluation.headline import Flat, headline, slice_accuracies, sub_seed
@@ -96,7 +97,6 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
         beats_baselines=beats, marks={},
         cost=measure_cost(session, meta, weights, flat, site), selectivity=None,
         classes=list(classes), predictions=predictions)
-    from probebench.evaluation.task import task_latency  # task imports this module
 
     return result, task_latency(session, meta, weights, flat.prompts, site)
 

@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from probebench.artifact.checks import validate
 from probebench.artifact.meta import SPEC_VERSION
 from probebench.errors import SiteError
+from probebench.evaluation.accounting import (
+    HashesGiven,
+    expected_hashes,
+    latency_prompts,
+    stage_counts,
+    stage_timings,
+)
 from probebench.evaluation.definitions import metric_definitions
 from probebench.evaluation.deployment import check_transfer_targets
 from probebench.evaluation.evalaware import stratified_least
@@ -33,7 +40,6 @@ from probebench.evaluation.results import (
     LimitOut,
     ProbeInfo,
     RunInfo,
-    StageTiming,
     Submission,
     Timing,
 )
@@ -110,7 +116,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     results, latency, reused, withheld = [], {}, {}, {}
     rates: dict[str, dict[str, float]] = {}
     remeasured: dict[str, str] = {}
-    before = _stage_counts(session)
+    before = stage_counts(session)
     for task_id in tasks:
         result, measured = evaluate_task(session, task_id, meta, weights, site,
                                          report.bundle_sha256)
@@ -147,7 +153,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
                       latency_matmul_gflops=rates, latency_remeasured=remeasured,
                       baselines_published=published,
                       wall_seconds=round(time.perf_counter() - start, 3),
-                      stages=_stage_timings(session, before)),
+                      stages=stage_timings(session, before)),
         run=run_info(session.model(meta.model).device), baselines_sha256=digests,
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
                                                        note=limit_note(opts.limit)),
@@ -155,44 +161,10 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         profile=QUICK if opts.quick else None)
 
 
-def latency_prompts(options: SubmitOptions) -> int:
-    """The most prompts a task's latency times: ``options.latency_prompts``, and with
-    ``--limit N`` at most N (``task.latency_sample``); 0 when the latency is skipped."""
-    if not options.runs("latency"):
-        return 0
-    if options.limit is None:
-        return options.latency_prompts
-    return min(options.latency_prompts, options.limit)
-
-
-def _stage_counts(session: Session) -> dict[str, tuple[float, int, int, float]]:
-    return {name: (session.stage_seconds.get(name, 0.0), session.stage_passes.get(name, 0),
-                   session.stage_tokens.get(name, 0),
-                   session.stage_cpu_seconds.get(name, 0.0))
-            for name in session.stage_seconds}
-
-
-def _stage_timings(session: Session, before: dict[str, tuple[float, int, int, float]]
-                   ) -> dict[str, StageTiming]:
-    """What each stage took in this submission (a shared session's earlier ones left
-    out)."""
-    out = {}
-    for name, (seconds, passes, tokens, cpu) in _stage_counts(session).items():
-        s0, p0, t0, c0 = before.get(name, (0.0, 0, 0, 0.0))
-        out[name] = StageTiming(seconds=round(seconds - s0, 3), passes=passes - p0,
-                                tokens=tokens - t0, cpu_seconds=round(cpu - c0, 3))
-    return out
-
-
 def run_info(device: str) -> RunInfo:
     """This run's provenance (see ``probebench.provenance``)."""
     return RunInfo(evaluated_at=utc_now(), probebench_commit=probebench_commit(),
                    hardware=hardware(device), python=platform.python_version())
-
-
-#: ``submit_many``'s required bundle hashes: one per artifact (None: not checked), or
-#: artifact path -> hash
-HashesGiven = Sequence[str | None] | Mapping[Path, str] | Mapping[str, str]
 
 
 def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
@@ -217,32 +189,6 @@ def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
                 raise SubmitError(f"{artifact}: invalid artifact, nothing was run ({failed})")
     return [submit(a, tasks, session=session, expected_sha256=h)
             for a, h in zip(artifacts, hashes, strict=True)]
-
-
-def expected_hashes(artifacts: Sequence[Path],
-                    expected: HashesGiven | None
-                    ) -> list[str | None]:
-    """One required bundle hash (or None) per artifact, from ``submit_many``'s
-    ``expected_sha256``; a sequence of another length, or a mapping naming an artifact
-    that is not given, is refused (``SubmitError``)."""
-    if expected is None:
-        return [None] * len(artifacts)
-    if isinstance(expected, Mapping):
-        by_path = {Path(k).resolve(): v for k, v in expected.items()}
-        resolved = [Path(a).resolve() for a in artifacts]
-        stray = sorted(str(k) for k in by_path if k not in resolved)
-        if stray:
-            raise SubmitError(f"expected_sha256 names {', '.join(stray)}, which is not "
-                              "among the artifacts given")
-        return [by_path.get(r) for r in resolved]
-    if isinstance(expected, str):
-        raise SubmitError("expected_sha256: give one hash per artifact (a sequence or a "
-                          "mapping), not one string")
-    hashes = list(expected)
-    if len(hashes) != len(artifacts):
-        raise SubmitError(f"expected_sha256 has {len(hashes)} hashes for {len(artifacts)} "
-                          "artifacts: give one per artifact (None where none is required)")
-    return hashes
 
 
 # Session, SubmitError, SubmitOptions, limit_note, auroc_score and stratified_least are

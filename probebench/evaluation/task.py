@@ -19,16 +19,14 @@ the best of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import SiteError
+from probebench.evaluation.accounting import task_latency
 from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import (
     Latency,
     measure_cost,
-    measure_latency,
     measure_transfer,
 )
 from probebench.evaluation.evalaware import evalaware_corrected, guard_site
@@ -45,7 +43,6 @@ from probebench.evaluation.results import (
 from probebench.evaluation.selectivity import task_selectivity
 from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
 from probebench.evaluation.task_baselines import baselines_complete, compute_baselines
-from probebench.prompts import Prompt
 from probebench.sites import Site
 
 
@@ -149,20 +146,4 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
     return result, latency
 
 
-def latency_sample(session: Session, prompts: Sequence[Prompt]) -> list[Prompt]:
-    """The prompts the latency may time: with ``--limit N`` at most the first N (the
-    measurement times its first ``options.latency_prompts`` of them)."""
-    limit = session.options.limit
-    return list(prompts if limit is None else prompts[:limit])
-
-
-def task_latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
-                 prompts: Sequence[Prompt], site: Site) -> Latency | None:
-    """The task's latency (``deployment.measure_latency``) over ``latency_sample``; None
-    when the latency stage is skipped (``Submission.stages_skipped`` says so)."""
-    if not session.options.runs("latency"):
-        return None
-    return measure_latency(session, meta, weights, latency_sample(session, prompts), site)
-
-
-__all__ = ["evaluate_task", "latency_sample", "task_latency"]
+__all__ = ["evaluate_task"]

@@ -116,6 +116,40 @@ class ReadoutSpec(BaseModel):
     negative: str = Field(min_length=1, description="The answer that means label 0.")
 
 
+class OpeningsReadout(BaseModel):
+    """The model's own behaviour at the first token of its reply (``kind: openings``):
+    the log-odds of the summed probability of the first tokens of ``openings`` as the
+    next token after the prompt (a chat exchange ending on a user turn is read with the
+    generation prompt; Arditi et al.'s refusal score). Above 0 means label 1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["openings"] = Field(description="The readout's kind.")
+    openings: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
+        min_length=1, description="Replies that mean label 1 (e.g. \"I'm sorry\"); only "
+        "each one's first token is read.")
+
+
+class CandidatesReadout(BaseModel):
+    """The model's own choice at a blank (``kind: candidates``), for items whose prompts
+    differ only in ``span`` (one with label 1, the expected candidate): ``log P(expected)
+    - mean log P(other)`` of each candidate's text as the continuation of the text before
+    the span. Steering touches only the tokens before the blank. Above 0 means the model
+    prefers the expected candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["candidates"] = Field(description="The readout's kind.")
+    span: Literal["answer"] = Field(default="answer", description="The prompt span that "
+                                    "holds each candidate.")
+
+
+#: a readout of the model's own behaviour that the causal test measures
+#: (``probebench.causal``); a task without one uses its ``readout``
+SteeringReadout = Annotated[ReadoutSpec | OpeningsReadout | CandidatesReadout,
+                            Field(discriminator="kind")]
+
+
 class TaskSpec(BaseModel):
     """One registered task."""
 
@@ -153,6 +187,10 @@ class TaskSpec(BaseModel):
     readout: ReadoutSpec | None = Field(
         default=None, description="How the model's own answer is read (its prompting "
         "baseline); none by default.")
+    steering_readout: SteeringReadout | None = Field(
+        default=None, description="The readout of the model's own behaviour that the "
+        "causal (steering) test measures, when it is not ``readout`` (kinds: answer, "
+        "openings, candidates; probebench.causal); none by default.")
 
     @property
     def family_key(self) -> str:

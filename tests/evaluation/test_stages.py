@@ -17,6 +17,7 @@ import pytest
 from probebench.artifact.checks import validate
 from probebench.cli import main
 from probebench.errors import InputError
+from probebench.evaluation.accounting import latency_sample
 from probebench.evaluation.headline import Flat
 from probebench.evaluation.report import render_report
 from probebench.evaluation.results import Submission, read_submission
@@ -35,7 +36,6 @@ from probebench.evaluation.session import (
     stages_to_skip,
 )
 from probebench.evaluation.submit import submit, submit_many
-from probebench.evaluation.task import latency_sample
 from probebench.runs.evaluate import evaluate_entry
 from probebench.sites import Site
 from probebench.tasks.catalog import TaskCatalog

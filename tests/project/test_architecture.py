@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("train", {"train"}),
     ("registry", {"registry"}),
     ("probe", {"probe"}),
+    ("causal", {"causal"}),
     ("runs", {"runs"}),
     ("intake", {"intake"}),
     ("leaderboard", {"leaderboard"}),

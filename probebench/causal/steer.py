@@ -1,0 +1,247 @@
+"""Steering and ablation on the residual stream at a probe's site.
+
+A probe at ``Site(layer, position)`` reads ``hidden_states[layer]`` (``probebench.sites``:
+the input of block ``layer``; the output after the final norm when ``layer`` is the
+model's last). Steering adds ``alpha * v`` there, at exactly the token positions the site
+pools (``readouts.site_positions``); directional ablation projects a unit direction ``u``
+out of every position there (``h - (h . u) u``, Arditi et al., at this one layer).
+
+Cost (``SteeringRunner``): the blocks below the site run once per row, and the hidden
+state entering block ``layer`` is kept with the arguments the model passed that block
+(attention mask, rotary position embeddings: one set per padded batch, the same for
+every block of a Llama-style stack). Each (direction, alpha) runs only the blocks from
+``layer`` on, then the final norm, then the LM head on the hidden states of the read
+positions alone: ``(reads, vocabulary)`` logits, never ``(batch, tokens, vocabulary)``.
+A model whose head does more than a linear map (logit softcapping) is not exact here.
+
+``steering_hook`` does the same addition inside an ordinary forward pass (a forward
+pre-hook on block ``layer``, or a forward hook on the final norm for the last layer), for
+generation and for the tests that compare the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from probebench.causal.readouts import Row
+from probebench.errors import ModelError, SiteError
+
+if TYPE_CHECKING:
+    import torch
+
+    from probebench.models.loading import LoadedModel
+
+__all__ = ["Stack", "SteeringRunner", "hf_stack", "steering_hook"]
+
+#: rows per batch and padded tokens per batch of the runner (CPU-sized; the cached
+#: states of every batch stay in memory: rows x tokens x hidden float32)
+BATCH_ROWS = 32
+BATCH_TOKENS = 4096
+
+
+@dataclass
+class Stack:
+    """The parts of a causal language model the runner drives, split at a site's layer.
+
+    ``lower(ids, mask)`` runs the model up to the site's layer and returns the hidden
+    state there ``(B, T, d)`` with the keyword arguments the upper blocks take;
+    ``blocks`` are the blocks from the site's layer on (each called ``block(h, **kw)``,
+    returning a tensor or a tuple whose first element is one); ``norm`` is the final norm
+    (None when the site is after it); ``head`` maps ``(n, d)`` to ``(n, vocabulary)``
+    logits."""
+
+    lower: Callable[[Any, Any], tuple[Any, dict[str, Any]]]
+    blocks: Sequence[Any]
+    norm: Any | None
+    head: Any
+    device: str = "cpu"
+
+
+class _StopError(Exception):
+    pass
+
+
+def _final_norm(base: Any) -> Any:
+    for name in ("norm", "final_layernorm", "ln_f", "final_layer_norm"):
+        module = getattr(base, name, None)
+        if module is not None:
+            return module
+    raise ModelError(f"cannot find the final norm of {type(base).__name__} (looked for "
+                     "norm, final_layernorm, ln_f, final_layer_norm); steering needs it")
+
+
+def hf_stack(lm: LoadedModel, layer: int) -> Stack:
+    """The ``Stack`` of a loaded causal model split at ``layer`` (0..num_layers)."""
+    n = lm.identity.num_layers
+    if not lm.is_causal:
+        raise ModelError(f"steering reads the model's own next-token probabilities; "
+                         f"{lm.identity.name!r} is an {lm.identity.architecture} model")
+    if not 0 <= layer <= n:
+        raise SiteError(f"layer {layer} is out of range; this model has layers 0..{n}")
+    head = lm.model.get_output_embeddings()
+    if head is None:
+        raise ModelError(f"model {lm.identity.name!r} has no output embeddings (LM head)")
+
+    def lower(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
+        if layer == n:  # the site reads after the final norm: the whole base runs
+            out = lm.base(input_ids=ids, attention_mask=mask, use_cache=False)
+            return out[0], {}
+        caught: dict[str, Any] = {}
+
+        def catch(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            caught["h"] = args[0] if args else kwargs["hidden_states"]
+            caught["kw"] = {k: v for k, v in kwargs.items() if k != "hidden_states"}
+            raise _StopError
+
+        handle = lm.layers[layer].register_forward_pre_hook(catch, with_kwargs=True)
+        try:
+            lm.base(input_ids=ids, attention_mask=mask, use_cache=False)
+        except _StopError:
+            pass
+        finally:
+            handle.remove()
+        return caught["h"], caught["kw"]
+
+    blocks = list(lm.layers)[layer:] if layer < n else []
+    return Stack(lower=lower, blocks=blocks, norm=_final_norm(lm.base) if layer < n else None,
+                 head=head, device=lm.device)
+
+
+@dataclass
+class _Cached:
+    rows: np.ndarray             #: indices into the runner's rows
+    hidden: Any                  #: (B, T, d) at the site's layer, unsteered
+    kwargs: dict[str, Any]
+    steer: Any                   #: (B, T, 1) 1.0 at the positions steering adds to
+    read_row: Any                #: (R,) batch row of each read
+    read_pos: Any                #: (R,) position of each read
+    targets: Any                 #: (R, C) token ids read
+    counts: list[int]            #: reads per batch row
+
+
+class SteeringRunner:
+    """Runs ``rows`` once below the site, then any number of steered upper passes.
+
+    ``log_probs(add=v)`` adds ``v`` (shape ``(d,)``, already scaled) at each row's
+    ``steer`` positions; ``log_probs(ablate=u)`` projects the unit ``u`` out of every
+    position; both None is the unsteered model. Each returns, per row, the
+    log-probabilities ``(len(row.reads), C)`` of its targets. ``passes`` counts the upper
+    passes run."""
+
+    def __init__(self, stack: Stack, rows: Sequence[Row], *, pad_id: int = 0,
+                 batch_rows: int = BATCH_ROWS, batch_tokens: int = BATCH_TOKENS) -> None:
+        import torch
+
+        from probebench.models.activations import length_batches
+
+        if not rows:
+            raise SiteError("no rows to steer")
+        widths = {len(t) for r in rows for t in r.targets}
+        if len(widths) != 1:
+            raise SiteError(f"every read of a runner reads as many tokens; found {widths}")
+        self.stack = stack
+        self.rows = list(rows)
+        self.passes = 0
+        lengths = np.array([len(r.ids) for r in self.rows], dtype=np.int64)
+        dev = stack.device
+        self._batches: list[_Cached] = []
+        with torch.inference_mode():
+            for batch in length_batches(lengths, batch_tokens=batch_tokens,
+                                        max_batch_size=batch_rows):
+                width = int(lengths[batch].max())
+                ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+                mask = np.zeros_like(ids)
+                steer = np.zeros((len(batch), width, 1), dtype=np.float32)
+                read_row, read_pos, targets, counts = [], [], [], []
+                for b, i in enumerate(batch):
+                    row = self.rows[i]
+                    ids[b, :len(row.ids)] = row.ids
+                    mask[b, :len(row.ids)] = 1
+                    steer[b, list(row.steer), 0] = 1.0
+                    read_row += [b] * len(row.reads)
+                    read_pos += list(row.reads)
+                    targets += [list(t) for t in row.targets]
+                    counts.append(len(row.reads))
+                hidden, kwargs = stack.lower(torch.from_numpy(ids).to(dev),
+                                             torch.from_numpy(mask).to(dev))
+                self._batches.append(_Cached(
+                    rows=batch, hidden=hidden.detach().clone(), kwargs=kwargs,
+                    steer=torch.from_numpy(steer).to(dev).to(hidden.dtype),
+                    read_row=torch.tensor(read_row, device=dev),
+                    read_pos=torch.tensor(read_pos, device=dev),
+                    targets=torch.tensor(targets, device=dev), counts=counts))
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self._batches[0].hidden.shape[-1])
+
+    def log_probs(self, *, add: np.ndarray | None = None,
+                  ablate: np.ndarray | None = None) -> list[np.ndarray]:
+        import torch
+
+        out: list[np.ndarray | None] = [None] * len(self.rows)
+        with torch.inference_mode():
+            for cached in self._batches:
+                h = cached.hidden
+                if add is not None:
+                    vec = torch.as_tensor(np.asarray(add), device=h.device, dtype=h.dtype)
+                    h = h + cached.steer * vec
+                if ablate is not None:
+                    u = torch.as_tensor(np.asarray(ablate), device=h.device, dtype=h.dtype)
+                    h = h - (h @ u)[..., None] * u
+                for block in self.stack.blocks:
+                    result = block(h, **cached.kwargs)
+                    h = result[0] if isinstance(result, tuple) else result
+                picked = h[cached.read_row, cached.read_pos]
+                if self.stack.norm is not None:  # per-position norm: same on the gathered
+                    picked = self.stack.norm(picked)
+                logits = self.stack.head(picked).float()
+                values = torch.log_softmax(logits, dim=-1).gather(-1, cached.targets)
+                host = values.double().cpu().numpy()
+                at = 0
+                for i, count in zip(cached.rows, cached.counts, strict=True):
+                    out[int(i)] = host[at:at + count]
+                    at += count
+        self.passes += 1
+        return [v for v in out if v is not None]
+
+
+@contextmanager
+def steering_hook(lm: LoadedModel, layer: int, vector: np.ndarray,
+                  positions: np.ndarray | None = None) -> Iterator[None]:
+    """Add ``vector`` (``(d,)``) to ``hidden_states[layer]`` inside ``lm``'s own forward
+    passes while the context is open: at the positions where ``positions`` (``(B, T)``,
+    1 = add) is set, or at every position when it is None (as llama.cpp applies a
+    control vector)."""
+    import torch
+
+    n = lm.identity.num_layers
+    if not 0 <= layer <= n:
+        raise SiteError(f"layer {layer} is out of range; this model has layers 0..{n}")
+
+    def steer(h: torch.Tensor) -> torch.Tensor:
+        vec = torch.as_tensor(np.asarray(vector), device=h.device, dtype=h.dtype)
+        if positions is None:
+            return h + vec
+        where = torch.as_tensor(np.asarray(positions), device=h.device, dtype=h.dtype)
+        return h + where[..., None] * vec
+
+    if layer < n:
+        def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if args:
+                return (steer(args[0]), *args[1:]), kwargs
+            return args, {**kwargs, "hidden_states": steer(kwargs["hidden_states"])}
+        handle = lm.layers[layer].register_forward_pre_hook(pre, with_kwargs=True)
+    else:
+        def post(module: Any, args: tuple[Any, ...], output: Any) -> Any:
+            return steer(output)
+        handle = _final_norm(lm.base).register_forward_hook(post)
+    try:
+        yield
+    finally:
+        handle.remove()
