@@ -43,6 +43,7 @@ from probebench.models.loading import (
     load_model,
     random_init_model,
     random_init_resolved,
+    release_memory,
     resolve_model,
 )
 from probebench.models.surprisal import SCORING_VERSION, sentence_log_probs
@@ -380,19 +381,35 @@ class Session:
                 self._acts[_ActsKey(model, key, s, shifted)] = result[s]
         return {s: self._acts[_ActsKey(model, key, s, shifted)] for s in sites}
 
+    def release(self, model: str, *, random_init: bool = False) -> None:
+        """Let the loaded ``model`` go (with ``random_init``, its random-init copy
+        instead) and hand the freed memory back to the system (``release_memory``); the
+        next pass that needs it loads it again. Memoised activations and scores stay."""
+        held = (self._random_lms if random_init else self.loaded).pop(model, None)
+        if held is not None:
+            del held
+            release_memory()
+
     def random_activations(self, model: str, key: str, prompts: Sequence[Prompt],
                            site: Site) -> np.ndarray:
         """Activations at ``site`` of a randomly initialised copy of ``model`` (seeded
         from the run's seed), through the disk cache under the copy's own identity
         (``random_init_resolved``: the config's hash and the seed), so they never pass
-        for the model's. On a hit neither model is loaded."""
+        for the model's. On a hit neither model is loaded. On a miss the trained model is
+        released while the copy exists (``release``): a run holds one model's weights at
+        a time; the caller releases the copy when its prompts are read
+        (``release(model, random_init=True)``)."""
         memo = _ActsKey(model, key, site, False)
         if memo not in self._random_acts:
             seed = sub_seed(self.options.seed, "random-init")
 
             def load() -> LoadedModel:
                 if model not in self._random_lms:
-                    self._random_lms[model] = random_init_model(self.lm(model), seed)
+                    # one model's weights at a time: the trained model gives way to its
+                    # copy (built from the folder's config) and is loaded again, the
+                    # same weights, when next needed
+                    self.release(model)
+                    self._random_lms[model] = random_init_model(self.model(model), seed)
                 return self._random_lms[model]
 
             source = self._random_lms.get(model) or random_init_resolved(self.model(model),

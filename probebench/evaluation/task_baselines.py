@@ -184,6 +184,7 @@ def _compute(session: Session, model: str, task_id: str, site: Site
             train_x = session.random_activations(model, f"{task_id}/train-sample",
                                                  sample.prompts, site)[t_idx]
             test_x = session.random_activations(model, f"{task_id}/test", flat.prompts, site)
+            session.release(model, random_init=True)  # its prompts are read
             rf = bl.random_feature_scores(train_x, t_y, test_x,
                                           sub_seed(opts.seed, task_id, "random"))
             out["random_features"] = score("random_features", rf)

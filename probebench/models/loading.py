@@ -7,6 +7,8 @@ activation cache can answer without one; ``load_model`` loads it.
 
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -302,7 +304,7 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
                 else resolve_model(name_or_path, revision=revision, device=device, dtype=dtype,
                                    progress=progress))
     import torch
-    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModel, AutoModelForCausalLM
 
     ident = resolved.identity
     cls: Any = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
@@ -316,16 +318,59 @@ def load_model(name_or_path: str | ResolvedModel, *, revision: str | None = None
             model: Any = cls.from_pretrained(resolved.path, dtype=getattr(torch, ident.dtype),
                                              attn_implementation="sdpa", use_safetensors=True,
                                              **placement)
-            tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     except Exception as exc:  # transformers raises many types for a broken folder
         raise ModelError(f"{resolved.path}: cannot load the model ({exc})") from exc
-    if not getattr(tokenizer, "is_fast", False):
-        raise ModelError(f"{resolved.path}: the tokenizer is not a fast tokenizer; probebench "
-                         "needs character offsets, which only fast tokenizers give")
+    tokenizer = _load_tokenizer(resolved.path)
     model.eval()
     if not placement:
         model.to(resolved.device)
     return LoadedModel(resolved=resolved, model=model, tokenizer=tokenizer)
+
+
+def _load_tokenizer(folder: Path) -> Any:
+    """The folder's fast tokenizer (``ModelError`` for a slow one or a broken folder)."""
+    from transformers import AutoTokenizer
+
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+    except Exception as exc:  # transformers raises many types for a broken folder
+        raise ModelError(f"{folder}: cannot load the tokenizer ({exc})") from exc
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"{folder}: the tokenizer is not a fast tokenizer; probebench "
+                         "needs character offsets, which only fast tokenizers give")
+    return tokenizer
+
+
+def release_memory() -> None:
+    """Hand memory that is no longer used back to the system: collect unreachable
+    objects (a model's modules can sit in reference cycles), return CUDA's cached blocks
+    when CUDA is in use, and on glibc trim the heap (``malloc_trim``), whose freed pages
+    otherwise stay in the process's resident set."""
+    import gc
+
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _glibc() -> Any:
+    """glibc as a ``ctypes`` library, or None (another C library, another system)."""
+    import ctypes
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
 
 
 #: share of a GPU's free memory the weights may take before the model is offloaded
@@ -360,23 +405,37 @@ def random_init_resolved(resolved: ResolvedModel, seed: int) -> ResolvedModel:
     return dataclasses.replace(resolved, identity=identity)
 
 
-def random_init_model(base: LoadedModel, seed: int) -> LoadedModel:
+def random_init_model(base: LoadedModel | ResolvedModel, seed: int) -> LoadedModel:
     """A model of ``base``'s architecture and config with freshly initialised weights
-    (``torch`` seeded with ``seed``; the caller's RNG state is left as it was), sharing
-    ``base``'s tokenizer: the random-feature baseline's model (Hewitt and Liang 2019
-    discuss random-init baselines). Its identity says so, so no cache confuses it with
-    the trained model."""
-    import torch
-    from transformers import AutoModel, AutoModelForCausalLM
+    (``torch`` seeded with ``seed``; the caller's RNG state is left as it was): the
+    random-feature baseline's model (Hewitt and Liang 2019 discuss random-init
+    baselines). Its identity says so, so no cache confuses it with the trained model.
 
-    ident = base.identity
+    ``base`` is the loaded model (its config and tokenizer are shared) or only its
+    resolved folder (the config and the tokenizer are read from the folder, the trained
+    weights never): the same weights either way, so a caller can let the trained model
+    go before building its copy and hold one model's weights at a time."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
+    resolved = base if isinstance(base, ResolvedModel) else base.resolved
+    ident = resolved.identity
     cls: Any = AutoModelForCausalLM if ident.architecture == "causal" else AutoModel
-    config = base.model.config
+    if isinstance(base, LoadedModel):
+        config, tokenizer = base.model.config, base.tokenizer
+    else:
+        try:
+            with quiet_transformers():
+                config = AutoConfig.from_pretrained(resolved.path)
+        except Exception as exc:  # transformers raises many types for a broken folder
+            raise ModelError(f"{resolved.path}: cannot read the model config ({exc})") \
+                from exc
+        tokenizer = _load_tokenizer(resolved.path)
     with torch.random.fork_rng(devices=[]), quiet_transformers():
         torch.manual_seed(seed)
         model: Any = cls.from_config(config, dtype=getattr(torch, ident.dtype),
                                      attn_implementation="sdpa")
     model.eval()
-    model.to(base.device)
-    resolved = random_init_resolved(base.resolved, seed)
-    return LoadedModel(resolved=resolved, model=model, tokenizer=base.tokenizer)
+    model.to(resolved.device)
+    return LoadedModel(resolved=random_init_resolved(resolved, seed), model=model,
+                       tokenizer=tokenizer)

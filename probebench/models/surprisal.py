@@ -164,10 +164,12 @@ def target_log_probs(lm: LoadedModel, ids: np.ndarray, mask: np.ndarray, rows: n
     device = lm.device
     where_row = torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(device)
     where_col = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(device)
-    wanted = torch.from_numpy(np.asarray(targets, dtype=np.int64).reshape(n, -1)).to(device)
+    given = np.asarray(targets, dtype=np.int64)
+    if n == 0:  # no position read (e.g. one-token texts without a BOS): an empty (0, K)
+        width = given.shape[-1] if given.ndim == 2 else 1
+        return torch.empty((0, width), dtype=torch.float32, device=device)
+    wanted = torch.from_numpy(given.reshape(n, -1)).to(device)
     out = torch.empty(wanted.shape, dtype=torch.float32, device=device)
-    if n == 0:
-        return out
     shape = tuple(ids.shape)
     kept: list[Any] = []
 
