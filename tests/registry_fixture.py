@@ -97,12 +97,16 @@ def synthetic_artifact(folder: Path, k: int, *, weights_bytes: int = 14_000) -> 
 
 
 def synthetic_registry(root: Path, n_entries: int, seed: int = 0, *, artifacts: bool = False,
-                       n_items: int = 60, history: int = 1, start: int = 0) -> list[str]:
+                       n_items: int = 60, history: int = 1, start: int = 0,
+                       hosted_share: float = 0.0) -> list[str]:
     """``n_entries`` entries (numbered from ``start``) with stored results; returns their
     ids. ``artifacts``: each entry's artifact folder exists (``artifacts/p<k>`` beside the
     registry), so the registry mirror holds it; ``n_items`` and ``history`` (records per
     stored result) set a result's size: 150 items and 3 records make a result of a real
-    stored result's size (about 100 KB)."""
+    stored result's size (about 100 KB). ``hosted_share``: that share of the entries (every
+    k-th, spread evenly) has its artifact on the Hugging Face Hub at a commit
+    (``hf://lab/probes@<commit>/p<k>``), as most of a real registry's will: the mirror links
+    it, and no folder is written for it."""
     rng = np.random.default_rng(seed + start)
     ids = []
     for k in range(start, start + n_entries):
@@ -122,10 +126,13 @@ def synthetic_registry(root: Path, n_entries: int, seed: int = 0, *, artifacts: 
             "tasks": tasks, "transfer_targets": []}
         if entry["status"] == "deprecated":
             entry["notice"] = f"Deprecated by re-evaluation: probe {k} fell 12 points."
+        hosted = int((k + 1) * hosted_share) > int(k * hosted_share)
+        if hosted:
+            entry["artifact_url"] = f"hf://lab/probes@{k:040x}/p{k}"
         path = entry_path(root, entry_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(entry, sort_keys=False))
-        if artifacts:
+        if artifacts and not hosted:
             synthetic_artifact(root.parent / "artifacts" / f"p{k}", k)
         strength = float(rng.uniform(0.0, 0.6))
         for task in tasks:

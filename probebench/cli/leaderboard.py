@@ -16,10 +16,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     summary = build_leaderboard(ws.registry, args.out, catalog=ws.catalog, spec_version=args.spec,
                                 n_resamples=args.resamples, seed=args.seed,
                                 source_url=args.source_url, index_rows=args.index_rows)
-    for note in summary.skipped:
-        print(f"  skipped {note}")
-    for line in summary.outside:  # shown, not hidden: the site still builds
-        print(f"  warning: {line}")
+    if args.top > 0:
+        for note in summary.skipped:
+            print(f"  skipped {note}")
+        for line in summary.outside:  # shown, not hidden: the site still builds
+            print(f"  warning: {line}")
+    else:  # --top 0: a count and the first ids, never thousands of lines
+        _print_summarised(summary.skipped, "entries skipped", "")
+        _print_summarised(summary.outside, "values outside their 95% interval",
+                          " (each marked in leaderboard.json, probescores[].outside)")
     print(f"built {summary.entries} entries in {time.perf_counter() - start:.1f}s "
           f"({summary.rendered} entry pages rendered, {summary.reused} reused unchanged)")
     if args.top and summary.ranking:
@@ -32,6 +37,21 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"{len(summary.guards)} guards (never ranked): guards.html")
     print(f"open {summary.out.resolve() / 'index.html'}")
     return 0
+
+
+#: the ids a summarised warning names (``--top 0``)
+FIRST_IDS = 5
+
+
+def _print_summarised(lines: list[str], what: str, where: str) -> None:
+    """One line for ``lines`` (each starting with an entry id): their count and the first
+    ``FIRST_IDS`` distinct ids."""
+    if not lines:
+        return
+    ids = list(dict.fromkeys(line.split(maxsplit=1)[0].rstrip(":") for line in lines))
+    more = f", ... ({len(ids)} entries in all)" if len(ids) > FIRST_IDS else ""
+    print(f"  warning: {len(lines)} {what} ({', '.join(ids[:FIRST_IDS])}{more}){where}; "
+          "--top 1 or more lists each")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

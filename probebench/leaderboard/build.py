@@ -50,7 +50,7 @@ import json
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from probebench.evaluation.definitions import (
 )
 from probebench.evaluation.generalisation import declared_families, family_tasks
 from probebench.evaluation.results import FlaggedOut, IntervalOut, TaskResult, TransferOut
+from probebench.hashing import sha256_bytes
 from probebench.leaderboard.charts import (
     bars_svg,
     reliability_svg,
@@ -560,6 +561,7 @@ def render_site(folder: Path, opts: BuildOptions, selection: Selection, scores: 
     _write_family_pages(site, sections)
     _write_guards_and_archive(site)
     _write_entry_pages(site)
+    _write_rank_scripts(site)
     _write_task_pages(site)
     _write_tasks_index(site)
     _write_methodology(site)
@@ -740,29 +742,74 @@ def _entries_js(sections: list[dict[str, Any]], pending: list[dict[str, Any]],
                 guards: list[tuple[dict[str, Any], str]], page_rows: int) -> str:
     """``entries.js``: one row per listed entry (ranked tables in their order, then those
     awaiting review, then guards), as arrays under ``ENTRY_FIELDS``."""
-    def rank(r: dict[str, Any]) -> str:
-        return "" if r.get("rank") is None else f"{r['rank']} [{r['best']}, {r['worst']}]"
-
     rows = [r for s in sections for g in s["groups"] for r in g["rows"]]
     rows += pending + [r for r, _ in guards]
-    data = {"fields": list(ENTRY_FIELDS), "page_rows": page_rows, "rows": [
-        [r["id"], r["short_name"], r["href"], family_name(r["family"]), " ".join(r["tasks"]),
-         r["model"], r["status"], r["category"], round(r["score"], 3), round(r["auroc"], 3),
-         rank(r), r["gap"]["mark"]] for r in rows]}
+    return _entries_script([_list_row(r) for r in rows], page_rows,
+                           "every entry the index lists")
+
+
+def _list_row(r: Mapping[str, Any]) -> list[Any]:
+    """An entry list's row (``ENTRY_FIELDS``) from a table row (``_entry_row``)."""
+    rank = "" if r.get("rank") is None else f"{r['rank']} [{r['best']}, {r['worst']}]"
+    return [r["id"], r["short_name"], r["href"], family_name(r["family"]), " ".join(r["tasks"]),
+            r["model"], r["status"], r["category"], round(r["score"], 3), round(r["auroc"], 3),
+            rank, r["gap"]["mark"]]
+
+
+def _entries_script(rows: list[list[Any]], page_rows: int, what: str) -> str:
+    """A page's entry-list data: a script, not JSON, so that it loads from file:// too."""
+    data = {"fields": list(ENTRY_FIELDS), "page_rows": page_rows, "rows": rows}
     # ensure_ascii: no U+2028 or other character a script would read otherwise than JSON
-    return ("// every entry the index lists (probebench leaderboard build); read by app.js\n"
+    return (f"// {what} (probebench leaderboard build); read by app.js\n"
             "window.PROBEBENCH_ENTRIES = " + json.dumps(data, ensure_ascii=True,
                                                         separators=(",", ":")) + ";\n")
 
 
+def data_script(page: str) -> str:
+    """The entry-list data of a family or task page: ``families/x.html`` ->
+    ``families/x.data.js``."""
+    return page.removesuffix(".html") + ".data.js"
+
+
 def _write_family_pages(site: _Site, sections: list[dict[str, Any]]) -> None:
+    """One page per family: the top ``index_rows`` rows of each table (and of its recall
+    table, generalisation matrix and pending list), every entry of the family in its
+    data script (``data_script``), paged by app.js."""
+    rows, sel = site.opts.index_rows, site.sel
     for section in sections:
         tasks = sorted({t for g in section["groups"] for t in g["tasks"]}
-                       | {t for e, _ in section["pending"] for t in site.sel.results[e.id]})
+                       | {t for e, _ in section["pending"] for t in sel.results[e.id]})
+        listed = [r for g in section["groups"] for r in g["rows"]]
+        listed += [_unranked_row(site, e, e.status) for e, _ in section["pending"]]
+        data_js = data_script(section["href"])
+        (site.folder / data_js).write_text(
+            _entries_script([_list_row(r) for r in listed], rows,
+                            f"every entry of the family {section['name']}"),
+            encoding="utf-8")
+        shown = dict(section, groups=[dict(g, rows=g["rows"][:rows])
+                                      for g in section["groups"]])
+        shown["chart"] = _scores_chart(shown["groups"], section["name"])
+        if section["matrix"] is not None:
+            shown["matrix"] = _truncated_matrix(section["matrix"], rows)
+        recall = _family_recall(site, tasks)
         site.write(section["href"], "family.html.j2", root="../", title=section["name"],
-                   section=section, n_resamples=site.opts.n_resamples, filters=site.filters,
+                   section=shown, n_resamples=site.opts.n_resamples, filters=site.filters,
                    tasks=[(t, *site.ranks.n_on_task(t)) for t in tasks],
-                   recall=_family_recall(site, tasks))
+                   recall=recall[:rows], n_recall=len(recall), index_rows=rows,
+                   n_listed=len(listed), data_js=data_js.rpartition("/")[2],
+                   pending=section["pending"][:rows])
+
+
+def _truncated_matrix(matrix: dict[str, Any], rows: int) -> dict[str, Any]:
+    """A matrix view (``_matrix_view``) with its first ``rows`` entries."""
+    groups, left = [], rows
+    for g in matrix["groups"]:
+        if left <= 0:
+            break
+        groups.append(dict(g, rows=g["rows"][:left]))
+        left -= len(groups[-1]["rows"])
+    n_rows = sum(len(g["rows"]) for g in matrix["groups"])
+    return dict(matrix, groups=groups, n_rows=n_rows, n_shown=min(rows, n_rows))
 
 
 def _family_recall(site: _Site, tasks: Sequence[str]) -> list[dict[str, Any]]:
@@ -810,9 +857,9 @@ def _write_entry_pages(site: _Site) -> None:
                              site.opts.spec.version)
         site.write(
             page, "entry.html.j2", root="../", title=e.short_name, e=e,
-            standing=standing, guard=sel.guards.get(e.id),
+            standing=standing, guard=sel.guards.get(e.id), rank_script=rank_shard(e.id),
             score=site.scores.breakdowns[e.id], tasks=_entry_task_views(site, e),
-            intervals=site.ranks.entries[e.id],
+            intervals=_own_interval(site.ranks.entries[e.id]),
             selective=selectivity_judgment(sel.results[e.id]),
             files=files,
             history=history_by_task(registry, e.id, sorted(sel.results[e.id])),
@@ -848,20 +895,76 @@ def _entry_digest(site: _Site, e: Entry, standing: dict[str, Any] | None,
     for t in tasks:
         group = site.ranks.task_groups.get(t)
         if group is not None and e.id in group.ranks:
-            on_task.append((t, group.ranks[e.id], len(group.ranked), group.scores[e.id]))
+            on_task.append((t, _own_interval(group.ranks[e.id]), group.scores[e.id]))
     return site.cache.digest(
         file_digest(paths, registry.parent), e, standing, sel.guards.get(e.id),
-        site.scores.breakdowns[e.id], site.ranks.entries[e.id], site.scores.gaps[e.id],
+        site.scores.breakdowns[e.id], _own_interval(site.ranks.entries[e.id]),
+        site.scores.gaps[e.id],
         on_task, [held[t] for t in tasks])
 
 
 def _standing(group: RankedGroup | None, entry_id: str) -> dict[str, Any] | None:
-    """Where an entry page says the entry stands: its rank in its task set's group."""
+    """Where an entry page says the entry stands: its task set's group, whether it is ranked
+    there (and if not, why: its own gap to its baselines) and its ProbeScore's interval;
+    never its rank, which moves with other entries' results (``ranks/<shard>.js``)."""
     if group is None:
         return None
-    return {"rank": group.ranks[entry_id], "n": len(group.ranked), "tasks": group.tasks,
+    r = group.ranks[entry_id]
+    return {"ranked": r.rank is not None, "unranked": r.unranked, "tasks": group.tasks,
             "family": family_name(group.family), "href": family_page(group.family),
-            "anchor": "set-" + "--".join(group.tasks)}
+            "anchor": "set-" + "--".join(group.tasks), "shard": rank_shard(entry_id)}
+
+
+#: the folder of the entry pages' rank scripts (``rank_shard``)
+RANKS_FOLDER = "ranks"
+
+
+def rank_shard(entry_id: str) -> str:
+    """The rank script an entry page loads, ``ranks/<xx>.js``: its entry id's sha256's
+    first two hex digits, so that a page names it from its own id and a page plus its
+    script stays small (about 1/256 of the entries per script).
+
+    >>> rank_shard("a")
+    'ranks/ca.js'
+    """
+    return f"{RANKS_FOLDER}/{sha256_bytes(entry_id.encode('utf-8', 'surrogatepass'))[:2]}.js"
+
+
+def _own_interval(interval: RankInterval) -> RankInterval:
+    """``interval`` without its rank, which other entries' results move: what an entry
+    page shows of it."""
+    return replace(interval, rank=None, best=None, worst=None)
+
+
+def _write_rank_scripts(site: _Site) -> None:
+    """``ranks/<xx>.js``: each entry's rank in its task set's group and on each task alone
+    (``[rank, best, worst, ranked entries]``), read by the entry page through app.js."""
+    shards: dict[str, dict[str, Any]] = {}
+    group_of = {i: g for g in site.ranks.groups for i in g.order}
+
+    def cell(group: RankedGroup | None, entry_id: str) -> list[int] | None:
+        if group is None or entry_id not in group.ranks:
+            return None
+        r = group.ranks[entry_id]
+        if r.rank is None or r.best is None or r.worst is None:
+            return None
+        return [r.rank, r.best, r.worst, len(group.ranked)]
+
+    for e in site.sel.entries:
+        on_task = {t: cell(site.ranks.task_groups.get(t), e.id)
+                   for t in sorted(site.sel.results[e.id])}
+        shards.setdefault(rank_shard(e.id), {})[e.id] = {
+            "set": cell(group_of.get(e.id), e.id),
+            "tasks": {t: c for t, c in on_task.items() if c is not None}}
+    (site.folder / RANKS_FOLDER).mkdir(exist_ok=True)
+    for name, ranks in sorted(shards.items()):
+        # ensure_ascii: no U+2028 or other character a script would read otherwise
+        (site.folder / name).write_text(
+            "// entry ranks (probebench leaderboard build); read by app.js\n"
+            "window.PROBEBENCH_RANKS = " + json.dumps(dict(sorted(ranks.items())),
+                                                      ensure_ascii=True,
+                                                      separators=(",", ":")) + ";\n",
+            encoding="utf-8")
 
 
 def _entry_task_views(site: _Site, e: Entry) -> list[dict[str, Any]]:
@@ -871,10 +974,12 @@ def _entry_task_views(site: _Site, e: Entry) -> list[dict[str, Any]]:
     for t, rec in sorted(site.sel.results[e.id].items()):
         view = _task_view(t, rec)
         task_group = site.ranks.task_groups.get(t)
-        view["standing"] = ({"rank": task_group.ranks[e.id], "n": len(task_group.ranked),
-                             "score": task_group.scores[e.id]}
-                            if task_group is not None and e.id in task_group.ranks
-                            else None)
+        own = (task_group.ranks[e.id] if task_group is not None and e.id in task_group.ranks
+               else None)
+        view["standing"] = None if own is None or task_group is None else {
+            "score": task_group.scores[e.id], "score_low": own.score_low,
+            "score_high": own.score_high, "ranked": own.rank is not None,
+            "unranked": own.unranked}
         view["baselines"] = baselines_beside(site.opts.registry, t, rec)
         view["gap"] = _gap_view(site.scores.gaps[e.id][t])
         view["holdout"] = entry_holdout(site.opts.catalog, t, rec)
@@ -1247,16 +1352,32 @@ def _write_task_pages(site: _Site) -> None:
         holdouts = (holdout_context(task_holdouts(catalog, task_id, site.opts.registry,
                                                   [e.id for e in on_task]))
                     if spec is not None else None)
+        ranked = ([row(sel.by_id[i], group) for i in group.order]
+                  if group is not None else [])
+        pending = [row(e, None) for e in on_task
+                   if e.status == "pending_review" and e.id not in sel.guards]
+        guard_rows = [row(e, None) for e in on_task
+                      if e.id in sel.guards and e.status != "deprecated"]
+        page, n = f"tasks/{task_id}.html", site.opts.index_rows
+        family = family_name(sel.families[task_id])
+        listed = [[r["id"], r["short_name"], r["href"], family, task_id, r["model"],
+                   "guard" if r["id"] in sel.guards else r["status"],
+                   sel.by_id[r["id"]].category,
+                   round(r["score"], 3) if "score" in r else None,
+                   round(r["auroc_value"], 3),
+                   "" if r.get("rank") is None else f"{r['rank']} [{r['best']}, {r['worst']}]",
+                   r["gap"]["mark"]] for r in ranked + pending + guard_rows]
+        (site.folder / data_script(page)).write_text(
+            _entries_script(listed, n, f"every entry on the task {task_id}"), encoding="utf-8")
         site.write(
-            f"tasks/{task_id}.html", "task.html.j2", root="../", title=task_id,
+            page, "task.html.j2", root="../", title=task_id,
             task=_task_header(task_id, spec), recall=declares_control(spec),
-            rows=[row(sel.by_id[i], group) for i in group.order] if group is not None else [],
+            rows=ranked[:n], n_rows=len(ranked),
             n_ranked=len(group.ranked) if group is not None else 0,
             surface=surface_flag(catalog, task_id, stored),
-            pending=[row(e, None) for e in on_task
-                     if e.status == "pending_review" and e.id not in sel.guards],
-            guard_rows=[row(e, None) for e in on_task
-                        if e.id in sel.guards and e.status != "deprecated"],
+            pending=pending[:n], n_pending=len(pending), guard_rows=guard_rows[:n],
+            n_guard_rows=len(guard_rows), index_rows=n, n_listed=len(listed),
+            data_js=data_script(page).rpartition("/")[2], filters=site.filters,
             baselines=_baselines_view(stored, spec.test_sha256 if spec else None),
             accuracy_name=names[0] if names else "accuracy",
             n_resamples=site.opts.n_resamples, sweeps=sweeps.get(task_id, []),

@@ -2,13 +2,17 @@
 the files under ``registry/`` (``probebench.registry.mirror`` reads them).
 
 Every entry of the registry is mirrored (live, pending, deprecated: an id once cited
-must still load), with its YAML, every file of its artifact folder, its stored results;
-and the guards file, the baselines. Artifacts in the repository are copied as they are
-(``registry/artifacts/<folder>``); an artifact on the hub or GitHub is fetched at its
-pinned commit (``resolve_artifact``, within the artifact limits) and copied under
-``registry/artifacts/_remote/<entry>``. Each file is listed in the index with its SHA-256
-and size, so a reader checks it before anything loads it; the index names the task
-catalog's version and test hashes the results were made on.
+must still load), with its YAML, its stored results, and every file of its artifact folder
+where the artifact is in the repository (``registry/artifacts/<folder>``); and the guards
+file, the baselines. An artifact hosted elsewhere (the Hugging Face Hub or GitHub, pinned
+to a commit) is **linked, not copied**: the index gives its ``artifact_url`` and no file,
+the build fetches nothing, and a reader fetches it there through ``sources`` (within the
+artifact limits) and refuses it unless its bundle hash is the index's ``artifact_sha256``
+(``probebench.registry.mirror.linked_artifact_folder``). An index with such an entry is of
+format 2 (``INDEX_FORMAT_LINKED``), which a format-1 client refuses by name; one without
+is of format 1, as before. Each file is listed in the index with its SHA-256 and size, so a
+reader checks it before anything loads it; the index names the task catalog's version and
+test hashes the results were made on.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from probebench.registry.entry import Entry, entry_path
 from probebench.registry.guards import GUARDS_FILE, guard_ids
 from probebench.registry.mirror import (
     INDEX_FILE,
+    INDEX_FORMAT,
+    INDEX_FORMAT_LINKED,
     CatalogTask,
     MirrorEntry,
     MirrorFile,
@@ -33,6 +39,7 @@ from probebench.registry.mirror import (
 )
 from probebench.registry.store import latest_results, result_path
 from probebench.sources.resolve import resolve_artifact
+from probebench.sources.urls import parse_artifact_ref
 from probebench.tasks.catalog import TaskCatalog
 from probebench.version import __version__
 
@@ -49,6 +56,16 @@ def _artifact_dest(entry: Entry) -> str:
     if "://" not in url and url.startswith("registry/artifacts/") and ".." not in url:
         return url
     return f"registry/artifacts/_remote/{_slug(entry.id)}"
+
+
+def _hosted_elsewhere(artifact_url: str) -> str | None:
+    """``artifact_url`` where it is a remote artifact pinned to a commit (the hub, GitHub):
+    linked by the mirror; None: a folder the mirror copies."""
+    try:
+        ref = parse_artifact_ref(artifact_url)
+    except InputError:
+        return None
+    return artifact_url if ref.remote and ref.pinned else None
 
 
 def _walk(folder: Path) -> list[Path]:
@@ -96,16 +113,19 @@ def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
     mirrored: list[MirrorEntry] = []
     left_out: list[str] = []
     for entry in sorted(entries, key=lambda e: e.id):
-        try:
-            folder, _ = resolve_artifact(entry.artifact_url, repo)
-        except InputError as exc:
-            left_out.append(f"{entry.id}: not in the registry mirror: {exc}")
-            continue
+        linked = _hosted_elsewhere(entry.artifact_url)
+        folder = None
+        if linked is None:
+            try:
+                folder, _ = resolve_artifact(entry.artifact_url, repo)
+            except InputError as exc:
+                left_out.append(f"{entry.id}: not in the registry mirror: {exc}")
+                continue
         entry_file = writer.copy(entry_path(registry, entry.id),
                                  f"registry/probes/{entry.id}.yaml")
         dest = _artifact_dest(entry)
-        files = [writer.copy(p, f"{dest}/{p.relative_to(folder).as_posix()}")
-                 for p in _walk(folder)]
+        files = [] if folder is None else [
+            writer.copy(p, f"{dest}/{p.relative_to(folder).as_posix()}") for p in _walk(folder)]
         stored = latest_results(registry, entry.id)
         results = {}
         for task in sorted(stored):
@@ -118,7 +138,8 @@ def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
                 license=entry.license, tasks=list(entry.tasks),
                 artifact_sha256=entry.artifact_sha256, entry_file=entry_file,
                 artifact_path=dest, artifact_files=files, results=results,
-                auroc={t: r.result.auroc.value for t, r in sorted(stored.items())}))
+                auroc={t: r.result.auroc.value for t, r in sorted(stored.items())},
+                artifact_url=linked))
         except ValidationError as exc:
             # a file name the mirror's path rule refuses (a control character, a part
             # too long): the entry is left out of the mirror, and the build says why
@@ -132,7 +153,9 @@ def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
     baselines = [writer.copy(p, f"registry/{p.relative_to(registry).as_posix()}")
                  for p in sorted((registry / "baselines").rglob("*.json"))
                  if p.is_file() and not p.is_symlink()]
+    linking = any(e.artifact_url is not None for e in mirrored)
     index = RegistryIndex(
+        format=INDEX_FORMAT_LINKED if linking else INDEX_FORMAT,
         probebench_version=__version__, spec_version=spec_version,
         catalog={t: CatalogTask(version=catalog.spec(t).version,
                                 test_sha256=catalog.spec(t).test_sha256)

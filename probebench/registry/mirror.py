@@ -83,6 +83,10 @@ INDEX_FILE = "registry.json"
 #: the mirror's files, by content, under the leaderboard's root
 BLOBS = "registry/blobs"
 INDEX_FORMAT: Literal["probebench-registry/1"] = "probebench-registry/1"
+#: the format of an index that links an artifact hosted elsewhere (``MirrorEntry``'s
+#: ``artifact_url``): a client that reads only ``INDEX_FORMAT`` refuses it, naming the
+#: unknown field, rather than read an entry without its files
+INDEX_FORMAT_LINKED: Literal["probebench-registry/2"] = "probebench-registry/2"
 REGISTRY_ENV = "PROBEBENCH_REGISTRY"
 #: the project's published leaderboard, whose registry.json a pip user reads by default
 PUBLISHED_REGISTRY = "https://probebench.github.io/probebench/registry.json"
@@ -212,12 +216,17 @@ class MirrorEntry(BaseModel):
                             "root: ``registry/probes/<id>.yaml``.")
     artifact_path: str = Field(description="The artifact folder in the mirror, under "
                                "``registry/artifacts/``.")
-    artifact_files: list[str] = Field(min_length=1, fail_fast=True,
-                                      description="Every file of the artifact folder.")
+    artifact_files: list[str] = Field(fail_fast=True, description="Every file of the "
+                                      "artifact folder; none where ``artifact_url`` is set.")
     results: dict[str, str] = Field(default_factory=dict, fail_fast=True,
                                     description="Task -> the stored results file.")
     #: the latest stored AUROC per task (for listing; the results files are the record)
     auroc: dict[str, float | None] = Field(default_factory=dict, fail_fast=True)
+    artifact_url: str | None = Field(default=None, description="Where the artifact is "
+                                     "hosted (the Hugging Face Hub or GitHub, pinned to a "
+                                     "commit): the mirror links it instead of copying it, and "
+                                     "a reader fetches it there and checks its bundle hash "
+                                     "against ``artifact_sha256``. Format 2 only.")
 
     @model_validator(mode="after")
     def _paths_kept(self) -> MirrorEntry:
@@ -227,6 +236,22 @@ class MirrorEntry(BaseModel):
         if self.entry_file != f"registry/probes/{self.id}.yaml":
             raise ValueError(f"entry_file: {self.entry_file[:120]!r} is not "
                              f"'registry/probes/{self.id}.yaml', the file of the entry's id")
+        if self.artifact_url is not None:
+            from probebench.sources.resolve import registry_artifact_problem
+            from probebench.sources.urls import parse_artifact_ref
+
+            problem = registry_artifact_problem(self.artifact_url[:2000])
+            if problem is None and not parse_artifact_ref(self.artifact_url).remote:
+                problem = "a repository folder is mirrored, not linked"
+            if problem is not None:
+                raise ValueError(f"artifact_url: expected the Hugging Face Hub or GitHub at a "
+                                 f"commit; {problem}")
+            if self.artifact_files:
+                raise ValueError("artifact_files: an artifact linked by artifact_url lists "
+                                 f"no file in the mirror; found {len(self.artifact_files)}")
+        elif not self.artifact_files:
+            raise ValueError("artifact_files: List should have at least 1 item (the artifact "
+                             "folder's files; none only where artifact_url links it)")
         _mirror_path(self.artifact_path, ARTIFACTS, "artifact_path")
         folder = self.artifact_path + "/"
         for i, path in enumerate(self.artifact_files):
@@ -248,7 +273,8 @@ class RegistryIndex(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["probebench-registry/1"] = INDEX_FORMAT
+    #: format 1, or 2 where an entry links its artifact (``artifact_url``)
+    format: Literal["probebench-registry/1", "probebench-registry/2"] = INDEX_FORMAT
     probebench_version: str
     spec_version: str = Field(description="The ProbeScore spec the leaderboard ranks with.")
     catalog: dict[str, CatalogTask] = Field(description="Task id -> the version and test "
@@ -283,6 +309,10 @@ class RegistryIndex(BaseModel):
         listed = self.files
         seen: set[str] = set()
         for i, entry in enumerate(self.entries):
+            if entry.artifact_url is not None and self.format == INDEX_FORMAT:
+                raise ValueError(f"entries[{i}].artifact_url: an index of format "
+                                 f"{INDEX_FORMAT} links no artifact; expected format "
+                                 f"{INDEX_FORMAT_LINKED}")
             if entry.artifact_path in nested:
                 inner = next(f for f in sorted(artifact_folders)
                              if f.startswith(entry.artifact_path + "/"))
@@ -310,7 +340,11 @@ class RegistryIndex(BaseModel):
     def to_json(self) -> str:
         import json
 
-        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+        doc = self.model_dump(mode="json")
+        for entry in doc["entries"]:  # format 1 as a format-1 client reads it
+            if entry["artifact_url"] is None:
+                del entry["artifact_url"]
+        return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
 def _where_in(loc: tuple[int | str, ...]) -> str:
@@ -490,7 +524,7 @@ class RegistrySource:
         if found is None:
             return  # the caller reports an unknown id with its close matches
         paths = [found.entry_file]
-        if artifact:
+        if artifact and found.artifact_url is None:  # a linked one: mirror_artifact_folder
             self._check_artifact(found, budget if budget is not None else
                                  FetchBudget.default())
             paths += found.artifact_files
@@ -978,10 +1012,39 @@ def entry_artifact(entry_id: str, registry: str | Path | None = None, *,
     return EntryArtifact(source, entry, folder)
 
 
+class ArtifactMismatchError(InputError):
+    """An artifact fetched from where the index links it is not the one it registers."""
+
+
+def linked_artifact_folder(listed: MirrorEntry, where: str, *,
+                           budget: FetchBudget | None = None) -> Path:
+    """The artifact an index links (``MirrorEntry.artifact_url``), fetched from the hub or
+    GitHub at its commit by ``sources`` (within ``budget``, default the artifact limits)
+    and refused (``ArtifactMismatchError``) unless its bundle hash is the index's
+    ``artifact_sha256``."""
+    from probebench.artifact.bundle import manifest, scan
+    from probebench.sources.resolve import fetch_artifact
+    from probebench.sources.urls import parse_artifact_ref
+
+    assert listed.artifact_url is not None
+    fetched = fetch_artifact(parse_artifact_ref(listed.artifact_url), budget)
+    got = manifest(scan(fetched.folder)).sha256
+    if got != listed.artifact_sha256:
+        raise ArtifactMismatchError(
+            f"{where}: the artifact of {listed.id} fetched from {listed.artifact_url} "
+            f"(commit {fetched.commit}) has bundle sha256 {got[:16]}..., the registry index "
+            f"says {listed.artifact_sha256[:16]}...; refused, nothing in it was used")
+    return fetched.folder
+
+
 def mirror_artifact_folder(source: RegistrySource, listed: MirrorEntry) -> Path:
     """The artifact folder of a mirror's entry, in the mirror's cache: refused, before
     anything in it is read or listed, unless the index lists files for it and the folder,
-    every link on its way resolved, lies inside the cache's ``registry/artifacts/``."""
+    every link on its way resolved, lies inside the cache's ``registry/artifacts/``. An
+    artifact the index links (``artifact_url``) is fetched there and checked against the
+    index's bundle hash (``linked_artifact_folder``)."""
+    if listed.artifact_url is not None:
+        return linked_artifact_folder(listed, source.describe())
     if not listed.artifact_files:
         raise InputError(f"{source.describe()}: the index lists no file of the artifact of "
                          f"{listed.id} ({listed.artifact_path!r}); refused")
@@ -1089,6 +1152,7 @@ __all__ = [
     "BLOBS",
     "INDEX_FILE",
     "INDEX_FORMAT",
+    "INDEX_FORMAT_LINKED",
     "MAX_INDEX_BYTES",
     "MAX_INDEX_ENTRIES",
     "MAX_INDEX_FILES",
@@ -1099,6 +1163,7 @@ __all__ = [
     "PATH_RULE",
     "PUBLISHED_REGISTRY",
     "REGISTRY_ENV",
+    "ArtifactMismatchError",
     "CatalogTask",
     "EntryArtifact",
     "EntrySummary",
@@ -1110,6 +1175,7 @@ __all__ = [
     "download_artifact",
     "entry_artifact",
     "index_url",
+    "linked_artifact_folder",
     "mirror_artifact_folder",
     "mirrors_dir",
     "open_registry",

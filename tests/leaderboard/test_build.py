@@ -399,14 +399,21 @@ def test_a_point_outside_its_interval_is_marked_and_the_site_still_builds(
     path.write_text(doc.to_json())
     out = tmp_path / "site"
     assert main(["leaderboard", "build", "--registry", str(registry), "--out", str(out),
-                 "--resamples", "50", "--top", "0"]) == 0
+                 "--resamples", "50", "--top", "1"]) == 0
     printed = capsys.readouterr().out
+    # --top 0: one line, the count and the first ids, never a line per value
+    assert main(["leaderboard", "build", "--registry", str(registry), "--out", str(out),
+                 "--resamples", "50", "--top", "0"]) == 0
+    quiet = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("  warning: ") and "outside" in line]
     board = json.loads((out / "leaderboard.json").read_text())
+    assert len(quiet) == 1 and entry_id in quiet[0], quiet
     score = next(s for s in board["probescores"] if s["entry_id"] == entry_id)
     assert "auroc" in score["outside"] and score["outside"] == _marks(score)
     assert score["axes"]["auroc"]["value"] == 0.99 > score["axes"]["auroc"]["ci_high"]
     warnings = [line for line in printed.splitlines() if line.startswith("  warning: ")]
     assert len(warnings) == sum(len(s["outside"]) for s in board["probescores"])
+    assert quiet[0].startswith(f"  warning: {len(warnings)} values outside their 95% interval")
     for axis in score["outside"]:
         assert any(f"{entry_id} on {{{task}}}: {axis} " in w and "outside its 95% interval" in w
                    for w in warnings), axis

@@ -218,12 +218,13 @@
         tr.setAttribute("data-entry", r[col.id]);
         cell(tr, r[col.rank] || "—");
         var name = cell(tr, ""), a = document.createElement("a");
-        a.setAttribute("href", r[col.href]);
+        a.setAttribute("href", (list.getAttribute("data-root") || "") + r[col.href]);
         a.textContent = r[col.short_name];
         name.appendChild(a);
         cell(tr, r[col.family]); cell(tr, r[col.tasks]); cell(tr, r[col.model]);
         cell(tr, r[col.status]);
-        cell(tr, r[col.probescore].toFixed(3), "num"); cell(tr, r[col.auroc].toFixed(3), "num");
+        cell(tr, r[col.probescore] == null ? "—" : r[col.probescore].toFixed(3), "num");
+        cell(tr, r[col.auroc].toFixed(3), "num");
         cell(tr, r[col.beats]);
         body.appendChild(tr);
       });
@@ -248,5 +249,21 @@
     document.querySelector(".entry-list-controls").hidden = false;
     list.hidden = false;
     refilter();
+  }
+  // An entry page's rank, from its rank script (ranks/<xx>.js): the static page holds
+  // nothing that other entries' results move, so an unchanged page is reused as it is.
+  // The text replaces the "see its ranking" link; set as text, never as HTML.
+  var ranks = window.PROBEBENCH_RANKS;
+  if (ranks) {
+    Array.prototype.forEach.call(document.querySelectorAll(".entry-rank[data-entry]"),
+      function (span) {
+        var own = ranks[span.getAttribute("data-entry")];
+        if (!own) return;
+        var task = span.getAttribute("data-task");
+        var r = task ? (own.tasks || {})[task] : own.set;
+        if (!r) return;
+        span.textContent = r[0] + " [" + r[1] + ", " + r[2] + "] of " + r[3];
+        span.classList.add("filled");
+      });
   }
 })();

@@ -16,12 +16,13 @@ import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
 
 from probebench.cli import main
-from probebench.leaderboard.build import ENTRIES_JS, build_leaderboard, page_name
+from probebench.leaderboard.build import ENTRIES_JS, build_leaderboard, family_page, page_name
 from probebench.leaderboard.files import slug
 from probebench.leaderboard.incremental import MANIFEST
 from probebench.registry.entry import entry_path
@@ -148,10 +149,11 @@ def test_an_incremental_build_renders_only_changed_pages_and_equals_a_full_build
     # the reused pages are the previous build's files (hard links), the changed one is new
     assert [i for i in before if before[i] != after[i]] == [changed]
     assert "A re-worded probe" in (board / page_name(changed)).read_text()
-    # new results of one entry: its page and those whose standing moved are rendered
+    # new results of one entry: only its page is rendered, though other entries' ranks
+    # move (ranks live in ranks/<xx>.js, which every build writes afresh)
     synthetic_registry(registry, 1, seed=7, artifacts=True)
     third = build_leaderboard(registry, board, catalog=catalog, n_resamples=20)
-    assert third.rendered >= 1 and third.rendered + third.reused == first.entries
+    assert (third.rendered, third.reused) == (1, first.entries - 1)
     full = tmp_path / "full"
     build_leaderboard(registry, full, catalog=catalog, n_resamples=20)
     assert _tree(board) == _tree(full)  # every file, byte for byte
@@ -199,4 +201,107 @@ def test_the_entry_list_pages_and_filters(site: tuple[Path, Path, list[str], str
     statuses = {r[data["fields"].index("status")] for r in data["rows"]}
     assert "guard" in statuses
     assert set(rows()) <= {r[0] for r in data["rows"] if r[6] == "guard"} and rows()
+    assert not _errors(driver)
+
+
+def _script_data(path: Path, name: str) -> object:
+    text = path.read_text()
+    return json.loads(text.split(f"window.{name} = ", 1)[1].rstrip().rstrip(";"))
+
+
+def _ranked_rows(board: Path) -> dict[str, tuple[int, int, int, int]]:
+    """entry id -> (rank, best, worst, ranked entries of its group), from leaderboard.json."""
+    leaderboard = json.loads((board / "leaderboard.json").read_text())
+    out = {}
+    for g in leaderboard["rankings"]:
+        n = sum(r["rank"] is not None for r in g["entries"])
+        for r in g["entries"]:
+            if r["rank"] is not None:
+                out[r["entry_id"]] = (r["rank"], r["rank_best"], r["rank_worst"], n)
+    return out
+
+
+def test_an_entry_page_holds_no_rank_and_its_rank_script_does(
+        site: tuple[Path, Path, list[str], str]) -> None:
+    """The static page links its ranking (no rank number: other entries' results move it);
+    the rank script it loads holds the rank leaderboard.json has."""
+    _, board, _, _ = site
+    ranked = _ranked_rows(board)
+    assert ranked
+    for entry_id, (rank, best, worst, n) in ranked.items():
+        html = (board / page_name(entry_id)).read_text()
+        script = re.search(r'<script src="\.\./(ranks/[0-9a-f]{2}\.js)"></script>', html)
+        assert script is not None, entry_id
+        assert f'<span class="entry-rank" data-entry="{entry_id}"><a href="../families/' \
+            in html
+        assert f"{rank} [{best}, {worst}] of {n}" not in html
+        ranks = _script_data(board / script.group(1), "PROBEBENCH_RANKS")
+        assert ranks[entry_id]["set"] == [rank, best, worst, n]  # type: ignore[index]
+
+
+def test_family_and_task_pages_write_the_top_rows_and_list_every_entry_in_a_script(
+        site: tuple[Path, Path, list[str], str]) -> None:
+    _, board, _, _ = site
+    pages = sorted((board / "tasks").glob("*.html")) + sorted((board / "families").glob("*.html"))
+    assert pages
+    leaderboard = json.loads((board / "leaderboard.json").read_text())
+    for page in pages:
+        html = page.read_text()
+        for table in re.findall(r'<table class="sortable ranked.*?</table>', html, re.S):
+            assert len(re.findall(r"<tr[^>]*data-entry=", table)) <= INDEX_ROWS, page
+        data_js = page.with_name(page.name.removesuffix(".html") + ".data.js")
+        assert f'<script src="{data_js.name}"></script>' in html
+        data = _script_data(data_js, "PROBEBENCH_ENTRIES")
+        listed = [row[0] for row in data["rows"]]  # type: ignore[index]
+        assert len(listed) == len(set(listed))
+        if page.parent.name == "tasks":  # every live or pending entry with a result on it
+            task = page.stem
+            expected = {r["entry_id"] for r in leaderboard["results"]
+                        if r["task"] == task and r["status"] != "deprecated"}
+            assert set(listed) == expected, page
+        else:
+            family = {g["family"] for g in leaderboard["rankings"]
+                      if family_page(g["family"]) == f"families/{page.name}"}
+            ranked = {r["entry_id"] for g in leaderboard["rankings"] if g["family"] in family
+                      for r in g["entries"]}
+            assert ranked <= set(listed), page
+        if len(listed) > INDEX_ROWS:
+            assert "truncated" in html, page
+
+
+@browser
+def test_an_entry_page_shows_its_rank_from_its_rank_script(
+        site: tuple[Path, Path, list[str], str], driver: WebDriver) -> None:
+    from selenium.webdriver.common.by import By
+
+    _, board, _, _ = site
+    entry_id, (rank, best, worst, n) = sorted(_ranked_rows(board).items())[0]
+    _open(driver, board / page_name(entry_id))
+    span = driver.find_element(By.CSS_SELECTOR, ".entry-rank:not([data-task])")
+    assert span.text == f"{rank} [{best}, {worst}] of {n}"
+    assert not span.find_elements(By.TAG_NAME, "a")  # text, not the fallback link
+    assert not _errors(driver)
+
+
+@browser
+def test_a_task_page_pages_every_entry_on_the_task(
+        site: tuple[Path, Path, list[str], str], driver: WebDriver) -> None:
+    from selenium.webdriver.common.by import By
+
+    _, board, _, _ = site
+    page = max((board / "tasks").glob("*.html"),
+               key=lambda p: p.with_name(p.stem + ".data.js").stat().st_size)
+    _open(driver, page)
+    data = driver.execute_script("return window.PROBEBENCH_ENTRIES")
+    n = len(data["rows"])
+    assert n > INDEX_ROWS
+    seen: list[str] = []
+    for _k in range(-(-n // INDEX_ROWS)):
+        seen += [r.get_attribute("data-entry") or "" for r in
+                 driver.find_elements(By.CSS_SELECTOR, "#entry-list tbody tr")]
+        driver.find_element(By.ID, "entry-next").click()
+    assert sorted(seen) == sorted(r[0] for r in data["rows"])
+    link = driver.find_element(By.CSS_SELECTOR, "#entry-list tbody a")
+    target = Path(unquote(urlparse(link.get_attribute("href") or "").path))
+    assert target.is_file() and target.parent.name == "entries"
     assert not _errors(driver)

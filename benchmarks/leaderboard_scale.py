@@ -1,0 +1,152 @@
+"""Leaderboard build at scale: a synthetic registry of N entries (default 10,000) with
+results of a real stored result's size; 90% of the artifacts are hosted on the Hugging Face
+Hub (``--hosted``, as most of a real registry's will be: the mirror links them, copies
+nothing), the others are folders in the repository, which the mirror stores.
+
+    python benchmarks/leaderboard_scale.py [--entries 10000] [--changed 10] [--resamples 200]
+
+Prints each figure beside its bound, with the ratio value / bound (below 1: within it):
+the build's CPU seconds per entry (<= 0.05), its peak RSS (<= 2 GB), the site's size
+(<= 1 GB; artifacts hosted elsewhere are not in it), the largest entry page with the data
+it loads (its rank script, its generated files: <= 100 KB), the largest family and task
+page with its data script (<= 1 MB each), the registry.json parse (time and memory, bounded
+by ``parse_index``'s documented 0.15 ms and 20 KB per entry), and an incremental build
+after ``--changed`` entries' results are rewritten: the entry pages it rendered (bound: the
+changed ones) and its CPU time against the full build's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from probebench.leaderboard.build import build_leaderboard, page_name, rank_shard
+from probebench.leaderboard.files import slug
+from probebench.leaderboard.ranks import RANK_RESAMPLES
+from probebench.registry.mirror import INDEX_FILE, parse_index
+from probebench.tasks.catalog import TaskCatalog
+from tests.registry_fixture import synthetic_registry
+
+#: the bounds the site is held to
+CPU_PER_ENTRY_S = 0.05
+RSS_BYTES = 2e9
+SITE_BYTES = 1e9
+PAGE_BYTES = 100_000
+LIST_PAGE_BYTES = 1e6
+#: parse_index's documented cost: 15 s and 1.9 GiB for 100,000 entries
+PARSE_S_PER_ENTRY = 15 / 100_000
+PARSE_BYTES_PER_ENTRY = 20_000
+#: a synthetic result of a real stored result's size: 150 items, three records (~100 KB)
+N_ITEMS, HISTORY = 150, 3
+#: the share of artifacts hosted on the hub (linked by the mirror, not copied)
+HOSTED = 0.9
+
+
+def _site_size(site: Path) -> tuple[int, int]:
+    sizes = [p.stat().st_size for p in site.rglob("*") if p.is_file()]
+    return sum(sizes), len(sizes)
+
+
+def _build(registry: Path, site: Path, resamples: int) -> tuple[float, float, int]:
+    """(CPU seconds, wall seconds, entry pages rendered) of one build."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    summary = build_leaderboard(registry, site, catalog=TaskCatalog.default(),
+                                n_resamples=resamples)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    print(f"  built {summary.entries} entries: {summary.rendered} entry pages rendered, "
+          f"{summary.reused} reused")
+    return cpu, wall, summary.rendered
+
+
+def _with_data(site: Path, page: Path) -> int:
+    """A family or task page's bytes with its entry-list data script."""
+    data = page.with_name(page.name.removesuffix(".html") + ".data.js")
+    return page.stat().st_size + (data.stat().st_size if data.is_file() else 0)
+
+
+def _row(name: str, value: float, unit: str, bound: float | None) -> str:
+    ratio = f"{value / bound:8.3f}" if bound else f"{'':>8}"
+    shown = f"{bound:g} {unit}" if bound else ""
+    return f"{name:<44} {value:>12.4g} {unit:<6} {shown:>14} {ratio}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--changed", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=RANK_RESAMPLES)
+    parser.add_argument("--hosted", type=float, default=HOSTED,
+                        help="share of the artifacts on the hub (default: %(default)s)")
+    args = parser.parse_args()
+    n = args.entries
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        start = time.perf_counter()
+        ids = synthetic_registry(root / "registry", n, artifacts=True, n_items=N_ITEMS,
+                                 history=HISTORY, hosted_share=args.hosted)
+        print(f"synthetic registry of {n} entries in {time.perf_counter() - start:.0f} s")
+        site = root / "site"
+        cpu, wall, _ = _build(root / "registry", site, args.resamples)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1e3
+        size, n_files = _site_size(site)
+        pages = []
+        for i in ids:
+            page = site / page_name(i)
+            if page.is_file():
+                own = site / "files" / slug(i)
+                generated = sum(p.stat().st_size for p in own.rglob("*") if p.is_file())
+                pages.append((page.stat().st_size + (site / rank_shard(i)).stat().st_size
+                              + generated, page.name))
+        largest = max(pages)
+        family = max((_with_data(site, p), p.name) for p in (site / "families").glob("*.html"))
+        task = max((_with_data(site, p), p.name) for p in (site / "tasks").glob("*.html"))
+        # the changed entries' results are rewritten (other values: another seed)
+        changed = max(1, min(args.changed, n))
+        synthetic_registry(root / "registry", changed, seed=99, artifacts=True,
+                           n_items=N_ITEMS, history=HISTORY, hosted_share=args.hosted)
+        cpu2, _, rendered = _build(root / "registry", site, args.resamples)
+        data = (site / INDEX_FILE).read_bytes()
+        tracemalloc.start()
+        parse = time.perf_counter()
+        index = parse_index(data, str(site / INDEX_FILE))
+        parse = time.perf_counter() - parse
+        parse_bytes = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    linked = sum(e.artifact_url is not None for e in index.entries)
+    print(f"\n{'measure':<44} {'value':>12} {'unit':<6} {'bound':>14} {'ratio':>8}")
+    print(_row("build CPU", cpu, "s", None))
+    print(_row("build CPU per entry", cpu / n, "s", CPU_PER_ENTRY_S))
+    print(_row("build wall", wall, "s", None))
+    print(_row("peak RSS (whole process)", rss / 1e6, "MB", RSS_BYTES / 1e6))
+    print(_row("site size (hosted artifacts not in it)", size / 1e6, "MB", SITE_BYTES / 1e6))
+    print(_row("site files", n_files, "", None))
+    print(_row("site size per entry", size / n / 1e3, "KB", None))
+    print(_row(f"largest entry page + data ({largest[1][:14]}…)", largest[0] / 1e3, "KB",
+               PAGE_BYTES / 1e3))
+    print(_row(f"largest family page + data ({family[1][:12]}…)", family[0] / 1e6, "MB",
+               LIST_PAGE_BYTES / 1e6))
+    print(_row(f"largest task page + data ({task[1][:14]}…)", task[0] / 1e6, "MB",
+               LIST_PAGE_BYTES / 1e6))
+    print(_row(f"incremental: entry pages rendered ({changed} changed)", rendered, "",
+               changed))
+    print(_row("incremental build CPU (bound: full build)", cpu2, "s", cpu))
+    print(_row(f"registry.json ({len(index.entries)} entries, {linked} linked)",
+               len(data) / 1e6, "MB", None))
+    print(_row("registry.json parse", parse, "s", PARSE_S_PER_ENTRY * n))
+    print(_row("registry.json parse, peak allocated", parse_bytes / 1e6, "MB",
+               PARSE_BYTES_PER_ENTRY * n / 1e6))
+    print(f"\n{n} entries ({args.hosted:.0%} of the artifacts on the hub, linked, not "
+          f"copied), {args.resamples} rank resamples, results of {N_ITEMS} items x "
+          f"{HISTORY} records; ratio = value / bound")
+
+
+if __name__ == "__main__":
+    main()
