@@ -13,6 +13,11 @@ page with its data script (<= 1 MB each), the registry.json parse (time and memo
 by ``parse_index``'s documented 0.15 ms and 20 KB per entry), and an incremental build
 after ``--changed`` entries' results are rewritten: the entry pages it rendered (bound: the
 changed ones) and its CPU time against the full build's.
+
+``--stages`` measures instead the peak resident memory of each build stage (select, score,
+rank, render: the Linux high-water mark, reset before each stage) on the same synthetic
+registry, with each stage's growth per entry: run it at N = 1,000, 2,000 and 4,000 and the
+per-entry figures should stay flat (the rank bootstrap once grew with entries squared).
 """
 
 from __future__ import annotations
@@ -23,12 +28,25 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probebench.leaderboard.build import build_leaderboard, page_name, rank_shard
+from probebench.leaderboard.build import (
+    INDEX_ROWS,
+    BuildOptions,
+    build_leaderboard,
+    page_name,
+    rank_entries,
+    rank_shard,
+    render_site,
+    score_entries,
+    select_entries,
+)
 from probebench.leaderboard.files import slug
+from probebench.leaderboard.probescore import DEFAULT_SPEC, load_probescore_spec
 from probebench.leaderboard.ranks import RANK_RESAMPLES
 from probebench.registry.mirror import INDEX_FILE, parse_index
 from probebench.tasks.catalog import TaskCatalog
@@ -77,6 +95,49 @@ def _row(name: str, value: float, unit: str, bound: float | None) -> str:
     return f"{name:<44} {value:>12.4g} {unit:<6} {shown:>14} {ratio}"
 
 
+def _memory() -> tuple[float, float]:
+    """(resident, peak resident since the last ``_reset_peak``) in bytes (Linux)."""
+    found = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            found[line.split(":")[0]] = float(line.split()[1]) * 1e3  # kB, as ru_maxrss
+    return found["VmRSS"], found["VmHWM"]
+
+
+def _reset_peak() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+
+
+def _stages(registry: Path, site: Path, n: int, resamples: int) -> None:
+    """Each build stage's peak resident memory, and its growth per entry."""
+    opts = BuildOptions(registry, TaskCatalog.default(), load_probescore_spec(DEFAULT_SPEC),
+                        resamples, 0, None, INDEX_ROWS)
+    print(f"\n{'stage':<10} {'CPU s':>8} {'RSS before':>11} {'peak':>9} {'after':>9} "
+          f"{'peak - before':>14} {'per entry':>10}")
+    held: dict[str, Any] = {}
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("select", lambda: select_entries(registry, opts.catalog)),
+        ("score", lambda: score_entries(registry, held["select"], opts.spec)),
+        ("rank", lambda: rank_entries(held["select"], held["score"], opts.spec,
+                                      n_resamples=resamples, seed=0)),
+        ("render", lambda: render_site(site, opts, held["select"], held["score"],
+                                       held["rank"]))]
+    highest = 0.0
+    for name, step in steps:
+        _reset_peak()  # (the kernel's getrusage maximum is reset with it)
+        before = _memory()[0]
+        cpu = time.process_time()
+        held[name] = step()
+        cpu = time.process_time() - cpu
+        after, peak = _memory()
+        highest = max(highest, peak)
+        print(f"{name:<10} {cpu:>8.1f} {before / 1e6:>8.0f} MB {peak / 1e6:>6.0f} MB "
+              f"{after / 1e6:>6.0f} MB {(peak - before) / 1e6:>11.0f} MB "
+              f"{(peak - before) / n / 1e3:>7.1f} KB")
+    print(f"\npeak RSS of the build (the largest stage peak): {highest / 1e6:.0f} MB "
+          f"({n} entries, {resamples} rank resamples)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,6 +146,8 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=RANK_RESAMPLES)
     parser.add_argument("--hosted", type=float, default=HOSTED,
                         help="share of the artifacts on the hub (default: %(default)s)")
+    parser.add_argument("--stages", action="store_true",
+                        help="measure each build stage's peak memory instead")
     args = parser.parse_args()
     n = args.entries
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,6 +156,9 @@ def main() -> None:
         ids = synthetic_registry(root / "registry", n, artifacts=True, n_items=N_ITEMS,
                                  history=HISTORY, hosted_share=args.hosted)
         print(f"synthetic registry of {n} entries in {time.perf_counter() - start:.0f} s")
+        if args.stages:
+            _stages(root / "registry", root / "stages", n, args.resamples)
+            return
         site = root / "site"
         cpu, wall, _ = _build(root / "registry", site, args.resamples)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1e3

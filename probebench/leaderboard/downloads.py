@@ -18,6 +18,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -343,6 +345,45 @@ def leaderboard_json(board: Leaderboard) -> str:
                       sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def _dumps(value: object) -> str:
+    return json.dumps(visible_data(value), indent=1, sort_keys=False, ensure_ascii=False,
+                      allow_nan=False)
+
+
+def leaderboard_json_parts(board: Leaderboard) -> Iterator[str]:
+    """``leaderboard_json(board)`` in parts, one list element at a time: the same text,
+    without the whole board as dicts (twice: dumped, then made visible) and as one string
+    at once (a third of a 10,000-entry build's peak memory). JSON escapes every newline
+    inside a string, so a nested element's lines are indented by prefixing each line."""
+    yield "{"
+    names = list(Leaderboard.model_fields)
+    for k, name in enumerate(names):
+        value = getattr(board, name)
+        yield f"\n {_dumps(name)}: "
+        if isinstance(value, list) and value:
+            yield "["
+            for j, element in enumerate(value):
+                dumped = _dumps(element.model_dump(mode="json")
+                                if isinstance(element, BaseModel) else element)
+                yield "\n  " + dumped.replace("\n", "\n  ") + ("," if j < len(value) - 1 else "")
+            yield "\n ]"
+        else:
+            dumped = _dumps(value.model_dump(mode="json") if isinstance(value, BaseModel)
+                            else value)
+            yield dumped.replace("\n", "\n ")
+        if k < len(names) - 1:
+            yield ","
+    yield "\n}\n"
+
+
+def write_leaderboard_json(board: Leaderboard, path: Path) -> None:
+    """Write ``leaderboard_json(board)`` to ``path`` part by part
+    (``leaderboard_json_parts``)."""
+    with path.open("w", encoding="utf-8") as out:
+        for part in leaderboard_json_parts(board):
+            out.write(part)
+
+
 def leaderboard_schema() -> str:
     schema = Leaderboard.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -352,4 +393,5 @@ def leaderboard_schema() -> str:
 __all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "GeneralisationCell",
            "GeneralisationMatrix", "GeneralisationRow", "Leaderboard",
            "RankedRow", "Ranking", "ResultRow", "TransferTarget", "csv_columns", "leaderboard_csv",
-           "leaderboard_json", "leaderboard_schema"]
+           "leaderboard_json", "leaderboard_json_parts", "leaderboard_schema",
+           "write_leaderboard_json"]

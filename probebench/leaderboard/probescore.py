@@ -293,6 +293,8 @@ def hanley_mcneil_se(auroc: float, n_pos: int, n_neg: int) -> float:
 #: entry goes with its predictions (``weakref.finalize``); the items and labels it was
 #: computed from are kept beside it and compared, so a changed list is never served stale.
 _ITEM_CLASSES: dict[int, tuple[list[int], list[int], dict[int, frozenset[int]]]] = {}
+#: the label sets ``item_classes`` has met, each held once
+_LABEL_SETS: dict[frozenset[int], frozenset[int]] = {}
 
 
 def item_classes(pred: PromptScores) -> dict[int, frozenset[int]]:
@@ -304,7 +306,10 @@ def item_classes(pred: PromptScores) -> dict[int, frozenset[int]]:
     out: dict[int, set[int]] = {}
     for item, label in zip(pred.items, pred.labels, strict=True):
         out.setdefault(int(item), set()).add(int(label))
-    classes = {i: frozenset(labels) for i, labels in out.items()}
+    # one frozenset per distinct label set, shared (a build holds one of these per
+    # stored result: 150 items' sets of the same two labels would be 150 sets each)
+    classes = {i: _LABEL_SETS.setdefault(labels := frozenset(found), labels)
+               for i, found in out.items()}
     if known is None:
         weakref.finalize(pred, _ITEM_CLASSES.pop, key, None)
     _ITEM_CLASSES[key] = (pred.items, pred.labels, classes)

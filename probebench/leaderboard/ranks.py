@@ -192,10 +192,25 @@ def _task_seed(seed: int, task: str) -> int:
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:
-    """Competition ranks per row (1 = highest score; ties share the better rank)."""
-    # rank = 1 + number of entries with a strictly higher score
-    higher: np.ndarray = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)
-    return 1 + higher
+    """Competition ranks per row (1 = highest score; ties share the better rank): 1 + the
+    number of entries in the row with a strictly higher score (a NaN is higher than
+    nothing, and nothing is higher than a NaN, as ``>`` has it).
+
+    Counted from each row sorted, not by comparing every pair: memory ``O(rows x
+    entries)``, not ``O(rows x entries^2)`` (200 resamples of a table of 8,000 entries
+    would compare into 12.8 GB of booleans).
+
+    >>> _ranks(np.array([[0.5, 0.9, 0.5, np.nan, 0.1]])).tolist()
+    [[2, 1, 2, 1, 4]]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    out = np.zeros(scores.shape, dtype=np.int64)
+    for row, ranks in zip(scores, out, strict=True):
+        nan = np.isnan(row)
+        ordered = np.sort(row)  # NaNs last: searchsorted counts the finite ones <= x
+        not_higher = np.searchsorted(ordered, row, side="right")
+        ranks[:] = 1 + np.where(nan, 0, (row.size - nan.sum()) - not_higher)
+    return out
 
 
 #: paired bootstrap resamples behind the rank intervals

@@ -10,6 +10,7 @@ ones and editing them: an entry on two BLiMP tasks, an entry on guard tasks only
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -23,7 +24,12 @@ import yaml
 from probebench.cli import main
 from probebench.evaluation.metrics import resample_counts
 from probebench.evaluation.results import Submission, TransferOut
-from probebench.leaderboard.build import BuildSummary, build_leaderboard, page_name
+from probebench.leaderboard.build import (
+    BuildSummary,
+    build_leaderboard,
+    page_name,
+    rank_shard,
+)
 from probebench.leaderboard.probescore import (
     AXES,
     DEFAULT_SPEC,
@@ -266,9 +272,13 @@ def test_entries_with_different_task_sets_are_never_ranked_together(
             r.rank is None for r in group.entries)
     # an entry's page names its group and rank within it only
     # (task ids may break after an underscore: <wbr> marks where)
+    # (the rank itself is in the entry's rank script, which the page's script shows)
     text = (site / page_name(TWO_TASKS)).read_text().replace("<wbr>", "")
-    assert (f"1 [1, 1] of 1, among the entries evaluated on exactly "
+    assert (f"</span> among the entries evaluated on exactly "
             f"{{{ANAPHOR_TASK}, {DET_TASK}}}") in text
+    script = (site / rank_shard(TWO_TASKS)).read_text()
+    own = json.loads(script.split("window.PROBEBENCH_RANKS = ", 1)[1].rstrip().rstrip(";"))
+    assert own[TWO_TASKS]["set"] == [1, 1, 1, 1]  # 1 [1, 1] of 1
     # the ranking code refuses to compare different task sets
     spec = load_probescore_spec()
     entries = {e.id: e for e in map(read_entry, (registry / "probes").rglob("*.yaml"))}

@@ -191,13 +191,26 @@
   var data = window.PROBEBENCH_ENTRIES, list = document.getElementById("entry-list");
   if (data && list) {
     var PAGE_ROWS = data.page_rows || 50, page = 0, found = [];
-    var col = {};
-    data.fields.forEach(function (f, i) { col[f] = i; });
+    // the rows hold data.fields; a column equal on every row is data.same's, given once,
+    // and a row without an href links its entry's page, named from the id
+    var col = {}, same = data.same || {};
+    var rows = data.rows.map(function (r) {
+      var full = {};
+      Object.keys(same).forEach(function (f) { full[f] = same[f]; });
+      data.fields.forEach(function (f, i) { full[f] = r[i]; });
+      if (full.href === undefined) {
+        full.href = "entries/" + full.id.split("/").join("__") + ".html";
+      }
+      return full;
+    });
+    // (each row is now an object by field name)
+    ["id", "short_name", "href", "family", "tasks", "model", "status", "category",
+     "probescore", "auroc", "rank", "beats"].forEach(function (f) { col[f] = f; });
     var search = document.getElementById("entry-search");
     var status = document.getElementById("entry-status");
     var label = document.getElementById("entry-page");
     var prev = document.getElementById("entry-prev"), next = document.getElementById("entry-next");
-    var haystack = data.rows.map(function (r) {
+    var haystack = rows.map(function (r) {
       return [r[col.id], r[col.short_name], r[col.model], r[col.tasks], r[col.family],
               r[col.category]].join(" ").toLowerCase();
     });
@@ -214,7 +227,7 @@
       var body = list.tBodies[0];
       while (body.firstChild) body.removeChild(body.firstChild);
       found.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).forEach(function (k) {
-        var r = data.rows[k], tr = document.createElement("tr");
+        var r = rows[k], tr = document.createElement("tr");
         tr.setAttribute("data-entry", r[col.id]);
         cell(tr, r[col.rank] || "—");
         var name = cell(tr, ""), a = document.createElement("a");
@@ -236,7 +249,7 @@
     function refilter() {
       var needle = search.value.toLowerCase(), want = status.value;
       found = [];
-      data.rows.forEach(function (r, k) {
+      rows.forEach(function (r, k) {
         if (haystack[k].indexOf(needle) !== -1 && (!want || r[col.status] === want)) found.push(k);
       });
       page = 0;
