@@ -16,7 +16,7 @@ import numpy as np
 
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import InputError
+from probebench.errors import InputError, SiteError
 from probebench.evaluation.definitions import LATENCY_WARMUP
 from probebench.evaluation.headline import Flat, sub_seed
 from probebench.evaluation.latency import (
@@ -27,7 +27,7 @@ from probebench.evaluation.latency import (
 )
 from probebench.evaluation.metrics import auroc_score
 from probebench.evaluation.results import CostOut, FlaggedOut, TransferOut
-from probebench.evaluation.session import LATENCY, Session, SubmitError
+from probebench.evaluation.session import CONTEXT_FILE, LATENCY, Session, SubmitError
 from probebench.evaluation.transfer import (
     CORPUS_KEY,
     CORPUS_SHA256,
@@ -289,6 +289,34 @@ def _latency(session: Session, meta: ProbeMeta, weights: ProbeWeights,
     return time_prompts(run, len(sample), own_threads=torch.get_num_threads())
 
 
-__all__ = ["COST_VERSION", "LATENCY_VERSION", "Latency", "check_transfer_targets",
-           "measure_cost", "measure_latency",
-           "measure_transfer", "transfer_to"]
+
+def distribution_shift(session: Session, model: str, task_id: str, flat: Flat, site: Site,
+                       score: Callable[[np.ndarray], np.ndarray], y: np.ndarray,
+                       item_of: np.ndarray, note: str) -> FlaggedOut:
+    """The task's headline AUROC again on the same test prompts read after the fixed long
+    context (``session.CONTEXT_FILE``): ``score`` turns the shifted activations into what
+    ``session.ci`` scores against ``y``. Null with the reason when the shift stage is
+    skipped or the site cannot be read after the context."""
+    opts = session.options
+    if not opts.runs("shift"):
+        return FlaggedOut(value=None, imputed=False, note=opts.not_run("shift"))
+    try:
+        shifted = session.activations(model, f"{task_id}/test", flat.prompts, site,
+                                      prefix=CONTEXT_FILE.read_text("utf-8"))
+    except SiteError as exc:
+        return FlaggedOut(value=None, imputed=False, note=f"not measurable: {exc}")
+    iv = session.ci("distshift_auroc", y, score(shifted), item_of, task_id, "distshift")
+    return FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high, imputed=False,
+                      note=note)
+
+__all__ = [
+    "COST_VERSION",
+    "LATENCY_VERSION",
+    "Latency",
+    "check_transfer_targets",
+    "distribution_shift",
+    "measure_cost",
+    "measure_latency",
+    "measure_transfer",
+    "transfer_to",
+]

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import SiteError
 from probebench.evaluation import multiclass as mc
 from probebench.evaluation.accounting import task_latency
 from probebench.evaluation.baselines import baseline_gap
-from probebench.evaluation.deployment import Latency, measure_cost
+from probebench.evaluation.deployment import Latency, distribution_shift, measure_cost
 from probebench.evaluation.headline import Flat, headline, slice_accuracies, sub_seed
 from probebench.evaluation.metrics import MetricError
 from probebench.evaluation.results import (
@@ -35,7 +34,7 @@ from probebench.evaluation.results import (
     PromptScores,
     TaskResult,
 )
-from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
+from probebench.evaluation.session import Session, SubmitError
 from probebench.sites import Site
 
 
@@ -62,19 +61,9 @@ def evaluate_multiclass(session: Session, task_id: str, meta: ProbeMeta,
                     n_resamples=opts.bootstrap)
     slices = slice_accuracies(task_id, items, head.item_scores, spec.slices, seed=opts.seed,
                               n_resamples=opts.bootstrap)
-    if not opts.runs("shift"):
-        distshift = FlaggedOut(value=None, imputed=False, note=opts.not_run("shift"))
-    else:
-        try:
-            shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
-                                          prefix=CONTEXT_FILE.read_text("utf-8"))
-            iv = session.ci("distshift_auroc", y, weights.predict_proba(shifted),
-                            flat.item_of, task_id, "distshift")
-            distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
-                                   imputed=False, note="macro AUROC after the fixed context")
-        except SiteError as exc:
-            distshift = FlaggedOut(value=None, imputed=False,
-                                   note=f"not measurable: {exc}")
+    distshift = distribution_shift(session, meta.model, task_id, flat, site,
+                                   weights.predict_proba, y, flat.item_of,
+                                   "macro AUROC after the fixed context")
     binary_only = "defined for binary probes only"
     # a skipped baselines stage leaves none, so no gap (the note is stages_skipped's)
     baselines = (_multiclass_baselines(session, task_id, classes)

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
-from probebench.errors import SiteError
 from probebench.evaluation.accounting import task_latency
 from probebench.evaluation.baselines import baseline_gap
 from probebench.evaluation.deployment import (
     Latency,
+    distribution_shift,
     measure_cost,
     measure_transfer,
 )
@@ -34,14 +34,13 @@ from probebench.evaluation.headline import Flat, headline, slice_accuracies
 from probebench.evaluation.marks import mark_definitions
 from probebench.evaluation.multiclass_task import evaluate_multiclass
 from probebench.evaluation.results import (
-    FlaggedOut,
     IntervalOut,
     MarkOut,
     PromptScores,
     TaskResult,
 )
 from probebench.evaluation.selectivity import task_selectivity
-from probebench.evaluation.session import CONTEXT_FILE, Session, SubmitError
+from probebench.evaluation.session import Session, SubmitError
 from probebench.evaluation.task_baselines import baselines_complete, compute_baselines
 from probebench.sites import Site
 
@@ -88,20 +87,10 @@ def evaluate_task(session: Session, task_id: str, meta: ProbeMeta, weights: Prob
 
     # distribution shift: the same prompts after a long neutral context
     opts = session.options
-    if not opts.runs("shift"):
-        distshift = FlaggedOut(value=None, imputed=False, note=opts.not_run("shift"))
-    else:
-        try:
-            shifted = session.activations(meta.model, f"{task_id}/test", flat.prompts, site,
-                                          prefix=CONTEXT_FILE.read_text("utf-8"))
-            p_shift = weights.predict_proba(shifted)[:, 1]
-            iv = session.ci("distshift_auroc", y, p_shift[idx], item_of, task_id,
-                            "distshift")
-            distshift = FlaggedOut(value=iv.value, ci_low=iv.ci_low, ci_high=iv.ci_high,
-                                   imputed=False, note="measured after the fixed context")
-        except SiteError as exc:
-            distshift = FlaggedOut(value=None, imputed=False,
-                                   note=f"not measurable: {exc}")
+    distshift = distribution_shift(
+        session, meta.model, task_id, flat, site,
+        lambda shifted: weights.predict_proba(shifted)[:, 1][idx], y, item_of,
+        "measured after the fixed context")
 
     evalaware = evalaware_corrected(session, meta, bundle, task_id, flat, probs, idx, y,
                                     auroc)
