@@ -353,14 +353,15 @@ def write_repo_notebooks() -> None:
                    folder / "eval.ipynb")
 
 
-def evaluate(refs: list[Reference], registry: Path, key: bytes | None = None) -> None:
+def evaluate(refs: list[Reference], registry: Path, key: bytes | None = None, *,
+             causal: bool = False) -> None:
     from probebench.evaluation.session import Session, SubmitOptions
     from probebench.registry.guards import RegistryGuards
     from probebench.runs.evaluate import evaluate_entry
 
     session = Session(catalog(), SubmitOptions(guards=RegistryGuards(registry, ROOT,
                                                                      catalog=catalog()),
-                                               progress=False))
+                                               progress=False, causal=causal))
     for ref in refs:
         path = registry / "probes" / ORG / f"{ref.name}.yaml"
         entry = yaml.safe_load(path.read_text())
@@ -379,6 +380,12 @@ def evaluate(refs: list[Reference], registry: Path, key: bytes | None = None) ->
         held = done.holdouts.get(task.id)
         sealed = ("" if held is None else f", sealed generation {held.generation} AUROC "
                   f"{held.auroc.value:.3f}, retention {held.retention}")
+        for task_id, out in sorted((result.causal or {}).items()):
+            from probebench.leaderboard.columns import moves_the_model
+
+            cell = moves_the_model(out)
+            print(f"{ref.entry_id}: causal test on {task_id}: {cell.verdict} ({cell.detail})",
+                  flush=True)
         print(f"{ref.entry_id}: submit AUROC {task.auroc.value:.3f} "
               f"[{task.auroc.ci_low:.3f}, {task.auroc.ci_high:.3f}], evalaware "
               f"{task.evalaware_auroc.value}{sealed}"
@@ -468,6 +475,47 @@ def _field_rows(registry: Path) -> list[str]:
     return rows
 
 
+def causal_rows(registry: Path) -> list[str]:
+    """docs/reference-probes.md's causal-test table: every reference entry's stored
+    ``_causal.json`` (``tools/build_reference.py --causal`` measures it)."""
+    from probebench.leaderboard.columns import moves_the_model
+    from probebench.registry.store import latest_causal
+
+    rows = ["", "## Does the model use the direction? (the causal test)", "",
+            "`probebench registry evaluate --causal` (docs/causal.md): the probe's unit "
+            "direction added at its site's positions at -4..4 standard deviations of the "
+            "activations along it; *effect* is the mean slope of the task's readout (the "
+            "model's own log-odds, in nats per standard deviation, oriented to label 1) with "
+            "a 95% item-bootstrap CI, against 16 random directions drawn from the "
+            "activations' covariance (their range, and the share below the probe's "
+            "effect); *ablation* projects the direction out at that layer (the readout's "
+            "accuracy on the labels before -> after). \"moves the model\" is the "
+            "leaderboard's column: the CI above 0 and the effect above every control. "
+            "First 200 test items, seed 0.", "",
+            "| entry | task | readout | effect [95% CI] | controls (min, max) | control "
+            "percentile | ablation accuracy | moves the model |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for ref in REFERENCES:
+        out = latest_causal(registry, ref.entry_id).get(ref.task)
+        if out is None:
+            continue
+        cell = moves_the_model(out)
+        if not out.applicable:
+            rows.append(f"| `{ref.name}` | {ref.task} | | | | | | n/a: {out.reason} |")
+            continue
+        kind = (out.readout or {}).get("kind", "?")
+        ci = out.ci or (None, None)
+        controls = (f"{min(out.controls):.3f}, {max(out.controls):.3f}"
+                    if out.controls else "")
+        ab = out.ablation
+        ablation = ("" if ab is None else
+                    f"{_num(ab.accuracy_before)} -> {_num(ab.accuracy_after)}")
+        rows.append(f"| `{ref.name}` | {ref.task} | {kind} | {_num(out.effect)} "
+                    f"[{_num(ci[0])}, {_num(ci[1])}] | {controls} | "
+                    f"{_num(out.control_percentile)} | {ablation} | {cell.verdict} |")
+    return rows
+
+
 def write_docs(registry: Path) -> None:
     from probebench.evaluation.results import TransferOut
     from probebench.registry.store import latest_results
@@ -536,6 +584,7 @@ def write_docs(registry: Path) -> None:
             rows.append(f"| `{ref.name}` | `{target}` | {_num(tr.map_r2)} "
                         f"({_num(tr.control_r2)}) | {_iv(tr.auroc)} | {_num(tr.transfer)} | "
                         f"{_num(tr.control_auroc)} / {_num(tr.control_transfer)} |")
+    rows += causal_rows(registry)
     rows += ["", "## Selectivity against a control task", "",
              "Each entry's architecture re-trained with `probebench train`'s protocol on its "
              "task and on a control task with the same inputs and labels a fixed random "
@@ -618,6 +667,9 @@ def main() -> int:
                         help="the maintainers' holdout key file (else $PROBEBENCH_HOLDOUT_KEY; "
                              "no default path): scores every entry on its tasks' sealed "
                              "holdouts. Without it, nothing is stored for a task that has one")
+    parser.add_argument("--causal", action="store_true",
+                        help="also run the causal test of each entry's direction (docs/causal.md) "
+                             "and store it (_causal.json)")
     parser.add_argument("--docs-only", action="store_true",
                         help="only rewrite docs/layer-sweep.md and docs/reference-probes.md")
     args = parser.parse_args()
@@ -632,7 +684,7 @@ def main() -> int:
             build(refs, args.registry)
         if args.train_only:
             return 0
-        evaluate(refs, args.registry, key)
+        evaluate(refs, args.registry, key, causal=args.causal)
         if args.retired:
             evaluate(retired_refs(args.registry), args.registry, key)
     write_docs(args.registry)

@@ -23,6 +23,10 @@ Tegmark (steering the truth direction changes P(True) - P(False)) and Arditi et 
 ``causal_effect`` is the model-free core (any ``evaluate(add, ablate)``); ``causal_test``
 runs it for a probe and a task on the probe's model. Everything random is drawn from
 ``seed``; an MLP probe gets a result that says it is not linear, not an error.
+
+``SUBMISSION_METHOD`` is the test as ``submit --causal`` runs it
+(``probebench.evaluation.causal_stage``): the evaluation floor sits below this package, so
+the method reaches it through ``SubmitOptions.causal_method``, as the guard lookup does.
 """
 
 from __future__ import annotations
@@ -38,14 +42,22 @@ import numpy as np
 from probebench.causal.readouts import ReadoutPlan, build_plan, describe, task_readout
 from probebench.errors import InputError
 from probebench.evaluation.metrics import auroc_score, item_bootstrap, weighted_mean
+from probebench.evaluation.session import CausalMethod
 from probebench.probe import NoDirectionError, Probe, load_probe
 
 if TYPE_CHECKING:
+    from probebench.artifact.meta import ProbeMeta
+    from probebench.artifact.weights import ProbeWeights
     from probebench.models.loading import LoadedModel
     from probebench.tasks.catalog import TaskCatalog
 
-__all__ = ["DEFAULT_ALPHAS", "N_CONTROLS", "CausalResult", "causal_effect", "causal_test",
-           "control_directions", "grid_slopes", "oriented_direction"]
+__all__ = ["CAUSAL_VERSION", "DEFAULT_ALPHAS", "N_CONTROLS", "SUBMISSION_METHOD",
+           "CausalResult", "causal_effect", "causal_test", "control_directions",
+           "grid_slopes", "oriented_direction", "submission_run"]
+
+#: the version of the test's code (readouts, steering, effect): part of the cache record
+#: of a submission's causal block; bump it whenever a number the test gives changes
+CAUSAL_VERSION = "1"
 
 #: the steering strengths, in standard deviations of the activations along the direction
 DEFAULT_ALPHAS: tuple[float, ...] = (-4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
@@ -218,14 +230,16 @@ def causal_test(probe: Probe | str | Path, *, task: str | None = None,
                 device: str = "auto", alphas: Sequence[float] = DEFAULT_ALPHAS,
                 n_controls: int = N_CONTROLS, seed: int = 0,
                 max_items: int | None = MAX_ITEMS,
-                n_resamples: int = N_RESAMPLES) -> CausalResult:
+                n_resamples: int = N_RESAMPLES,
+                load: Callable[[], LoadedModel] | None = None) -> CausalResult:
     """The causal test of ``probe``'s direction on ``task`` (default: its entry's first
     task, or the one task its meta.yaml reports), on the first ``max_items`` items of the
     task's test split (None: all), with the task's readout (``readouts.task_readout``).
 
     Returns a ``CausalResult``; a probe that is not linear, or a task without a readout,
-    gives one with ``applicable=False`` and the reason. ``lm`` reuses a loaded model
-    (it must be the probe's)."""
+    gives one with ``applicable=False`` and the reason, before any model is loaded.
+    ``lm`` reuses a loaded model (it must be the probe's); ``load`` gives it only when
+    the test applies (a session's ``lm``)."""
     from probebench.causal.steer import SteeringRunner, hf_stack
     from probebench.models.activations import extract, pad_id_of
     from probebench.models.loading import load_model
@@ -253,7 +267,11 @@ def causal_test(probe: Probe | str | Path, *, task: str | None = None,
         raise InputError(f"max_items must be at least 1; found {max_items}")
     items = catalog.load(task_id).test[:max_items]
     if lm is None:
-        lm = load_model(probe.model, device=device, progress=False)
+        lm = load() if load is not None else load_model(probe.model, device=device,
+                                                        progress=False)
+    if not lm.is_causal:  # an encoder has no next token to read
+        return not_applicable(f"model {lm.identity.name!r} is an {lm.identity.architecture} "
+                              "model, not a causal language model: no next token to read")
     if lm.identity.hidden_size != u.shape[0]:
         raise InputError(f"probe {probe.id} reads {u.shape[0]} features; model "
                          f"{lm.identity.name!r} has hidden size {lm.identity.hidden_size}")
@@ -279,3 +297,24 @@ def causal_test(probe: Probe | str | Path, *, task: str | None = None,
                    "seconds_per_upper_pass": round((done - cached) / max(runner.passes, 1),
                                                    4)}
     return result
+
+
+def submission_run(*, meta: ProbeMeta, weights: ProbeWeights, bundle_sha256: str,
+                   task: str, catalog: TaskCatalog, load: Callable[[], LoadedModel],
+                   alphas: Sequence[float], n_controls: int, seed: int, max_items: int,
+                   n_resamples: int) -> dict[str, Any]:
+    """``causal_test`` of a validated artifact's numbers (``submit`` has validated it) on
+    ``task``, with the session's catalog and model; ``CausalResult.to_dict()``."""
+    probe = Probe(id=f"bundle {bundle_sha256[:12]}", meta=meta, entry=None, weights=weights,
+                  folder=Path(),  # only its numbers are read, never its folder
+                  bundle_sha256=bundle_sha256)
+    return causal_test(probe, task=task, catalog=catalog, load=load, alphas=alphas,
+                       n_controls=n_controls, seed=seed, max_items=max_items,
+                       n_resamples=n_resamples).to_dict()
+
+
+#: the test as ``submit --causal`` runs it (``SubmitOptions.causal_method``): the defaults
+#: of this module and its code version
+SUBMISSION_METHOD = CausalMethod(run=submission_run, version=CAUSAL_VERSION,
+                                 alphas=DEFAULT_ALPHAS, n_controls=N_CONTROLS,
+                                 max_items=MAX_ITEMS)

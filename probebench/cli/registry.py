@@ -181,13 +181,15 @@ def cmd_check_task(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from probebench.evaluation.session import Session, SubmitOptions
     from probebench.hashing import atomic_write_bytes
+    from probebench.leaderboard.columns import moves_the_model
     from probebench.runs.evaluate import evaluate_entry
 
     ws = workspace(args, uses_registry=True)
     if args.submission and len(args.entries) != 1:
         raise InputError("--submission writes one entry's submission: give one ENTRY_ID")
     session = Session(ws.catalog, SubmitOptions(seed=args.seed, bootstrap=args.bootstrap,
-                                                **runtime(args), progress=not args.quiet))
+                                                **runtime(args), progress=not args.quiet,
+                                                causal=args.causal))
     status = 0
     key = holdout_key(args)
     for entry_id in args.entries:
@@ -203,6 +205,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                   f", retention {_fmt(held.retention)}")
         for task_id in done.sealed_unscored:
             print(f"  NOT STORED {task_id}: its sealed holdout needs the key")
+        for task_id, causal in sorted((done.submission.causal or {}).items()):
+            print(f"  causal test {task_id}: moves the model: {moves_the_model(causal).text}")
         for problem in done.precision:
             print(f"  PRECISION {problem}")
             status = 1
@@ -382,6 +386,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="also write the submission.json of the (one) entry here")
     reval.add_argument("--no-store", action="store_true",
                        help="re-evaluate only; record nothing in registry/results")
+    reval.add_argument("--causal", action="store_true",
+                       help="also run the causal test of the probe's direction on each task "
+                            "(docs/causal.md) and store it beside the results "
+                            "(_causal.json); reported on the leaderboard, never ranked")
     _add_allow_dirty(reval)
     add_holdout_key(reval, "score the tasks' current sealed holdouts and store them")
     add_evaluation_options(reval)

@@ -26,6 +26,7 @@ from probebench.evaluation.definitions import EVALAWARE_IMPUTE, LATENCY_PROMPTS,
 
 if TYPE_CHECKING:
     from probebench.evaluation.results import Submission
+    from probebench.evaluation.session import CausalMethod
     from probebench.tasks.catalog import TaskCatalog
 
 
@@ -59,7 +60,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
                             cache=not args.no_cache, progress=not args.quiet,
                             limit=args.limit, latency_prompts=args.latency_prompts,
                             generalisation=not args.no_generalisation, skip=skip,
-                            quick=args.quick)
+                            quick=args.quick, causal=args.causal,
+                            causal_method=_causal_method(args.causal))
     results = submit_many(folders, tasks=csv_list(args.tasks), options=options,
                           catalog=ws.catalog, registry=args.registry_source,
                           registry_sha256=args.registry_sha256,
@@ -71,6 +73,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"{result.probe.id}: wrote {', '.join(files[:-1])} and {files[-1]}")
         _print_summary(result)
     return 0
+
+
+def _causal_method(wanted: bool) -> CausalMethod | None:
+    """The causal test ``--causal`` runs (its module loads only then)."""
+    if not wanted:
+        return None
+    from probebench.causal.effect import SUBMISSION_METHOD
+
+    return SUBMISSION_METHOD
 
 
 def _checked_folder(text: str, args: argparse.Namespace, catalog: TaskCatalog) -> Path:
@@ -195,6 +206,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "'family:', e.g. truth), each with its AUROC and 95%% CI, in "
                           "submission.json's generalisation block and REPORT.md (reported, "
                           "never ranked; --limit bounds these passes too)")
+    sub.add_argument("--causal", action="store_true",
+                     help="also run the causal test of a linear probe's direction on each "
+                          "task (docs/causal.md): steer the residual stream at the probe's "
+                          "site by -4..4 standard deviations along the direction and read "
+                          "the model's own behaviour (the task's declared readout), against "
+                          "16 random control directions and the wrong sign, and project the "
+                          "direction out (readout accuracy and AUROC before -> after). "
+                          "Defaults: the first 200 test items (--limit N: at most N), seed "
+                          "--seed. Costs about 1 + 6 x 17 + 1 = 104 passes of the blocks "
+                          "above the site over those prompts per task; cached, so a rerun "
+                          "on the same inputs reads it. Opt-in and not a skipped stage: "
+                          "submission.json's causal block and a REPORT.md section, reported, "
+                          "never ranked; an MLP probe or a task without a readout gets the "
+                          "reason instead of numbers")
     sub.add_argument("--latency-prompts", type=positive_int, default=LATENCY_PROMPTS,
                      metavar="N",
                      help=f"test prompts timed one at a time for the latency, after "

@@ -2,7 +2,9 @@
 
 Per task: the headline, robustness, the recall at 1% false positives (tasks that declare
 a control set only), baselines and the gap to the best of them,
-control-task selectivity, slices and the most confident errors. A submission that
+control-task selectivity, slices and the most confident errors; before the timing, the
+generalisation block and (``submit --causal``) the causal test, each task's table, its
+dose-response curve as a mermaid chart and as a table. A submission that
 skipped stages (``Submission.stages_skipped``, the quick profile) says so at the top, and
 each cell of a stage that did not run reads "not run" with the reason. The errors' texts are
 the task's, not the result's: ``render_report`` shows them when given the submission's
@@ -26,7 +28,7 @@ from probebench.errors import InputError
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.generalisation import GENERALISATION
 from probebench.evaluation.latency import RATE_TOLERANCE
-from probebench.evaluation.results import Submission, TaskResult
+from probebench.evaluation.results import CausalOut, Submission, TaskResult
 from probebench.evaluation.samples import N_ERRORS, confident_errors
 from probebench.safetext import visible
 
@@ -149,7 +151,7 @@ def render_report(submission: Submission, *,
                            texts_given=samples is not None, n_errors=N_ERRORS,
                            definitions=_definitions(submission),
                            rate_band=f"{1 + RATE_TOLERANCE:g}")
-    return with_generalisation(text, submission)
+    return with_causal(with_generalisation(text, submission), submission)
 
 
 #: the heading REPORT.md's generalisation section is placed before (else at the end)
@@ -193,12 +195,65 @@ def with_generalisation(text: str, submission: Submission) -> str:
         lines.append(f"| {markdown_cell(task_id)} | sibling | {sib.n} | "
                      f"{auroc(sib.auroc, *sib.ci)} | "
                      f"{markdown_cell(sib.note or 'reported, not ranked')} |")
-    section = visible("\n".join(lines) + "\n", lines=True)
+    return _before_timing(text, visible("\n".join(lines) + "\n", lines=True))
+
+
+def _before_timing(text: str, section: str) -> str:
     at = text.find(_BEFORE)
     if at < 0:
         return text.rstrip("\n") + "\n\n" + section
     return text[:at + 1] + section + text[at:]
 
 
-__all__ = ["CELL_CHARS", "MULTICLASS_DEFINITIONS", "markdown_cell", "render_report",
-           "with_generalisation"]
+def _f(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _causal_row(task_id: str, c: CausalOut) -> dict[str, Any]:
+    """What the causal section shows of one task's block (numbers as text)."""
+    row: dict[str, Any] = {"task": task_id, "applicable": c.applicable, "reason": c.reason}
+    if not c.applicable:
+        return row
+    readout = dict(c.readout or {})
+    kind = readout.pop("kind", "?")
+    items = c.items
+    skipped = sum(int(n) for n in (items.get("skipped") or {}).values())
+    ctrl = (f"{min(c.controls):.3f} to {max(c.controls):.3f}, {len(c.controls)} controls"
+            if c.controls else "no controls")
+    ab = c.ablation
+    row.update(
+        readout=f"{kind}: " + ", ".join(f"{k} {v!r}" for k, v in readout.items()),
+        n_items=f"{items.get('n_items', '?')} ({items.get('n_units', '?')} units"
+              + (f", {skipped} skipped" if skipped else "") + ")",
+        effect=_f(c.effect) + ("" if c.ci is None else f" [{_f(c.ci[0])}, {_f(c.ci[1])}]"),
+        wrong_sign=_f(c.wrong_sign_effect),
+        percentile=("n/a" if c.control_percentile is None
+                    else f"{c.control_percentile:.1f}") + f" ({ctrl})",
+        accuracy="n/a" if ab is None else f"{_f(ab.accuracy_before)} → {_f(ab.accuracy_after)}",
+        auroc="n/a" if ab is None else f"{_f(ab.auroc_before)} → {_f(ab.auroc_after)}",
+        # a mermaid title is a quoted string: only the task id's plain characters
+        title="".join(ch for ch in task_id if ch.isalnum() or ch in "_-. ")
+              + ": readout change along the probe's direction",
+        alphas=[f"{a:g}" for a in c.alphas], curve=[f"{v:.3f}" for v in c.curve])
+    row["points"] = list(zip(row["alphas"], row["curve"], strict=True))
+    return row
+
+
+def causal_section(blocks: Mapping[str, CausalOut]) -> str:
+    """REPORT.md's "Causal test" section of ``Submission.causal``: per task, its table and
+    its dose-response curve (a mermaid ``xychart-beta`` and the same numbers as a table),
+    or one line with why the test does not apply. No timings: deterministic."""
+    template = _environment().get_template("causal.md.j2")
+    return template.render(blocks=[_causal_row(t, c) for t, c in blocks.items()])
+
+
+def with_causal(text: str, submission: Submission) -> str:
+    """``text`` (REPORT.md) with the "Causal test" section before its timing section, or
+    unchanged when the submission has no causal block."""
+    if submission.causal is None:
+        return text
+    return _before_timing(text, causal_section(submission.causal).rstrip("\n") + "\n")
+
+
+__all__ = ["CELL_CHARS", "MULTICLASS_DEFINITIONS", "causal_section", "markdown_cell",
+           "render_report", "with_causal", "with_generalisation"]

@@ -61,6 +61,11 @@ Each stored number is compared by the rule that fits how it is made (``tolerance
   entry's site the accuracy, control accuracy and selectivity spread over 0.033, 0.027
   and 0.030, standard deviation 0.01 each): 0.05 is three standard deviations of a
   difference between two machines.
+* **The causal test's numbers** (a stored ``_causal.json`` record: slopes of steered
+  readouts, the dose-response curve, the controls' effects, the ablation's readout
+  change, all differences of float32 log-probabilities in nats): ``CAUSAL_TOLERANCE``
+  absolute over the whole record, for the reason ``ANSWER_TOLERANCE`` gives; its
+  accuracies and AUROCs are count-based (below) and move by whole items or more.
 * **Count-based numbers** (an accuracy, an AUROC as a share of pairs, a FPR) move in
   whole steps: a score lying within float noise of the 0.5 threshold, or of a score of
   the other class, can flip one decision. Such a flip is a change beyond the contract
@@ -101,6 +106,9 @@ LM_SCORE_PATHS = frozenset({("surprisal", "scores")})
 #: log-softmax terms, each exact to ~1e-6 of its log-sum-exp (10 to 20 nats), so up to
 #: ~4e-5 apart on another kernel set; near zero a relative rule would not hold
 ANSWER_TOLERANCE = 1e-4
+#: largest absolute difference of a number of the causal test's record (log-probability
+#: differences in nats, and counts that move by whole items) that is not a new record
+CAUSAL_TOLERANCE = ANSWER_TOLERANCE
 #: (parent key, key) of the model's own answers (the ``own_answer`` baseline's scores)
 ANSWER_PATHS = frozenset({("own_answer", "scores")})
 #: largest absolute difference of a score of a baseline fitted again on model

@@ -403,6 +403,58 @@ class GeneralisationOut(_Model):
                                             "its test set.")
 
 
+class CausalAblationOut(_Model):
+    """The readout on the task's labels before and after projecting the direction out."""
+
+    accuracy_before: Number | None = Field(description="Share of items whose readout is on "
+                                           "the side of its label (above 0: label 1).")
+    accuracy_after: Number | None = Field(description="The same with the direction "
+                                          "projected out of the site's layer.")
+    accuracy_change: Number | None = Field(description="after - before.")
+    auroc_before: Number | None = Field(description="AUROC of the readout for the labels.")
+    auroc_after: Number | None = Field(description="The same after the ablation.")
+    auroc_change: Number | None = Field(description="auroc_after - auroc_before.")
+    mean_readout_change: Number | None = Field(description="Mean change of the readout "
+                                               "(readout units) under the ablation.")
+
+
+class CausalOut(_Model):
+    """The causal test of the probe's direction on one task (``probebench.causal``): does
+    moving the residual stream along it move the model's own behaviour? Reported, never
+    ranked (no ProbeScore axis reads it)."""
+
+    applicable: bool = Field(description="False for a probe with no single direction (an "
+                             "MLP) or a task without a declared readout; reason says which.")
+    reason: str | None = Field(default=None, description="Why the test does not apply.")
+    readout: dict[str, Any] | None = Field(default=None, description="The task's declared "
+                                           "readout (kind and its strings).")
+    alphas: list[Number] = Field(default_factory=list, description="The steering grid, in "
+                                 "standard deviations of the activations along the "
+                                 "direction.")
+    seed: int = Field(default=0, description="The seed of the controls and the bootstrap.")
+    effect: Number | None = Field(default=None, description="Mean over items of the "
+                                  "readout's least-squares slope over the grid (readout "
+                                  "units per standard deviation).")
+    ci: tuple[Number | None, Number | None] | None = Field(
+        default=None, description="Its 95% item-bootstrap interval.")
+    wrong_sign_effect: Number | None = Field(default=None, description="The effect of the "
+                                             "opposite direction.")
+    curve: list[Number] = Field(default_factory=list, description="Mean readout change "
+                                "from alpha = 0 at each alpha of the grid.")
+    controls: list[Number] = Field(default_factory=list, description="The effects of the "
+                                   "random control directions.")
+    control_percentile: Number | None = Field(default=None, description="Percent of "
+                                              "control effects below the probe's (ties "
+                                              "count half).")
+    direction_std: Number | None = Field(default=None, description="Standard deviation of "
+                                         "the site's activations along the direction.")
+    ablation: CausalAblationOut | None = Field(default=None, description="The readout's "
+                                               "accuracy and AUROC before and after the "
+                                               "direction is projected out.")
+    items: dict[str, Any] = Field(default_factory=dict, description="Units read, items "
+                                  "skipped (and why), the item cap.")
+
+
 class Submission(_Model):
     """What ``submit`` returns and ``submission.json`` holds: the probe, the model's
     identity, the run's seed and versions, the metric definitions and one ``TaskResult``
@@ -439,6 +491,10 @@ class Submission(_Model):
                     "with the baselines, so that a later submit on the same inputs reads "
                     "them (timing.baselines_published). Empty on older results and in "
                     "reduced precision.")
+    causal: dict[str, CausalOut] | None = Field(
+        default=None, description="Task -> the causal test of the probe's direction on it "
+                                  "(`submit --causal`, probebench.causal); None when not "
+                                  "asked for. Reported, never ranked.")
     stages_skipped: dict[str, str] = Field(
         default_factory=dict,
         description="The stages this run left out (`submit --skip`, `--stages`, `--quick`): "

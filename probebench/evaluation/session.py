@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from probebench.artifact.meta import ProbeMeta
 from probebench.artifact.weights import ProbeWeights
 from probebench.errors import ProbebenchError
 from probebench.evaluation.definitions import LATENCY_PROMPTS
@@ -79,6 +80,34 @@ STAGES: dict[str, str] = {"activations": ACTIVATIONS, "shift": SHIFT, "surprisal
 QUICK = "quick"
 
 
+class CausalRun(Protocol):
+    """The causal test of one task (``probebench.causal.effect.submission_run``): the
+    ``CausalResult.to_dict()`` of the validated probe's direction on ``task``, loading the
+    model through ``load`` only when the test applies."""
+
+    def __call__(self, *, meta: ProbeMeta, weights: ProbeWeights, bundle_sha256: str,
+                 task: str, catalog: TaskCatalog, load: Callable[[], LoadedModel],
+                 alphas: Sequence[float], n_controls: int, seed: int, max_items: int,
+                 n_resamples: int) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class CausalMethod:
+    """How ``submit`` runs the causal test (``evaluation.causal_stage``). The test lives
+    in ``probebench.causal``, a floor above this one, so it comes in through the options
+    (``probebench.causal.effect.SUBMISSION_METHOD``), as the guard lookup does."""
+
+    run: CausalRun
+    #: the test's code version (part of the cache record)
+    version: str
+    #: the steering grid, in standard deviations along the direction
+    alphas: tuple[float, ...]
+    #: random control directions per task
+    n_controls: int
+    #: items of each task's test split read (``--limit N`` bounds it further)
+    max_items: int
+
+
 class SubmitError(ProbebenchError):
     """The artifact or the request cannot be evaluated (reported, exit code 1)."""
 
@@ -132,6 +161,13 @@ class SubmitOptions:
     #: accuracies and the registry's published baselines where they apply; every other
     #: stage is skipped and so is the generalisation block (``Submission.profile``)
     quick: bool = False
+    #: also run the causal test of the probe's direction on each task
+    #: (``evaluation.causal_stage``, ``submit --causal``): opt-in, not one of ``STAGES``,
+    #: so a run without it is complete; ``Submission.causal``, reported, never ranked
+    causal: bool = False
+    #: the test ``causal`` runs (``probebench.causal.effect.SUBMISSION_METHOD``;
+    #: ``probebench submit --causal`` supplies it): required when ``causal`` is on
+    causal_method: CausalMethod | None = None
 
     def __post_init__(self) -> None:
         self.skip = frozenset(self.skip)
@@ -522,5 +558,6 @@ class Session:
 
 
 __all__ = ["ACTIVATIONS", "BASELINES", "CONTEXT_FILE", "LATENCY", "QUICK", "RANDOM_INIT",
-           "SCORING_BATCH", "SELECTIVITY", "SHIFT", "STAGES", "SURPRISAL", "Session",
-           "SubmitError", "SubmitOptions", "check_skip", "limit_note", "stages_to_skip"]
+           "SCORING_BATCH", "SELECTIVITY", "SHIFT", "STAGES", "SURPRISAL", "CausalMethod",
+           "CausalRun", "Session", "SubmitError", "SubmitOptions", "check_skip", "limit_note",
+           "stages_to_skip"]

@@ -9,8 +9,8 @@ model work, evaluate each task and assemble the ``Submission``. Where the rest l
 * ``evalaware``, ``task_baselines``, ``selectivity``, ``deployment`` (transfer, cost,
   latency): the measurements beside a task's headline;
 * ``definitions`` and ``marks``: what every metric means and how it is graded.
-* ``generalisation``: after the tasks, the probe on the other tasks of their family (a
-  separate block, never a result of the tasks).
+* ``generalisation``, ``causal_stage``: after the tasks, the probe on the other tasks of
+  their family and (``--causal``) its direction's causal test: blocks apart from the tasks.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from probebench.evaluation.accounting import (
     stage_counts,
     stage_timings,
 )
+from probebench.evaluation.causal_stage import causal_blocks, causal_method
 from probebench.evaluation.definitions import metric_definitions
 from probebench.evaluation.deployment import check_transfer_targets
 from probebench.evaluation.evalaware import stratified_least
@@ -103,6 +104,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
     skipped = opts.skipped()  # an unknown stage, or skipping activations: refused here
     site = Site(meta.layer, meta.position)
     check_transfer_targets(session)  # a bad target is refused before model work
+    causal_method(session)  # so is --causal without the test's method
     for task_id in tasks:  # refuse unknown, drifted or unreadable tasks before model work
         session.catalog.spec(task_id, near=(artifact, artifact.parent))  # a forgotten --include
         data = session.task(task_id)
@@ -136,6 +138,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
             remeasured[task_id] = measured.remeasured
     # the siblings of the tasks' families: a separate record, never a result of the tasks
     generalisation = evaluate_siblings(session, tasks, meta, weights, site)
+    causal = causal_blocks(session, tasks, meta, weights, site, report.bundle_sha256)
     ident = session.model(meta.model).identity
     keys = {(meta.model, t, site): t for t in tasks}
     digests = {keys[k]: d for k, d in session.baselines_sha256.items() if k in keys}
@@ -157,7 +160,7 @@ def submit(artifact: Path, tasks: Sequence[str], options: SubmitOptions | None =
         run=run_info(session.model(meta.model).device), baselines_sha256=digests,
         limit=None if opts.limit is None else LimitOut(items=opts.limit,
                                                        note=limit_note(opts.limit)),
-        generalisation=generalisation, stages_skipped=skipped,
+        generalisation=generalisation, causal=causal, stages_skipped=skipped,
         profile=QUICK if opts.quick else None)
 
 
@@ -191,8 +194,7 @@ def submit_many(artifacts: Sequence[Path], tasks: Sequence[str],
             for a, h in zip(artifacts, hashes, strict=True)]
 
 
-# Session, SubmitError, SubmitOptions, limit_note, auroc_score and stratified_least are
-# re-exported from their homes for code written against this module
+# re-exported from their homes (session, headline, ...) for code written against this module
 __all__ = ["Session", "SubmitError", "SubmitOptions", "auroc_score", "expected_hashes",
            "latency_prompts", "limit_note", "run_info", "stratified_least", "submit",
            "submit_many"]

@@ -14,6 +14,10 @@ with a ProbeScore spec and ranks only comparable ones (``ranks``):
   live entry on every task of the family, its own test AUROC on the diagonal and the
   probe read on the sibling tasks elsewhere (``registry.store.latest_generalisation``),
   reported and never ranked: no ProbeScore and no ranking group reads it;
+* the "moves the model" column (``columns.moves_the_model``) on the task pages and on
+  each entry page (with the dose-response figure) reads the entry's causal record
+  (``registry.store.latest_causal_record``, once per entry, only where the file exists);
+  reported and never ranked either;
 * guards (the entries ``registry/guards.yaml`` names, and any entry evaluated on guard
   tasks only) are listed on their own page and never ranked;
 * baselines gate ranks: every result's gap to the best baseline of its task, model and
@@ -68,6 +72,7 @@ from probebench.evaluation.definitions import (
 )
 from probebench.evaluation.generalisation import declared_families, family_tasks
 from probebench.evaluation.results import (
+    CausalOut,
     FlaggedOut,
     IntervalOut,
     PromptScores,
@@ -82,7 +87,7 @@ from probebench.leaderboard.charts import (
     scores_svg,
     sweep_svg,
 )
-from probebench.leaderboard.columns import columns
+from probebench.leaderboard.columns import columns, moves_the_model
 from probebench.leaderboard.downloads import (
     AxisScore,
     EntryScore,
@@ -94,6 +99,7 @@ from probebench.leaderboard.downloads import (
     Ranking,
     ResultRow,
     TransferTarget,
+    causal_fields,
     leaderboard_csv,
     leaderboard_schema,
     write_leaderboard_json,
@@ -101,6 +107,7 @@ from probebench.leaderboard.downloads import (
 from probebench.leaderboard.entry_page import (
     baseline_key,
     baselines_beside,
+    causal_view,
     history_by_task,
     linked_files,
     predictions_note,
@@ -165,8 +172,11 @@ from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_files, entry_path, read_entry
 from probebench.registry.guards import guard_ids
 from probebench.registry.store import (
+    CausalRecord,
     GeneralisationRecord,
     ResultRecord,
+    causal_path,
+    latest_causal_record,
     latest_generalisation,
     latest_results,
     result_path,
@@ -356,6 +366,9 @@ class Selection:
     families: dict[str, str] = field(default_factory=dict)
     #: entry id -> its generalisation record, where one is of its current artifact
     generalisation: dict[str, GeneralisationRecord] = field(default_factory=dict)
+    #: entry id -> its causal record (``submit --causal``), where one is of its current
+    #: artifact
+    causal: dict[str, CausalRecord] = field(default_factory=dict)
 
     @cached_property
     def by_id(self) -> dict[str, Entry]:
@@ -448,8 +461,27 @@ def select_entries(registry: Path, catalog: TaskCatalog) -> Selection:
     generalisation = {e.id: record for e in entries
                       if (record := latest_generalisation(registry, e.id)) is not None
                       and record.probe.bundle_sha256 == e.artifact_sha256}
+    # the causal tests of the artifact shown: one stat per entry, a read where one exists
+    causal = {e.id: tested for e in entries
+              if (tested := latest_causal_record(registry, e.id)) is not None
+              and tested.probe.bundle_sha256 == e.artifact_sha256}
     return Selection(every, entries, results, skipped, guards, live, pending, archived,
-                     task_ids, formats, families, generalisation)
+                     task_ids, formats, families, generalisation, causal)
+
+
+def causal_of(sel: Selection, entry_id: str, task_id: str) -> tuple[CausalOut | None, str]:
+    """The entry's stored causal test on ``task_id``, or None and why there is none to
+    show (none stored for its current artifact, the task not covered, or measured on
+    another test set than its result's)."""
+    record = sel.causal.get(entry_id)
+    if record is None:
+        return None, "no causal test stored for the entry's current artifact"
+    out = record.causal.get(task_id)
+    if out is None:
+        return None, "the stored causal test does not cover this task"
+    if record.test_sha256.get(task_id) != sel.results[entry_id][task_id].result.test_sha256:
+        return None, "the stored causal test was made on another test set"
+    return out, ""
 
 
 def _with_current_results(registry: Path, every: Sequence[Entry]
@@ -778,6 +810,10 @@ def _list_row(r: Mapping[str, Any]) -> list[Any]:
             rank, r["gap"]["mark"]]
 
 
+#: a text column of an entry list with at most this many values is written as codes
+CODED_VALUES = 32
+
+
 def _entries_script(rows: list[list[Any]], page_rows: int, what: str) -> str:
     """A page's entry-list data: a script, not JSON, so that it loads from file:// too.
 
@@ -797,8 +833,19 @@ def _entries_script(rows: list[list[Any]], page_rows: int, what: str) -> str:
         same.pop("href", None)
     keep = [k for k, f in enumerate(fields)
             if f == "id" or (f not in same and not (f == "href" and own_pages))]
+    # a text column of few values (status, category, the gap's mark) is given as an
+    # index into ``codes[field]``, each value once (app.js reads it back)
+    codes: dict[str, list[str]] = {}
+    for k in keep:
+        values = {r[k] for r in rows}
+        if fields[k] not in ("id", "short_name", "href") and 1 < len(values) <= CODED_VALUES \
+                and all(type(v) is str for v in values):
+            codes[fields[k]] = sorted(values)
+    index = {f: {v: i for i, v in enumerate(vs)} for f, vs in codes.items()}
     data = {"fields": [fields[k] for k in keep], "same": same, "page_rows": page_rows,
-            "rows": [[r[k] for k in keep] for r in rows]}
+            "codes": codes,
+            "rows": [[index[fields[k]][r[k]] if fields[k] in index else r[k] for k in keep]
+                     for r in rows]}
     # ensure_ascii: no U+2028 or other character a script would read otherwise than JSON
     return (f"// {what} (probebench leaderboard build); read by app.js\n"
             "window.PROBEBENCH_ENTRIES = " + json.dumps(data, ensure_ascii=True,
@@ -923,6 +970,7 @@ def _entry_digest(site: _Site, e: Entry, standing: dict[str, Any] | None,
     sel, registry = site.sel, site.opts.registry
     tasks = sorted(sel.results[e.id])
     paths = [entry_path(registry, e.id)] + [result_path(registry, e.id, t) for t in tasks]
+    paths.append(causal_path(registry, e.id))  # the "moves the model" rows and figures
     folder = site.files.artifact_folder(e.artifact_url)
     if folder is not None:
         paths += sorted(p for p in folder.rglob("*") if p.is_file())
@@ -1023,6 +1071,7 @@ def _entry_task_views(site: _Site, e: Entry) -> list[dict[str, Any]]:
         view["baselines"] = baselines_beside(site.opts.registry, t, rec)
         view["gap"] = _gap_view(site.scores.gaps[e.id][t])
         view["holdout"] = entry_holdout(site.opts.catalog, t, rec)
+        view["causal"] = causal_view(t, *causal_of(site.sel, e.id, t))
         tasks.append(view)
     return tasks
 
@@ -1351,8 +1400,10 @@ def _baselines_view(stored: Mapping[str, BaselineRecord],
 
 
 def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
-              gap: Gap) -> dict[str, Any]:
+              gap: Gap, causal: tuple[CausalOut | None, str] = (None, "")
+              ) -> dict[str, Any]:
     t = record.result
+    cell = moves_the_model(causal[0], causal[1] or "no causal test stored")
     sel = t.selectivity.selectivity if t.selectivity else None
     row: dict[str, Any] = {
         "id": e.id, "href": page_name(e.id), "short_name": e.short_name, "model": e.model,
@@ -1363,7 +1414,8 @@ def _task_row(e: Entry, record: ResultRecord, group: RankedGroup | None,
         "sel_value": sel.value if sel is not None and sel.value is not None else "",
         "gflops": _gflops(t), "ece": f"{t.ece:.3f}", "site": f"{e.layer}:{e.position}",
         "marks": sorted((k, m.mark) for k, m in t.marks.items()), "gap": _gap_view(gap),
-        "recall": recall_cell(t), "recall_value": recall_sort_value(t)}
+        "recall": recall_cell(t), "recall_value": recall_sort_value(t),
+        "causal": cell, "causal_value": "" if cell.effect is None else cell.effect}
     if group is not None:
         r = group.ranks[e.id]
         row.update(rank=r.rank, best=r.best, worst=r.worst, score=group.scores[e.id],
@@ -1384,7 +1436,8 @@ def _write_task_pages(site: _Site) -> None:
         def row(e: Entry, group: RankedGroup | None, task_id: str = task_id
                 ) -> dict[str, Any]:
             return _task_row(e, sel.results[e.id][task_id], group,
-                             site.scores.gaps[e.id][task_id])
+                             site.scores.gaps[e.id][task_id],
+                             causal_of(sel, e.id, task_id))
 
         spec = catalog.specs.get(task_id)
         stored = task_baselines(site.opts.registry, task_id)
@@ -1503,6 +1556,7 @@ def _result_rows(spec: ProbeScoreSpec, e: Entry, sel: Selection, scores: Scores,
             evalaware_auroc=t.evalaware_auroc.value,
             evalaware_imputed=t.evalaware_auroc.imputed,
             **recall_fields(t),
+            **causal_fields(*causal_of(sel, e.id, task)),
             **_holdout_fields(rec),
             gflops_per_prompt=None if t.cost is None else
             round(t.cost.flops_per_prompt / 1e9, 6),

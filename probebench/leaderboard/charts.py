@@ -1,5 +1,6 @@
 """Inline SVG figures, drawn at build time with real axes (ticks, grid, labels): ROC
-curve, reliability diagram, sorted bars with CIs, ProbeScores with CIs, layer sweeps.
+curve, reliability diagram, sorted bars with CIs, ProbeScores with CIs, layer sweeps,
+the causal test's dose-response curve.
 
 Every figure is a plain ``<svg>`` string with a ``viewBox``, so the stylesheet can
 scale it to a phone's width; every text that comes from data is escaped here, because
@@ -16,7 +17,15 @@ import numpy as np
 
 
 def _num(v: float) -> str:
-    return f"{v:.1f}"
+    """A coordinate to 0.1 px, written short: no trailing ``.0``, no ``-0``.
+
+    >>> _num(54.0), _num(12.46), _num(-0.02), _num(-3.25)
+    ('54', '12.5', '0', '-3.2')
+    """
+    text = f"{v:.1f}"
+    if text.endswith(".0"):
+        text = text[:-2]
+    return "0" if text == "-0" else text
 
 
 def _tick_label(v: float, step: float) -> str:
@@ -52,30 +61,40 @@ class Frame:
     def axes(self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str,
              y_label: str, *, x_step: float = 0.2, y_step: float = 0.2,
              y_axis: bool = True) -> str:
-        """Grid, axis lines, tick marks and labels, and both axis titles."""
+        """Grid, axis lines, tick marks and labels, and both axis titles. The grid is one
+        ``<path>``, the axis lines with their tick marks another (a subpath per line:
+        drawn as the separate lines were), the tick labels a group per axis."""
         x0, x1 = self.left, self.width - self.right
         y0, y1 = self.height - self.bottom, self.top
-        parts = []
+        grid, axis, y_text, x_text = [], [], [], []
         for t in y_ticks:
             y = _num(self.y(t))
-            parts.append(f'<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" class="grid"/>'
-                         f'<line x1="{x0 - 4}" y1="{y}" x2="{x0}" y2="{y}" class="axis"/>'
-                         f'<text x="{x0 - 7}" y="{_num(self.y(t) + 3.5)}" class="ytick">'
-                         f"{_tick_label(t, y_step)}</text>")
+            grid.append(f"M{x0},{y}H{x1}")
+            axis.append(f"M{x0 - 4},{y}H{x0}")
+            y_text.append(f'<text x="{x0 - 7}" y="{_num(self.y(t) + 3.5)}">'
+                          f"{_tick_label(t, y_step)}</text>")
         for t in x_ticks:
             x = _num(self.x(t))
-            parts.append(f'<line x1="{x}" y1="{y1}" x2="{x}" y2="{y0}" class="grid"/>'
-                         f'<line x1="{x}" y1="{y0}" x2="{x}" y2="{y0 + 4}" class="axis"/>'
-                         f'<text x="{x}" y="{y0 + 16}" class="xtick">'
-                         f"{_tick_label(t, x_step)}</text>")
-        mid_y = (y0 + y1) / 2
-        parts.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axis"/>'
-                     f'<text x="{_num((x0 + x1) / 2)}" y="{self.height - 8}" class="label">'
+            grid.append(f"M{x},{y1}V{y0}")
+            axis.append(f"M{x},{y0}V{y0 + 4}")
+            x_text.append(f'<text x="{x}" y="{y0 + 16}">{_tick_label(t, x_step)}</text>')
+        axis.append(f"M{x0},{y0}H{x1}")
+        if y_axis:
+            axis.append(f"M{x0},{y1}V{y0}")
+        mid_y = _num((y0 + y1) / 2)
+        parts = []
+        if grid:
+            parts.append(f'<path d="{"".join(grid)}" class="grid"/>')
+        parts.append(f'<path d="{"".join(axis)}" class="axis"/>')
+        if y_text:
+            parts.append(f'<g class="ytick">{"".join(y_text)}</g>')
+        if x_text:
+            parts.append(f'<g class="xtick">{"".join(x_text)}</g>')
+        parts.append(f'<text x="{_num((x0 + x1) / 2)}" y="{self.height - 8}" class="label">'
                      f"{escape(x_label)}</text>")
         if y_axis:
-            parts.append(f'<line x1="{x0}" y1="{y1}" x2="{x0}" y2="{y0}" class="axis"/>'
-                         f'<text x="14" y="{_num(mid_y)}" class="label" '
-                         f'transform="rotate(-90 14 {_num(mid_y)})">{escape(y_label)}</text>')
+            parts.append(f'<text x="14" y="{mid_y}" class="label" '
+                         f'transform="rotate(-90 14 {mid_y})">{escape(y_label)}</text>')
         return "".join(parts)
 
 
@@ -191,31 +210,40 @@ def reliability_svg(labels: Sequence[int], probs: Sequence[float], title: str,
     return _svg(*SQUARE, title, body)
 
 
+def bars_frame(rows: Sequence[tuple[str, float, float, float]]) -> Frame:
+    """The frame ``bars_svg`` draws ``rows`` in: its left margin fits the longest label,
+    a row of 22 px per bar."""
+    longest = max((len(r[0]) for r in rows), default=4)
+    left = min(200, 16 + 6 * longest)
+    height = 30 + 22 * len(rows) + 40
+    return Frame(left + 330, height, (0.0, 1.0), (0.0, 1.0), left=left, right=46, top=18,
+                 bottom=40)
+
+
 def bars_svg(rows: Sequence[tuple[str, float, float, float]], title: str, *,
              x_label: str = "accuracy (95% CI)") -> str:
     """Horizontal bars with CI whiskers, best first: (label, value, low, high), values in
     [0, 1], on an axis from 0 to 1 with ticks."""
     ordered = sorted(rows, key=lambda r: (-r[1], r[0]))
-    longest = max((len(r[0]) for r in ordered), default=4)
-    left = min(200, 16 + 6 * longest)
-    row_h, width = 22, left + 330
-    height = 30 + row_h * len(ordered) + 40
-    f = Frame(width, height, (0.0, 1.0), (0.0, 1.0), left=left, right=46, top=18, bottom=40)
+    f = bars_frame(rows)
+    left, width, height, row_h = f.left, f.width, f.height, 22
     parts = [f.axes(UNIT_TICKS, [], x_label, "")]
+    labels, values = [], []
     for k, (label, value, low, high) in enumerate(ordered):
         y = 18 + 8 + k * row_h
         mid = y + 7
-        parts.append(f'<text x="{left - 6}" y="{mid + 4}" class="blabel">{escape(label)}</text>'
-                     f'<rect x="{left}" y="{y}" width="{_num(f.x(value) - left)}" '
+        lo, hi = _num(f.x(low)), _num(f.x(high))
+        labels.append(f'<text x="{left - 6}" y="{mid + 4}">{escape(label)}</text>')
+        values.append(f'<text x="{width - 40}" y="{mid + 4}">{value:.2f}</text>')
+        # the whisker and its two caps: one path of three subpaths
+        parts.append(f'<rect x="{left}" y="{y}" width="{_num(f.x(value) - left)}" '
                      f'height="14" class="bar"><title>{escape(label)}: {value:.3f} '
                      f"[{low:.3f}, {high:.3f}]</title></rect>"
-                     f'<line x1="{_num(f.x(low))}" y1="{mid}" x2="{_num(f.x(high))}" '
-                     f'y2="{mid}" class="whisker"/>'
-                     f'<line x1="{_num(f.x(low))}" y1="{mid - 4}" x2="{_num(f.x(low))}" '
-                     f'y2="{mid + 4}" class="whisker"/>'
-                     f'<line x1="{_num(f.x(high))}" y1="{mid - 4}" x2="{_num(f.x(high))}" '
-                     f'y2="{mid + 4}" class="whisker"/>'
-                     f'<text x="{width - 40}" y="{mid + 4}" class="value">{value:.2f}</text>')
+                     f'<path d="M{lo},{mid}H{hi}M{lo},{mid - 4}V{mid + 4}M{hi},{mid - 4}'
+                     f'V{mid + 4}" class="whisker"/>')
+    if ordered:
+        parts.append(f'<g class="blabel">{"".join(labels)}</g>'
+                     f'<g class="value">{"".join(values)}</g>')
     return _svg(width, height, title, "".join(parts))
 
 
@@ -302,5 +330,87 @@ def sweep_svg(layers: Sequence[int], series: Sequence[tuple[str, str, Sequence[f
     return _svg(600, 300, title, "".join(parts))
 
 
-__all__ = ["Frame", "bars_svg", "interval_range", "reliability_svg", "roc_auc", "roc_svg",
-           "scores_svg", "sweep_svg"]
+def _nice_step(span: float) -> float:
+    """A tick step of 1, 2 or 5 times a power of ten giving about four to eight ticks.
+
+    >>> _nice_step(3.2), _nice_step(0.7), _nice_step(12.0)
+    (1.0, 0.2, 2.0)
+    """
+    raw = span / 6 if span > 0 else 1.0
+    power = 10.0 ** np.floor(np.log10(raw))
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
+
+
+def control_band(alphas: Sequence[float], controls: Sequence[float]
+                 ) -> tuple[list[float], list[float]]:
+    """(lows, highs) at each alpha of the random controls' lines, effect x alpha: the
+    band a direction with no special role would fall in.
+
+    >>> control_band([-2, 0, 2], [0.1, -0.3])
+    ([-0.2, 0.0, -0.6], [0.6, 0.0, 0.2])
+    """
+    c = np.asarray(controls, dtype=np.float64)
+    lows, highs = [], []
+    for a in alphas:
+        line = c * float(a)
+        lows.append(round(float(line.min()), 9) + 0.0 if len(c) else 0.0)
+        highs.append(round(float(line.max()), 9) + 0.0 if len(c) else 0.0)
+    return lows, highs
+
+
+def dose_response_frame(alphas: Sequence[float], curve: Sequence[float],
+                        controls: Sequence[float]) -> tuple[Frame, float, float]:
+    """(frame, x tick step, y tick step) of ``dose_response_svg``: the x axis spans the
+    grid of alphas, the y axis the curve, the controls' band and 0, rounded out to ticks."""
+    xs = [float(a) for a in alphas]
+    lows, highs = control_band(xs, controls)
+    values = [float(v) for v in curve] + lows + highs + [0.0]
+    lo, hi = min(values), max(values)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 1.0, hi + 1.0
+    y_step = _nice_step(hi - lo)
+    y0, y1 = float(np.floor(lo / y_step) * y_step), float(np.ceil(hi / y_step) * y_step)
+    x0, x1 = min(xs), max(xs)
+    if x1 - x0 < 1e-9:
+        x0, x1 = x0 - 1.0, x1 + 1.0
+    frame = Frame(420, 300, (x0, x1), (y0, y1), left=58, right=14, top=30)
+    return frame, _nice_step(x1 - x0), y_step
+
+
+def dose_response_svg(alphas: Sequence[float], curve: Sequence[float],
+                      controls: Sequence[float], title: str, *,
+                      y_label: str = "readout change") -> str:
+    """The causal test's dose-response figure: the probe's mean readout change against
+    the steering strength alpha (standard deviations), over the shaded range of the
+    random controls' lines (each control's effect x alpha, min to max at each alpha)."""
+    xs = [float(a) for a in alphas]
+    ys = [float(v) for v in curve]
+    lows, highs = control_band(xs, controls)
+    f, x_step, y_step = dose_response_frame(xs, ys, controls)
+    (x0, x1), (y0, y1) = f.x_range, f.y_range
+    parts = [f.axes(_ticks(x0, x1, x_step), _ticks(y0, y1, y_step),
+                    "steering strength alpha (standard deviations)", y_label,
+                    x_step=x_step, y_step=y_step)]
+    if controls:
+        upper = [f.xy(a, h) for a, h in zip(xs, highs, strict=True)]
+        lower = [f.xy(a, v) for a, v in zip(xs, lows, strict=True)][::-1]
+        parts.append(f'<polygon points="{" ".join(upper + lower)}" class="band controls">'
+                     f"<title>{len(controls)} random control directions: min to max of "
+                     "effect x alpha</title></polygon>")
+    parts.append(f'<polyline points="{f.xy(x0, 0)} {f.xy(x1, 0)}" class="chance"/>')
+    line = " ".join(f.xy(a, v) for a, v in zip(xs, ys, strict=True))
+    parts.append(f'<polyline points="{line}" class="series s1"/>')
+    for a, v in zip(xs, ys, strict=True):
+        parts.append(f'<circle cx="{_num(f.x(a))}" cy="{_num(f.y(v))}" r="2.5" '
+                     f'class="dot s1"><title>alpha {a:g}: {v:.3f}</title></circle>')
+    parts.append(f'<text x="{f.left + 10}" y="20" class="legend s1">the probe\'s direction'
+                 "</text>")
+    if controls:
+        parts.append(f'<text x="{f.left + 170}" y="20" class="legend controls">random '
+                     "controls (range)</text>")
+    return _svg(420, 300, title, "".join(parts))
+
+
+__all__ = ["SQUARE", "Frame", "bars_frame", "bars_svg", "control_band",
+           "dose_response_frame", "dose_response_svg", "interval_range",
+           "reliability_svg", "roc_auc", "roc_svg", "scores_svg", "sweep_svg"]

@@ -7,6 +7,10 @@ metric's column takes its header, its definition and its direction from the metr
 definitions and METHODOLOGY.md's list), the ProbeScore axes from ``AXES`` and the rank
 from the rank bootstrap (``RANK_DEFINITION``), the gap to the baselines from
 ``GAP_DEFINITION``. Nothing here is a hand-made copy.
+
+The "moves the model" column (``moves_the_model``) reads an entry's causal record
+(``registry.store.latest_causal``): its definition, ``CAUSAL_DEFINITION``, is the rule
+the function applies. It is reported beside the metrics and is no ProbeScore axis.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 
 from probebench.evaluation.baselines import GAP_DEFINITION
 from probebench.evaluation.definitions import METRICS, Direction
+from probebench.evaluation.results import CausalOut
 from probebench.leaderboard.markdown import plain_markdown
 from probebench.leaderboard.probescore import ProbeScoreSpec
 from probebench.leaderboard.ranks import RANK_DEFINITION
@@ -26,6 +31,68 @@ class Column:
     label: str
     #: plain text (no Markdown), shown as the header's tooltip
     definition: str
+
+
+#: the works the causal test follows, as the column and METHODOLOGY cite them
+CAUSAL_CITATIONS = ('Marks & Tegmark 2023, "The Geometry of Truth", arXiv:2310.06824; '
+                    'Arditi et al. 2024, "Refusal in Language Models Is Mediated by a '
+                    'Single Direction", arXiv:2406.11717')
+#: the control percentile a "yes" needs: the probe's effect above every random control
+CAUSAL_PERCENTILE = 100.0
+#: the column's definition: the rule ``moves_the_model`` applies
+CAUSAL_DEFINITION = (
+    "Whether steering the residual stream along the probe's direction moves the model's "
+    "own behaviour (the causal test, docs/causal.md, after " + CAUSAL_CITATIONS + "): "
+    "the direction is added at the probe's site at -4 to 4 standard deviations and the "
+    "task's readout (what the model itself answers) is read; the effect is the mean "
+    "slope of the readout per standard deviation, with its 95% item-bootstrap interval, "
+    "and the control percentile the share of 16 random directions of the activations' "
+    "own covariance whose effect is below it. yes: the interval lies above 0 and the "
+    "effect is above every random control (control percentile 100); no: measured "
+    "otherwise; n/a: the test does not apply (not a linear probe, or the task declares "
+    "no readout), with the reason; not measured: no stored causal test of the entry's "
+    "current artifact on the task's registered test set. Shown with the effect [95% "
+    "interval] and the control percentile. Reported, not a ProbeScore axis.")
+
+
+@dataclass(frozen=True)
+class CausalCell:
+    """What the "moves the model" column shows for one entry on one task."""
+
+    verdict: str              #: yes, no, n/a or not measured
+    detail: str               #: the effect [CI] and control percentile, or why not
+    effect: float | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.verdict} ({self.detail})" if self.detail else self.verdict
+
+
+def moves_the_model(out: CausalOut | None, missing: str = "no causal test stored"
+                    ) -> CausalCell:
+    """The column's value for one task's causal test (``CAUSAL_DEFINITION``); ``out``
+    None: not measured, ``missing`` says why.
+
+    >>> moves_the_model(CausalOut(applicable=True, effect=0.5, ci=(0.2, 0.8),
+    ...                           controls=[0.1, -0.2], control_percentile=100.0)).text
+    'yes (effect 0.500 [0.200, 0.800], control percentile 100 of 2)'
+    >>> moves_the_model(None).text
+    'not measured (no causal test stored)'
+    """
+    if out is None:
+        return CausalCell("not measured", missing)
+    if not out.applicable:
+        return CausalCell("n/a", out.reason or "the test does not apply")
+    if out.effect is None:
+        return CausalCell("no", "measured, but no effect was computed")
+    low, high = out.ci if out.ci is not None else (None, None)
+    interval = ("" if low is None or high is None else f" [{low:.3f}, {high:.3f}]")
+    pct = out.control_percentile
+    detail = f"effect {out.effect:.3f}{interval}, " + (
+        "no control directions" if pct is None else
+        f"control percentile {pct:g} of {len(out.controls)}")
+    yes = low is not None and low > 0 and pct is not None and pct >= CAUSAL_PERCENTILE
+    return CausalCell("yes" if yes else "no", detail, out.effect)
 
 
 def _first_upper(text: str) -> str:
@@ -94,6 +161,7 @@ def columns(spec: ProbeScoreSpec) -> dict[str, Column]:
         _metric("evalaware", "evalaware_auroc", ""),
         _metric("recall", "recall_at_1pct_fpr", "Reported, not a ProbeScore axis; only on "
                 "tasks that declare a control set", sep=". "),
+        Column("causal", "moves the model", CAUSAL_DEFINITION),
         _metric("marks", "marks", ""),
         Column("status", "Status", "live (ranked), pending_review (awaiting review, not "
                                    "ranked), deprecated (archived) or guard (never ranked)."),
@@ -108,4 +176,5 @@ def columns(spec: ProbeScoreSpec) -> dict[str, Column]:
     return cols
 
 
-__all__ = ["Column", "columns"]
+__all__ = ["CAUSAL_CITATIONS", "CAUSAL_DEFINITION", "CAUSAL_PERCENTILE", "CausalCell",
+           "Column", "columns", "moves_the_model"]

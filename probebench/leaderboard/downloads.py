@@ -5,6 +5,8 @@
 their order, with empty cells for missing values. ``leaderboard.json`` holds the same
 rows plus the rankings of every task-set group, each entry's ProbeScore breakdown and
 each family's generalisation matrix (reported, never ranked);
+each row carries the causal test's verdict on its task (``causal_fields``: the "moves the
+model" column's ``moves_the_model``, reported, never ranked);
 its JSON Schema is exported from ``Leaderboard`` (pydantic), with every field's
 description. Nothing in them depends on the time of the build.
 
@@ -20,10 +22,12 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from probebench.evaluation.results import CausalOut
+from probebench.leaderboard.columns import moves_the_model
 from probebench.safetext import visible, visible_data
 
 #: bumped when a field is renamed or removed, or may hold what it could not before
@@ -109,6 +113,24 @@ class ResultRow(_Model):
     recall_at_1pct_fpr_ci_high: float | None = None
     recall_threshold: float | None = Field(default=None, description="The threshold: the "
                                            "probe's 99th percentile on the control set.")
+    moves_the_model: Literal["yes", "no", "n/a", "not measured"] = Field(
+        description="The causal test's verdict on this task (the \"moves the model\" "
+                    "column, reported, not a ProbeScore axis): yes, the effect's 95% "
+                    "interval lies above 0 and the effect above every random control; no, "
+                    "measured otherwise; n/a, the test does not apply (causal_note says "
+                    "why); not measured, no stored causal test of the entry's current "
+                    "artifact on this task's test set.")
+    causal_note: str = Field(description="The cell's detail as the pages show it: the effect "
+                             "[interval] and control percentile, or why there is none.")
+    causal_effect: float | None = Field(description="Mean slope of the model's readout per "
+                                        "standard deviation of steering along the probe's "
+                                        "direction (None: not measured, or n/a).")
+    causal_ci_low: float | None = Field(description="Its 95% item-bootstrap interval, low "
+                                        "end.")
+    causal_ci_high: float | None
+    causal_control_percentile: float | None = Field(description="Percent of the random "
+                                                    "control directions' effects below "
+                                                    "the probe's (ties count half).")
     holdout_generation: int | None = Field(description="The sealed holdout generation the "
                                            "entry was scored on (None: no sealed-holdout "
                                            "result).")
@@ -317,6 +339,24 @@ class Leaderboard(_Model):
         "on the other tasks of their family. Not part of any ranking or ProbeScore.")
 
 
+def causal_fields(out: CausalOut | None, missing: str = "") -> dict[str, Any]:
+    """A row's causal fields from the entry's stored causal test on the task (None: not
+    measured, ``missing`` says why): the verdict and detail of ``moves_the_model``, the
+    function the pages' column shows, and the numbers behind it (None unless measured).
+
+    >>> causal_fields(None, "no causal test stored")["moves_the_model"]
+    'not measured'
+    """
+    cell = moves_the_model(out, missing or "no causal test stored")
+    effect = low = high = percentile = None
+    if out is not None and out.applicable:
+        effect, percentile = out.effect, out.control_percentile
+        low, high = out.ci if out.ci is not None else (None, None)
+    return {"moves_the_model": cell.verdict, "causal_note": cell.detail,
+            "causal_effect": effect, "causal_ci_low": low, "causal_ci_high": high,
+            "causal_control_percentile": percentile}
+
+
 def csv_columns() -> list[str]:
     """leaderboard.csv's header, in order."""
     return list(ResultRow.model_fields)
@@ -391,7 +431,7 @@ def leaderboard_schema() -> str:
 
 
 __all__ = ["LEADERBOARD_SCHEMA_VERSION", "AxisScore", "EntryScore", "GeneralisationCell",
-           "GeneralisationMatrix", "GeneralisationRow", "Leaderboard",
-           "RankedRow", "Ranking", "ResultRow", "TransferTarget", "csv_columns", "leaderboard_csv",
+           "GeneralisationMatrix", "GeneralisationRow", "Leaderboard", "RankedRow", "Ranking",
+           "ResultRow", "TransferTarget", "causal_fields", "csv_columns", "leaderboard_csv",
            "leaderboard_json", "leaderboard_json_parts", "leaderboard_schema",
            "write_leaderboard_json"]

@@ -1,11 +1,21 @@
 """What an entry page shows beyond its metrics: the task's baselines beside the probe,
-the files behind every number, the history of re-evaluations, a citation and the
-command that reproduces the numbers.
+the causal test of its direction (``causal_view``: the "moves the model" verdict and the
+dose-response figure), the files behind every number, the history of re-evaluations, a
+citation and the command that reproduces the numbers.
+
+A metric's definition is given once for the whole leaderboard, not in every tooltip of
+every page: ``static/definitions.js`` (``definitions_script``, generated from the same
+``columns`` the tables' headers read) holds the metrics' definitions, and app.js fills an
+entry page's ``data-def`` headers with them; the ProbeScore axes' definitions, which carry
+their spec's weights, stay on the page, once. ``python -m probebench.leaderboard.entry_page``
+rewrites the script after a definition changes (a test says when it is out of date).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,10 +24,18 @@ from urllib.parse import quote
 from probebench.evaluation.baselines import BASELINES
 from probebench.evaluation.definitions import METRICS, metric_definitions
 from probebench.evaluation.reproducibility import DECIMALS
-from probebench.evaluation.results import IntervalOut, Submission, TaskResult, TransferOut
-from probebench.leaderboard.charts import roc_auc
+from probebench.evaluation.results import (
+    CausalOut,
+    IntervalOut,
+    Submission,
+    TaskResult,
+    TransferOut,
+)
+from probebench.leaderboard.charts import dose_response_svg, roc_auc
+from probebench.leaderboard.columns import CausalCell, columns, moves_the_model
 from probebench.leaderboard.files import FileLink, LeaderboardFiles, hub_url, slug
 from probebench.leaderboard.markdown import link_url, render_markdown, safe_url
+from probebench.leaderboard.probescore import load_probescore_spec
 from probebench.registry.baselines import BaselineRecord, task_baselines
 from probebench.registry.entry import Entry, entry_path
 from probebench.registry.store import ResultRecord, read_history, reference_record, result_path
@@ -103,6 +121,32 @@ def transfer_view(result: TaskResult) -> dict[str, Any]:
 
 #: the stored AUROC is itself rounded to ``DECIMALS`` places: within this, the stored
 #: probabilities reproduce it
+def causal_view(task_id: str, out: CausalOut | None,
+                missing: str = "no causal test stored") -> dict[str, Any]:
+    """A task section's causal test: the "moves the model" cell (``moves_the_model``), the
+    dose-response figure (the probe's curve over the controls' range) where the test ran,
+    and the readout and ablation in words."""
+    cell: CausalCell = moves_the_model(out, missing)
+    view: dict[str, Any] = {"cell": cell, "chart": None, "readout": None, "ablation": None,
+                            "wrong_sign": None}
+    if out is None or not out.applicable:
+        return view
+    if out.curve and len(out.curve) == len(out.alphas):
+        view["chart"] = dose_response_svg(out.alphas, out.curve, out.controls,
+                                          f"Dose-response of the causal test, {task_id}")
+    if out.readout:
+        view["readout"] = ", ".join(f"{k} {v}" for k, v in sorted(out.readout.items()))
+    if out.wrong_sign_effect is not None:
+        view["wrong_sign"] = f"{out.wrong_sign_effect:.3f}"
+    a = out.ablation
+    if a is not None:
+        view["ablation"] = (f"readout accuracy {_num(a.accuracy_before)} -> "
+                            f"{_num(a.accuracy_after)}, AUROC {_num(a.auroc_before)} -> "
+                            f"{_num(a.auroc_after)}, mean readout change "
+                            f"{_num(a.mean_readout_change)}")
+    return view
+
+
 AUROC_AGREES = 1.5 * 10.0 ** -DECIMALS
 
 
@@ -334,6 +378,40 @@ def history_by_task(registry: Path, entry_id: str,
     return {t: history(registry, entry_id, t) for t in tasks}
 
 
-__all__ = ["AUROC_AGREES", "artifact_link", "baseline_key", "baselines_beside", "citation",
-           "history", "history_by_task", "linked_files", "predictions_note", "report_markdown",
-           "reproduce_commands", "transfer_view"]
+#: the columns an entry page's metric tables define through ``static/definitions.js``:
+#: the metrics', which no ProbeScore spec changes (a test holds them equal under every
+#: spec in ``specs/``)
+SITE_DEFINITIONS = ("auroc", "accuracy", "selectivity", "ece", "brier", "fpr", "distshift",
+                    "evalaware", "transfer", "cost", "latency", "causal", "recall", "marks")
+#: the script, in the leaderboard's static files (copied into every build)
+DEFINITIONS_JS = Path(__file__).resolve().parent / "static" / "definitions.js"
+
+
+def site_definitions() -> dict[str, str]:
+    """Column key -> its definition (plain text), for ``SITE_DEFINITIONS``: the text of the
+    header's tooltip on every page (``columns``); transfer's is its metric's."""
+    cols = columns(load_probescore_spec())
+    return {key: METRICS["transfer"].text if key == "transfer" else cols[key].definition
+            for key in SITE_DEFINITIONS}
+
+
+def definitions_script() -> str:
+    """``static/definitions.js``: ``window.PROBEBENCH_DEFINITIONS``, read by app.js (a
+    script, not JSON, so that it loads from file://); ASCII only, so no character of a
+    definition can end the script."""
+    return ("// The leaderboard's column definitions, filled into the entry pages' tooltips by\n"
+            "// app.js. Generated by `python -m probebench.leaderboard.entry_page`: do not edit.\n"
+            "window.PROBEBENCH_DEFINITIONS = "
+            + json.dumps(site_definitions(), ensure_ascii=True, indent=1) + ";\n")
+
+
+__all__ = ["AUROC_AGREES", "DEFINITIONS_JS", "SITE_DEFINITIONS", "artifact_link",
+           "baseline_key", "baselines_beside", "causal_view", "citation",
+           "definitions_script", "history", "history_by_task", "linked_files",
+           "predictions_note", "report_markdown", "reproduce_commands", "site_definitions",
+           "transfer_view"]
+
+
+if __name__ == "__main__":  # rewrite static/definitions.js
+    DEFINITIONS_JS.write_text(definitions_script(), encoding="utf-8")
+    print(f"wrote {DEFINITIONS_JS}", file=sys.stderr)

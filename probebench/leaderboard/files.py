@@ -11,6 +11,15 @@ Every number on the leaderboard can be traced to a file. Where the link goes:
   mirror and the pages share one copy, every link works from ``file://`` and on any
   static host. A file over ``MAX_COPY_BYTES`` is listed with its size but not linked.
 
+A **stored result** (``<registry>/results/<entry id>/<task>.json``, ``stored_result``) is
+stored as the same JSON written compact (``compact_json``: no indentation, the same keys in
+the same order, every number as written): the repository indents it for its diffs, and at
+10,000 entries the indentation alone was about 470 MB of the site. The registry mirror
+stores the same compact bytes (one blob for both), and ``registry.json`` lists their
+SHA-256 and size, which is what a reader checks; nothing signs the repository's own bytes
+of a result. Every other file (an artifact's, whose bytes its bundle hash covers, an
+entry's YAML, a task's data) is stored byte for byte.
+
 REPORT.md is always generated into the leaderboard (``files/<entry>/reports/``), rendered
 from the stored result the page shows. Only files whose suffix is in ``LINKABLE`` are ever
 stored or linked, and only under plain names: an artifact folder cannot put an HTML, SVG or
@@ -20,6 +29,7 @@ linked to its pinned revision on huggingface.co.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -40,6 +50,8 @@ LINKABLE = (".md", ".txt", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", "
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9][A-Za-z0-9._\-]*)*\Z")
 #: folders below an artifact's root that are walked (as the bundle's MAX_PATH_DEPTH)
 _MAX_DEPTH = 8
+#: a stored result's path below the repository: <registry>/results/<org>/<name>/<task>.json
+_STORED_RESULT = re.compile(r"^[^/]+/results/[^/]+/[^/]+/[^/]+\.json\Z")
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,36 @@ class FileLink:
 
 def slug(entry_id: str) -> str:
     return entry_id.replace("/", "__")
+
+
+def stored_result(rel: str) -> bool:
+    """Whether ``rel`` (a path below the repository) is a stored result, which the
+    leaderboard and its registry mirror store compact (``compact_json``).
+
+    >>> stored_result("registry/results/lab/verb-v1/verb_grammar.json")
+    True
+    >>> stored_result("registry/artifacts/verb/config.json")
+    False
+    """
+    return bool(_STORED_RESULT.match(rel))
+
+
+def compact_json(data: bytes) -> bytes:
+    """``data``, a JSON document, written compact: no indentation or spaces between
+    tokens, the same keys in the same order, the same numbers (a float is written as the
+    shortest text that reads back as the same float, which is how the repository wrote
+    it), non-ASCII text as UTF-8; ending in a newline. Bytes that are not a JSON document
+    are returned as they are.
+
+    >>> compact_json(b'{ "b": [ 1.5, 1e-07, null ],  "a": "caf\\u00e9" }')
+    b'{"b":[1.5,1e-07,null],"a":"caf\\xc3\\xa9"}\\n'
+    """
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return data
+    return (json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            + "\n").encode("utf-8")
 
 
 def linkable(name: str) -> bool:
@@ -117,7 +159,10 @@ class LeaderboardFiles:
         if size > MAX_COPY_BYTES:
             return FileLink(shown, None, size, f"{note}; not copied (over "
                                                 f"{MAX_COPY_BYTES / 1e6:g} MB)".lstrip("; "))
-        return self.stored(path.read_bytes(), name=shown, note=note)
+        data = path.read_bytes()
+        if stored_result(rel):
+            data = compact_json(data)  # as the registry mirror stores it: one blob
+        return self.stored(data, name=shown, note=note)
 
     def stored(self, data: bytes, *, name: str, note: str = "") -> FileLink:
         """A link to ``data`` in the blob store, written there unless it already is (the
@@ -166,5 +211,5 @@ class LeaderboardFiles:
         return sorted(out, key=lambda f: f.name)
 
 
-__all__ = ["LINKABLE", "MAX_COPY_BYTES", "FileLink", "LeaderboardFiles", "hub_url", "linkable",
-           "slug"]
+__all__ = ["LINKABLE", "MAX_COPY_BYTES", "FileLink", "LeaderboardFiles", "compact_json",
+           "hub_url", "linkable", "slug", "stored_result"]

@@ -1,8 +1,10 @@
 """The generated parts of METHODOLOGY.md: the ProbeScore axes, the metric definitions, the
 marks, the precision policy's tolerances, every task's holdout generations with their
 minimum detectable drops, the control task of every minimal-pair task beside the
-``pairs_split`` its entries' results store, and the reference entries' stored
-cross-model transfers.
+``pairs_split`` its entries' results store, the reference entries' stored
+cross-model transfers, and the section on the causal test of a probe's direction (what
+it measures, the "moves the model" column's definition, the stored verdicts, and the
+lead's paragraph on whether it should become an axis: ``CAUSAL_AXIS_QUESTION``).
 
 The tables are rendered from the code that computes the numbers (``AXES`` and the
 specs, the ``MetricDef`` of each metric, the control task) and from the stored results
@@ -313,14 +315,116 @@ def selectivity_table(registry: Path = REGISTRY) -> str:
     return "\n".join(rows) + "\n"
 
 
+#: THE LEAD FILLS THIS IN: the paragraph under "Should it become an axis?" in METHODOLOGY's
+#: causal-test section, written from the measured distribution of the verdicts over the
+#: registry's entries (the table ``causal_section`` renders below it). None: the section
+#: says it is still to be written. Regenerate METHODOLOGY.md after changing it.
+CAUSAL_AXIS_QUESTION: str | None = None
+
+#: what the section says while ``CAUSAL_AXIS_QUESTION`` is None (no number is made up)
+CAUSAL_AXIS_PENDING = ("*Not written yet: this paragraph is filled in from the measured "
+                       "distribution of the verdicts over the registry's entries (the table "
+                       "below). Until then the column is reported beside the ranking and "
+                       "no spec reads it.*")
+
+
+def causal_section(registry: Path = REGISTRY, axis_question: str | None = None) -> str:
+    """METHODOLOGY's section on the causal test: what it measures (docs/causal.md), the
+    "moves the model" column's definition (``columns.CAUSAL_DEFINITION``, the rule the
+    leaderboard applies), that no ProbeScore spec reads it, the paragraph "Should it
+    become an axis?" (``axis_question``, else ``CAUSAL_AXIS_QUESTION``, else a marked
+    placeholder) and every live entry's stored verdict."""
+    from probebench.leaderboard.columns import (
+        CAUSAL_DEFINITION,
+        CAUSAL_PERCENTILE,
+        moves_the_model,
+    )
+    from probebench.registry.entry import entry_files, read_entry
+    from probebench.registry.store import latest_causal_record
+
+    specs = ", ".join(available_specs())
+    paragraph = axis_question or CAUSAL_AXIS_QUESTION or CAUSAL_AXIS_PENDING
+    lines = [
+        "## Does the model use the direction? (the causal test)",
+        "A probe that reads a property from hidden states shows the property is decodable, "
+        "not that the model uses it. The causal test ([docs/causal.md](docs/causal.md), "
+        "`probebench/causal/`) moves the residual stream along a linear probe's direction at "
+        "its site and reads what the model itself does, after Marks & Tegmark 2023 (\"The "
+        "Geometry of Truth\", arXiv:2310.06824), who add the truth direction and watch "
+        "P(True) − P(False) move, and Arditi et al. 2024 (\"Refusal in Language Models Is "
+        "Mediated by a Single Direction\", arXiv:2406.11717), who ablate the refusal "
+        "direction and watch refusals disappear.",
+        "",
+        "- **Measured**: for each task, the effect (the mean over items of the least-squares "
+        "slope of the task's readout over the steering grid, in readout units per standard "
+        "deviation) with its 95% item-bootstrap interval, the effects of 16 random control "
+        "directions drawn from the activations' own covariance and the probe's percentile "
+        "among them, the opposite direction's effect, the mean readout change at each "
+        "strength (the dose-response curve), and the readout's accuracy and AUROC on the "
+        "task's labels before and after the direction is projected out. `submit --causal` "
+        "runs it (the `causal` block of submission.json); `registry evaluate --causal` "
+        "stores it beside the entry's results, in "
+        "`registry/results/<entry>/_causal.json`, under the results' rules (provenance, "
+        "history kept, a new record only beyond the reproducibility contract, float32 "
+        "preferred).",
+        f"- **The column \"moves the model\"** (task pages and entry pages, each entry "
+        f"page with the dose-response figure): {CAUSAL_DEFINITION[:1].lower()}"
+        f"{CAUSAL_DEFINITION[1:]}",
+        f"- **Reported, not ranked.** No axis of any ProbeScore spec ({specs}) reads it, "
+        "ProbeScore 0.2.0 included: a leaderboard built with and without the causal "
+        "records scores and ranks identically. A \"yes\" needs both tests at once (the "
+        f"interval above 0, control percentile {CAUSAL_PERCENTILE:g}), so a \"no\" can "
+        "mean a direction the model does not use, a readout that does not see it, or too "
+        "few items to tell.",
+        "",
+        "### Should it become an axis?",
+        paragraph,
+        "",
+        "Stored causal tests of the live entries (the record the leaderboard reads: the "
+        "latest float32 one):",
+        "",
+    ]
+    rows = ["| entry | task | moves the model | detail |", "| --- | --- | --- | --- |"]
+    live = sorted((e for e in map(read_entry, entry_files(registry)) if e.status == "live"),
+                  key=lambda e: e.id)
+    for e in live:
+        record = latest_causal_record(registry, e.id)
+        if record is None or record.probe.bundle_sha256 != e.artifact_sha256:
+            continue
+        for task, out in sorted(record.causal.items()):
+            cell = moves_the_model(out)
+            rows.append(f"| `{e.id}` | {task} | {cell.verdict} | {cell.detail} |")
+    if len(rows) == 2:
+        rows = ["None stored yet (`registry evaluate --causal ENTRY_ID` stores one)."]
+    return "\n".join(_wrapped(lines) + rows) + "\n"
+
+
+def _wrapped(lines: list[str], width: int = 90) -> list[str]:
+    """Prose lines wrapped as the hand-written parts are (a bullet's lines indented under
+    its text); headings and blank lines as they are."""
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            out.append(line)
+            continue
+        indent = "  " if line.startswith("- ") else ""
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False)
+    return out
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "axes": axes_table, "marks": marks_table, "definitions": definitions_list,
     "tolerances": tolerance_table, "holdouts": holdouts_table, "pairs": pairs_table,
-    "transfers": transfers_table, "selectivity": selectivity_table}
+    "transfers": transfers_table, "selectivity": selectivity_table,
+    "causal": causal_section}
 #: the sections that repeat the stored results, rendered from a given registry
 FROM_REGISTRY: dict[str, Callable[[Path], str]] = {"pairs": pairs_table,
                                                    "transfers": transfers_table,
-                                                   "selectivity": selectivity_table}
+                                                   "selectivity": selectivity_table,
+                                                   "causal": causal_section}
 
 
 def render(text: str, source: str = "METHODOLOGY.md", registry: Path = REGISTRY) -> str:

@@ -10,7 +10,9 @@ the build fetches nothing, and a reader fetches it there through ``sources`` (wi
 artifact limits) and refuses it unless its bundle hash is the index's ``artifact_sha256``
 (``probebench.registry.mirror.linked_artifact_folder``). An index with such an entry is of
 format 2 (``INDEX_FORMAT_LINKED``), which a format-1 client refuses by name; one without
-is of format 1, as before. Each file is listed in the index with its SHA-256 and size, so a
+is of format 1, as before. A stored result is mirrored as the same JSON written compact
+(``probebench.leaderboard.files.compact_json``: the blob the entry page links too); every
+other file byte for byte. Each file is listed in the index with its SHA-256 and size, so a
 reader checks it before anything loads it; the index names the task catalog's version and
 test hashes the results were made on.
 """
@@ -25,6 +27,7 @@ from pydantic import ValidationError
 
 from probebench.errors import InputError, field_problem
 from probebench.hashing import sha256_bytes
+from probebench.leaderboard.files import compact_json
 from probebench.registry.entry import Entry, entry_path
 from probebench.registry.guards import GUARDS_FILE, guard_ids
 from probebench.registry.mirror import (
@@ -88,8 +91,11 @@ class _Writer:
         self.out = out
         self.files: dict[str, MirrorFile] = {}
 
-    def copy(self, src: Path, dest: str) -> str:
+    def copy(self, src: Path, dest: str, *, compact: bool = False) -> str:
+        """List ``src`` at ``dest``; ``compact``: a JSON document stored compact."""
         data = src.read_bytes()
+        if compact:
+            data = compact_json(data)
         digest = sha256_bytes(data)
         if dest in self.files:  # two entries sharing an artifact folder
             if self.files[dest].sha256 != digest:
@@ -98,7 +104,10 @@ class _Writer:
         blob = self.out / blob_path(digest)
         if not blob.exists():
             blob.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, blob)
+            if compact:
+                blob.write_bytes(data)
+            else:
+                shutil.copyfile(src, blob)
         self.files[dest] = MirrorFile(sha256=digest, size=len(data))
         return dest
 
@@ -130,7 +139,8 @@ def write_mirror(out: Path, registry: Path, entries: list[Entry], *,
         results = {}
         for task in sorted(stored):
             results[task] = writer.copy(result_path(registry, entry.id, task),
-                                        f"registry/results/{entry.id}/{task}.json")
+                                        f"registry/results/{entry.id}/{task}.json",
+                                        compact=True)
         try:
             mirrored.append(MirrorEntry(
                 id=entry.id, status=entry.status, name=entry.name, model=entry.model,

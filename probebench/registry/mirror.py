@@ -120,6 +120,13 @@ MAX_DOWNLOAD_FILES = 4 * MAX_FILES
 MAX_DOWNLOAD_BYTES = 2 * MAX_TOTAL_BYTES
 _PIN = re.compile(r"#sha256=([0-9a-f]{64})\Z")
 _SHA = re.compile(r"[0-9a-f]{64}\Z")
+#: a plain name of a repository or folder (``sources.urls``' rule: letters, digits, '.',
+#: '_' and '-', not first; never '.' or '..'), and the common linked artifact, a Hub
+#: repository at a commit: an ``artifact_url`` of this form is accepted without parsing
+#: (``_pinned_on_hub``); any other goes through ``registry_artifact_problem``
+_PLAIN = r"(?!-)(?!\.\.?(?:[/@]|\Z))[A-Za-z0-9_.\-]+"
+_HUB_AT_COMMIT = re.compile(rf"hf://(?:datasets/)?(?!(?:datasets|spaces|models)/)"
+                            rf"{_PLAIN}/{_PLAIN}@[0-9a-f]{{40}}(?:/{_PLAIN})*")
 
 
 # --- the index ----------------------------------------------------------------------
@@ -176,6 +183,18 @@ def _mirror_path(path: str, under: str = "registry/", name: str = "",
     shown = repr(path[:120]) + ("..." if len(path) > 120 else "")
     raise ValueError(f"{name}{': ' if name else ''}{shown} {problem}; {PATH_RULE}"
                      + (f" (this one under {under})" if under != "registry/" else ""))
+
+
+def _pinned_on_hub(url: str) -> bool:
+    """Whether ``url`` is plainly a Hub repository at a commit
+    (``hf://[datasets/]ORG/REPO@<commit>[/FOLDER...]``), which ``registry_artifact_problem``
+    accepts: a fast path for the index's linked entries (most of a large registry's),
+    each of which that function would parse. False says only: check it in full.
+
+    >>> _pinned_on_hub("hf://lab/probes@" + "a" * 40 + "/verb"), _pinned_on_hub("hf://lab/p@main")
+    (True, False)
+    """
+    return len(url) <= 2000 and _HUB_AT_COMMIT.fullmatch(url) is not None
 
 
 def _folders(paths: Iterable[str]) -> set[str]:
@@ -240,8 +259,12 @@ class MirrorEntry(BaseModel):
             from probebench.sources.resolve import registry_artifact_problem
             from probebench.sources.urls import parse_artifact_ref
 
-            problem = registry_artifact_problem(self.artifact_url[:2000])
-            if problem is None and not parse_artifact_ref(self.artifact_url).remote:
+            url = self.artifact_url
+            problem = None if _pinned_on_hub(url) else registry_artifact_problem(url[:2000])
+            # accepted there: remote and pinned, or a repository folder; of those, only
+            # the remote forms hold '://' (so a short URL is parsed once, not twice)
+            if problem is None and not ("://" in url if len(url) <= 2000
+                                        else parse_artifact_ref(url).remote):
                 problem = "a repository folder is mirrored, not linked"
             if problem is not None:
                 raise ValueError(f"artifact_url: expected the Hugging Face Hub or GitHub at a "

@@ -33,6 +33,16 @@ the same precision; a limited submission and uncommitted code are refused as for
 results; a reduced-precision record is kept only while no float32 one exists, and
 readers take the latest float32 record. Nothing that ranks or scores reads it.
 
+An entry's **causal record** (the causal test of the probe's direction on each of its
+tasks: ``Submission.causal``, ``probebench.causal``, ``submit --causal``) is kept the same
+way, in ``registry/results/<org>/<entry>/_causal.json``: a ``CausalHistory`` under the
+generalisation record's rules (provenance in each record: the bundle hash, each task's
+``test_sha256``, the model identity, the seed and the run; a record appended only when
+its deterministic part differs beyond the reproducibility contract; limited and
+skipped-stage submissions and uncommitted code refused; float32 preferred). The
+leaderboard shows it as the "moves the model" column; nothing that ranks or scores
+reads it.
+
 A record names the probebench commit that measured it; a commit with ``+dirty`` was
 measured by a working tree with uncommitted changes, whose code no one can check out.
 Such a record is refused unless the caller says ``allow_dirty`` (``registry evaluate
@@ -51,8 +61,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from probebench.errors import InputError, field_problem
 from probebench.evaluation.precision import REFERENCE_DTYPE, TOLERANCE, beyond_tolerance
-from probebench.evaluation.reproducibility import differences
+from probebench.evaluation.reproducibility import CAUSAL_TOLERANCE, differences
 from probebench.evaluation.results import (
+    CausalOut,
     GeneralisationOut,
     HoldoutOut,
     ProbeInfo,
@@ -423,9 +434,133 @@ def store_generalisation(root: Path, entry_id: str, submission: Submission, *,
     return [path]
 
 
-__all__ = ["DIRTY_SUFFIX", "GENERALISATION_FILE", "GeneralisationHistory",
-           "GeneralisationRecord", "ResultHistory", "ResultRecord", "generalisation_path",
-           "is_dirty", "keep_latency", "latest_generalisation", "latest_of",
-           "latest_results", "precision_problems", "read_generalisation", "read_history",
-           "reference_record", "refuse_dirty", "result_path", "store_generalisation",
-           "store_submission"]
+# --- the causal record ------------------------------------------------------------------
+
+#: the file of an entry's causal-test records, beside its results
+CAUSAL_FILE = "_causal.json"
+
+
+class CausalRecord(BaseModel):
+    """One causal test of an entry's probe direction on its tasks (``submit --causal``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    causal: dict[str, CausalOut] = Field(description="Task -> the causal test on it.")
+    test_sha256: dict[str, str] = Field(description="Task -> the registered canonical "
+                                        "test-set hash of the evaluation it came with.")
+    probe: ProbeInfo
+    model: dict[str, Any] = Field(description="The model identity it was made on.")
+    seed: int
+    bootstrap_resamples: int
+    versions: dict[str, str]
+    device: str
+    seconds: float | None = Field(default=None, description="Wall seconds of the causal "
+                                  "stage (timing.stages.causal); machine-dependent, not "
+                                  "part of the comparison.")
+    run: RunInfo | None = Field(default=None, description="Provenance: when, which code, "
+                                "which hardware.")
+
+    @classmethod
+    def of(cls, submission: Submission) -> CausalRecord:
+        assert submission.causal is not None
+        stage = submission.timing.stages.get("causal") if submission.timing else None
+        shas = {t.id: t.test_sha256 for t in submission.tasks if t.id in submission.causal}
+        return cls(causal=submission.causal, test_sha256=shas, probe=submission.probe,
+                   model=submission.model, seed=submission.seed,
+                   bootstrap_resamples=submission.bootstrap_resamples,
+                   versions=submission.versions, device=submission.device,
+                   seconds=None if stage is None else stage.seconds, run=submission.run)
+
+    def deterministic(self) -> dict[str, Any]:
+        """What a re-run on the same inputs reproduces (timing, provenance and the device
+        left out)."""
+        return self.model_dump(mode="json", exclude={"seconds", "run", "device"})
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.get("dtype", "unknown"))
+
+
+class CausalHistory(BaseModel):
+    """Every causal record of one entry, oldest first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry: str
+    history: list[CausalRecord]
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
+                          allow_nan=False) + "\n"
+
+
+def causal_path(root: Path, entry_id: str) -> Path:
+    return root / "results" / entry_id / CAUSAL_FILE
+
+
+def read_causal(path: Path) -> list[CausalRecord]:
+    """The stored causal records of one entry (empty when there is none: one ``stat``)."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    try:
+        return CausalHistory.model_validate(data).history
+    except ValidationError as exc:
+        raise InputError(f"{path}: {field_problem(exc)} (not a causal-test file of this "
+                         "probebench version)") from None
+
+
+def latest_causal_record(root: Path, entry_id: str) -> CausalRecord | None:
+    """The record readers use: the latest float32 one, else the latest (None: none)."""
+    history = read_causal(causal_path(root, entry_id))
+    for dtype in (REFERENCE_DTYPE, None):
+        for record in reversed(history):
+            if dtype is None or record.dtype == dtype:
+                return record
+    return None
+
+
+def latest_causal(root: Path, entry_id: str) -> dict[str, CausalOut]:
+    """Task -> the causal test of the record readers use (empty: none stored)."""
+    record = latest_causal_record(root, entry_id)
+    return {} if record is None else dict(record.causal)
+
+
+def store_causal(root: Path, entry_id: str, submission: Submission, *,
+                 allow_dirty: bool = False) -> list[Path]:
+    """Append ``submission``'s causal block to the entry's records (the module
+    docstring's rules); returns the file when it changed. Nothing is stored for a
+    submission without one; a limited one and uncommitted code are refused."""
+    if submission.causal is None:
+        return []
+    problem = submission.registry_problem()
+    if problem is not None:
+        raise InputError(f"{entry_id}: this submission is {problem}; the registry stores "
+                         "only evaluations of every stage on whole test sets (run it again "
+                         "without --limit, --quick, --skip or --stages)")
+    refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
+                 allow_dirty=allow_dirty)
+    path = causal_path(root, entry_id)
+    history = read_causal(path)
+    record = CausalRecord.of(submission)
+    if record.dtype != REFERENCE_DTYPE and any(r.dtype == REFERENCE_DTYPE for r in history):
+        return []  # the float32 record stands for it
+    same = next((r for r in reversed(history) if r.dtype == record.dtype), None)
+    if same is not None and not differences(same.deterministic(), record.deterministic(),
+                                            tolerance=CAUSAL_TOLERANCE):
+        return []
+    doc = CausalHistory(entry=entry_id, history=[*history, record])
+    atomic_write_bytes(path, doc.to_json().encode("utf-8"))
+    return [path]
+
+
+__all__ = ["CAUSAL_FILE", "DIRTY_SUFFIX", "GENERALISATION_FILE", "CausalHistory",
+           "CausalRecord", "GeneralisationHistory", "GeneralisationRecord", "ResultHistory",
+           "ResultRecord", "causal_path", "generalisation_path", "is_dirty", "keep_latency",
+           "latest_causal", "latest_causal_record", "latest_generalisation", "latest_of",
+           "latest_results", "precision_problems", "read_causal", "read_generalisation",
+           "read_history", "reference_record", "refuse_dirty", "result_path",
+           "store_causal", "store_generalisation", "store_submission"]

@@ -12,7 +12,10 @@ are stored as before.
 
 The probe on the sibling tasks of its tasks' family (``Submission.generalisation``) is
 stored beside the results, in a file of its own (``registry.store.store_generalisation``),
-by the same run: ``registry publish`` and ``tools/build_reference.py`` write it too."""
+by the same run: ``registry publish`` and ``tools/build_reference.py`` write it too. So is
+the causal test of the probe's direction (``Submission.causal``, present when the session
+asks for it: ``SubmitOptions.causal``, ``registry evaluate --causal``), in
+``registry.store.store_causal``'s file of its own."""
 
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from probebench.registry.guards import RegistryGuards
 from probebench.registry.store import (
     precision_problems,
     refuse_dirty,
+    store_causal,
     store_generalisation,
     store_submission,
 )
@@ -117,7 +121,10 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
 
     The run's policy is the registry's, whatever ``session.options`` say: each model's
     guard is the one ``registry/guards.yaml`` names, the latency is measured in this run
-    and the task baselines are computed in it (the options are restored afterwards)."""
+    and the task baselines are computed in it (the options are restored afterwards).
+    With ``SubmitOptions.causal`` the causal test of the probe's direction runs too (the
+    package's method, ``probebench.causal``, unless the options name one) and its block
+    is stored beside the results (``registry.store.store_causal``)."""
     limit = session.options.limit
     if limit is not None:
         raise InputError(f"{entry_id}: a registry evaluation covers whole test sets; this "
@@ -132,8 +139,14 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
     opts = session.options
-    saved = (opts.transfer_targets, opts.reuse_latency, opts.published_baselines, opts.guards)
+    saved = (opts.transfer_targets, opts.reuse_latency, opts.published_baselines, opts.guards,
+             opts.causal_method)
     opts.transfer_targets = entry.transfer_targets
+    if opts.causal and opts.causal_method is None:
+        # ``SubmitOptions(causal=True)`` asks for the test; the registry's is the package's
+        from probebench.causal.effect import SUBMISSION_METHOD
+
+        opts.causal_method = SUBMISSION_METHOD
     # what the registry keeps is measured and computed in this run: its latency, and the
     # task baselines it publishes (never read back from its own records)
     opts.reuse_latency = False
@@ -145,7 +158,7 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
                         expected_sha256=entry.artifact_sha256)
     finally:
         (opts.transfer_targets, opts.reuse_latency, opts.published_baselines,
-         opts.guards) = saved
+         opts.guards, opts.causal_method) = saved
     holdouts: dict[str, HoldoutOut] = {}
     unscored = [t.id for t in result.tasks
                 if current_generation(session.catalog, t.id) is not None]
@@ -167,6 +180,8 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
         changed += store_baselines(registry, result)
         # the sibling tasks' record: beside the results, never one of them
         changed += store_generalisation(registry, entry_id, result, allow_dirty=allow_dirty)
+        # the causal test of its direction (``submit --causal``): beside them too
+        changed += store_causal(registry, entry_id, result, allow_dirty=allow_dirty)
     return EntryEvaluation(entry, result, changed, precision, holdouts, unscored)
 
 

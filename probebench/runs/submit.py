@@ -225,6 +225,10 @@ def _run(artifacts: Sequence[tuple[Path, str | None]], tasks: Sequence[str],
                             quiet=not opts.progress)
     opts = dataclasses.replace(opts, guards=policy.guards,
                                published_baselines=policy.published_baselines)
+    if opts.causal and opts.causal_method is None:  # evaluation cannot import causal
+        from probebench.causal.effect import SUBMISSION_METHOD
+
+        opts = dataclasses.replace(opts, causal_method=SUBMISSION_METHOD)
     session = Session(catalog, opts)
     results = [with_registry(evaluate(folder, tasks, session=session,
                                       expected_sha256=expected), policy.source)

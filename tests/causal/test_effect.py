@@ -164,3 +164,16 @@ def test_the_truth_reference_probe_end_to_end(smollm) -> None:  # type: ignore[n
     # steering towards "true" raises the model's own P(True) - P(False)
     assert first.effect is not None and first.effect > 0
     assert first.cost["upper_passes"] == 1 + 6 * 17 + 1
+
+
+def test_an_encoder_probe_is_not_applicable_not_an_error(minilm) -> None:  # type: ignore[no-untyped-def]
+    """A probe on an encoder (all-MiniLM-L6-v2) reads a property, but the model has no
+    next token to steer towards: a result that says so, not an exception that would stop
+    a whole ``registry evaluate --causal`` run."""
+    from probebench.causal.effect import causal_test
+
+    artifact = (Path(__file__).resolve().parents[2] / "registry" / "artifacts"
+                / "truth-cities-minilm-l6-l5-v1")
+    result = causal_test(artifact, lm=minilm, max_items=2)
+    assert not result.applicable and result.effect is None
+    assert result.reason is not None and "not a causal language model" in result.reason

@@ -305,9 +305,12 @@ def test_hostile_fields_are_escaped_in_the_html(built: tuple[Path, Path, BuildSu
         scripts = re.findall(r"<script\b[^>]*>", html, re.IGNORECASE)
         assert all(re.fullmatch(r'<script src="(\.\./)*static/app\.js">', s)
                    or (page.name == "index.html" and s == '<script src="entries.js">')
-                   # an entry page's rank script, named by its id's hash
+                   # an entry page's rank script, named by its id's hash, and the
+                   # site's metric definitions its tooltips read
                    or (page.parent.name == "entries"
                        and re.fullmatch(r'<script src="\.\./ranks/[0-9a-f]{2}\.js">', s))
+                   or (page.parent.name == "entries"
+                       and s == '<script src="../static/definitions.js">')
                    # a family or task page's entry list, named by the page
                    or (page.parent.name in ("families", "tasks")
                        and s == f'<script src="{page.stem}.data.js">')

@@ -142,12 +142,16 @@ def test_a_builds_stored_predictions_share_equal_lists(tmp_path: Path) -> None:
 
 
 def _rows_of(script: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A data script's rows as app.js reads them: each row's fields, then ``same``'s, and
-    the entry's page where the row has no href."""
+    """A data script's rows as app.js reads them: each row's fields (a coded column's
+    index read back through ``codes``), then ``same``'s, and the entry's page where the
+    row has no href."""
     data = json.loads(script.split("window.PROBEBENCH_ENTRIES = ", 1)[1].rstrip().rstrip(";"))
+    codes = data.get("codes", {})
     rows = []
     for row in data["rows"]:
-        full = {**data["same"], **dict(zip(data["fields"], row, strict=True))}
+        values = [codes[f][v] if f in codes else v
+                  for f, v in zip(data["fields"], row, strict=True)]
+        full = {**data["same"], **dict(zip(data["fields"], values, strict=True))}
         full.setdefault("href", page_name(full["id"]))
         rows.append(full)
     return data, rows

@@ -1,5 +1,6 @@
 // Sorting of every sortable table, filtering of the tables of entries, the axis-column
-// toggle, the pinned columns of ranked tables, column definitions on tap, the copy
+// toggle, the pinned columns of ranked tables, column definitions on tap (an entry
+// page's from definitions.js, loaded before this script), the copy
 // buttons and the BibTeX's address; no dependencies, works from file://, no inline
 // handlers (nothing a Content-Security-Policy of script-src 'self' would refuse).
 (function () {
@@ -103,6 +104,31 @@
     pinAll();
   }
 
+  // An entry page names a metric's definition (data-def="auroc") instead of repeating it
+  // in every tooltip: the text is the site's, static/definitions.js, given once. Each
+  // such name gets its title and its ? button here; an empty data-def keeps its own title.
+  var defs = window.PROBEBENCH_DEFINITIONS || {};
+  document.querySelectorAll("[data-def]").forEach(function (holder) {
+    var key = holder.getAttribute("data-def");
+    if (key && Object.prototype.hasOwnProperty.call(defs, key)) {
+      holder.setAttribute("title", defs[key]);
+    }
+    if (!holder.getAttribute("title")) return;
+    var name = holder.querySelector(".help");
+    if (!name) {
+      name = document.createElement("span");
+      name.className = "help";
+      while (holder.firstChild) name.appendChild(holder.firstChild);
+      holder.appendChild(name);
+    }
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "defn";
+    button.setAttribute("aria-expanded", "false");
+    button.setAttribute("aria-label", "what " + name.textContent.trim() + " means");
+    name.parentNode.insertBefore(button, name.nextSibling);
+  });
+
   // Column definitions without hovering: the ? beside a column's name shows its
   // definition (the title of the header it is in) in one popover; the same button, a
   // tap elsewhere or Escape closes it. The button does not sort the column.
@@ -193,11 +219,11 @@
     var PAGE_ROWS = data.page_rows || 50, page = 0, found = [];
     // the rows hold data.fields; a column equal on every row is data.same's, given once,
     // and a row without an href links its entry's page, named from the id
-    var col = {}, same = data.same || {};
+    var col = {}, same = data.same || {}, codes = data.codes || {};
     var rows = data.rows.map(function (r) {
       var full = {};
       Object.keys(same).forEach(function (f) { full[f] = same[f]; });
-      data.fields.forEach(function (f, i) { full[f] = r[i]; });
+      data.fields.forEach(function (f, i) { full[f] = codes[f] ? codes[f][r[i]] : r[i]; });
       if (full.href === undefined) {
         full.href = "entries/" + full.id.split("/").join("__") + ".html";
       }
