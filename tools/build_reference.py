@@ -393,6 +393,28 @@ def evaluate(refs: list[Reference], registry: Path, key: bytes | None = None, *,
                  if done.sealed_unscored else ""), flush=True)
 
 
+def causal_only(refs: list[Reference], registry: Path) -> None:
+    """The causal test of each reference entry, stored (``_causal.json``) without
+    re-evaluating the rest: a quick submit with the test (the block depends on the
+    artifact, the task's test set, the model and the seed only)."""
+    from probebench.causal.effect import SUBMISSION_METHOD
+    from probebench.evaluation.session import Session, SubmitOptions
+    from probebench.evaluation.submit import submit
+    from probebench.leaderboard.columns import moves_the_model
+    from probebench.registry.store import store_causal
+
+    session = Session(catalog(), SubmitOptions(progress=False, quick=True, causal=True,
+                                               causal_method=SUBMISSION_METHOD))
+    for ref in refs:
+        result = submit(registry / "artifacts" / ref.name, [ref.task],
+                        session=session)
+        stored = store_causal(registry, ref.entry_id, result)
+        for task_id, out in sorted((result.causal or {}).items()):
+            cell = moves_the_model(out)
+            print(f"{ref.entry_id}: causal test on {task_id}: {cell.verdict} ({cell.detail})"
+                  f"{'' if stored else ' (unchanged)'}", flush=True)
+
+
 SWEEP_POSITIONS = ("token_avg", "last_token")
 
 
@@ -670,6 +692,9 @@ def main() -> int:
     parser.add_argument("--causal", action="store_true",
                         help="also run the causal test of each entry's direction (docs/causal.md) "
                              "and store it (_causal.json)")
+    parser.add_argument("--causal-only", action="store_true",
+                        help="only run and store the causal test of each entry (a quick submit "
+                             "with --causal; nothing else is re-evaluated), then the docs")
     parser.add_argument("--docs-only", action="store_true",
                         help="only rewrite docs/layer-sweep.md and docs/reference-probes.md")
     args = parser.parse_args()
@@ -677,7 +702,9 @@ def main() -> int:
     from probebench.tasks.sealed import read_key
 
     key = read_key(args.key, required=False)
-    if not args.docs_only:
+    if args.causal_only:
+        causal_only(refs, args.registry)
+    elif not args.docs_only:
         if args.sweeps:
             run_sweeps(args.registry)
         if not args.skip_train:

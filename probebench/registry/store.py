@@ -38,8 +38,9 @@ tasks: ``Submission.causal``, ``probebench.causal``, ``submit --causal``) is kep
 way, in ``registry/results/<org>/<entry>/_causal.json``: a ``CausalHistory`` under the
 generalisation record's rules (provenance in each record: the bundle hash, each task's
 ``test_sha256``, the model identity, the seed and the run; a record appended only when
-its deterministic part differs beyond the reproducibility contract; limited and
-skipped-stage submissions and uncommitted code refused; float32 preferred). The
+its deterministic part differs beyond the reproducibility contract; limited submissions
+and uncommitted code refused, while one that skipped other stages, such as ``--quick``,
+may store it, since the block does not depend on them; float32 preferred). The
 leaderboard shows it as the "moves the model" column; nothing that ranks or scores
 reads it.
 
@@ -533,14 +534,17 @@ def store_causal(root: Path, entry_id: str, submission: Submission, *,
                  allow_dirty: bool = False) -> list[Path]:
     """Append ``submission``'s causal block to the entry's records (the module
     docstring's rules); returns the file when it changed. Nothing is stored for a
-    submission without one; a limited one and uncommitted code are refused."""
+    submission without one; a limited one and uncommitted code are refused (one that
+    skipped other stages is not: the block does not depend on them)."""
     if submission.causal is None:
         return []
-    problem = submission.registry_problem()
-    if problem is not None:
-        raise InputError(f"{entry_id}: this submission is {problem}; the registry stores "
-                         "only evaluations of every stage on whole test sets (run it again "
-                         "without --limit, --quick, --skip or --stages)")
+    # the block depends on the artifact, the task's test set, the model, the seed and the
+    # test's own method, not on the other stages: a submission that skipped some (--quick)
+    # may store it, a limited one (fewer items) may not
+    if submission.limit is not None:
+        raise InputError(f"{entry_id}: this submission is {submission.limit.note}; the "
+                         "registry stores only causal tests on whole test sets (run it "
+                         "again without --limit)")
     refuse_dirty(entry_id, submission.run.probebench_commit if submission.run else None,
                  allow_dirty=allow_dirty)
     path = causal_path(root, entry_id)

@@ -109,7 +109,7 @@ def test_reduced_precision_gives_way_to_float32(tmp_path: Path) -> None:
     assert len(read_causal(causal_path(registry, ENTRY))) == 2
 
 
-def test_limited_skipped_and_dirty_submissions_are_refused(tmp_path: Path) -> None:
+def test_limited_and_dirty_submissions_are_refused_a_quick_one_is_not(tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     whole = submission({TASK: causal_block()})
     limited = whole.model_copy(update={"limit": LimitOut(items=5, note="limited to 5 "
@@ -117,9 +117,11 @@ def test_limited_skipped_and_dirty_submissions_are_refused(tmp_path: Path) -> No
                                                          "registry")})
     with pytest.raises(InputError, match="limited to 5 items per task"):
         store_causal(registry, ENTRY, limited)
-    skipped = whole.model_copy(update={"stages_skipped": {"latency": "--skip latency"}})
-    with pytest.raises(InputError, match="--skip"):
-        store_causal(registry, ENTRY, skipped)
+    # the block does not depend on the other stages: a quick submission stores it
+    skipped = whole.model_copy(update={"stages_skipped": {"latency": "--skip latency"},
+                                       "profile": "quick"})
+    assert store_causal(tmp_path / "quick", ENTRY, skipped)
+    assert latest_causal(tmp_path / "quick", ENTRY)[TASK] == whole.causal[TASK]  # type: ignore[index]
     assert whole.run is not None
     dirty = whole.model_copy(update={"run": whole.run.model_copy(
         update={"probebench_commit": "ab" * 20 + "+dirty"})})
