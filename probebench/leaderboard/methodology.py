@@ -319,7 +319,28 @@ def selectivity_table(registry: Path = REGISTRY) -> str:
 #: causal-test section, written from the measured distribution of the verdicts over the
 #: registry's entries (the table ``causal_section`` renders below it). None: the section
 #: says it is still to be written. Regenerate METHODOLOGY.md after changing it.
-CAUSAL_AXIS_QUESTION: str | None = None
+CAUSAL_AXIS_QUESTION: str | None = (
+    "Not in the next spec. Measured on the reference entries (2026-11-27, the table below; "
+    "`tools/build_reference.py --causal-only`): 17 linear probes on SmolLM2-135M with a "
+    "readout (12 truth, 2 refusal, the eval-awareness guard) and 16 where the test does not apply "
+    "(an MLP, probes on an encoder, tasks without a readout). **None moves the model.** "
+    "The effects are small against the controls: from -0.008 to 0.047 nats per standard "
+    "deviation, inside the random directions' range in every case (their effects span "
+    "-0.028 to 0.052 on the truth tasks, -0.16 to 0.39 on refusal); the control "
+    "percentiles run from 6 to 94 (median 50); 12 of the 17 intervals lie above 0 and 4 "
+    "below, so a sign alone would not say more. Mass-mean directions did not clearly move "
+    "the model more than logistic ones here (5 of 8 pairs larger, 3 smaller). The reason is "
+    "the model, not the probes: a 135M model's own answer hardly tracks the labels (its "
+    "readout's AUROC on the truth tasks is 0.18 to 0.83, median 0.54, and on "
+    "`refusal_harmful` it never opens with a refusal), so there is little behaviour for a "
+    "direction to move. An axis whose value is the same for every ranked entry cannot "
+    "order them and would only dilute the others. Revisit when the registry holds entries "
+    "on models whose own readout is informative (AUROC of the unsteered readout at least "
+    "0.75 on the task): there the verdict can differ between entries, and an axis could "
+    "be limited to tasks where the readout passes that bar. The four linear verb-grammar "
+    "probes are not measured yet: the first of them (layer 8, the candidates readout over "
+    "22 upper blocks) ran past 10 minutes on 2 cores and was stopped."
+)
 
 #: what the section says while ``CAUSAL_AXIS_QUESTION`` is None (no number is made up)
 CAUSAL_AXIS_PENDING = ("*Not written yet: this paragraph is filled in from the measured "
