@@ -56,7 +56,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -379,33 +379,47 @@ class GeneralisationHistory(BaseModel):
                           allow_nan=False) + "\n"
 
 
+_History = TypeVar("_History", bound=BaseModel)
+_Record = TypeVar("_Record", "GeneralisationRecord", "CausalRecord")
+
+
+def _read_side_history(path: Path, kind: type[_History], what: str) -> _History:
+    """A side record's history file (generalisation, causal test) read through its model;
+    an empty history when the file does not exist (one ``stat``)."""
+    if not path.is_file():
+        return kind.model_validate({"entry": "", "history": []})
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    try:
+        return kind.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{path}: {field_problem(exc)} (not a {what} file of this "
+                         "probebench version)") from None
+
+
+def _reader_record(history: list[_Record]) -> _Record | None:
+    """The record readers use: the latest float32 one, else the latest (None: none)."""
+    for dtype in (REFERENCE_DTYPE, None):
+        for record in reversed(history):
+            if dtype is None or record.dtype == dtype:
+                return record
+    return None
+
+
 def generalisation_path(root: Path, entry_id: str) -> Path:
     return root / "results" / entry_id / GENERALISATION_FILE
 
 
 def read_generalisation(path: Path) -> list[GeneralisationRecord]:
     """The stored generalisation records of one entry (empty when there is none)."""
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
-    try:
-        return GeneralisationHistory.model_validate(data).history
-    except ValidationError as exc:
-        raise InputError(f"{path}: {field_problem(exc)} (not a generalisation file of this "
-                         "probebench version)") from None
+    return _read_side_history(path, GeneralisationHistory, "generalisation").history
 
 
 def latest_generalisation(root: Path, entry_id: str) -> GeneralisationRecord | None:
     """The record readers use: the latest float32 one, else the latest (None: none)."""
-    history = read_generalisation(generalisation_path(root, entry_id))
-    for dtype in (REFERENCE_DTYPE, None):
-        for record in reversed(history):
-            if dtype is None or record.dtype == dtype:
-                return record
-    return None
+    return _reader_record(read_generalisation(generalisation_path(root, entry_id)))
 
 
 def store_generalisation(root: Path, entry_id: str, submission: Submission, *,
@@ -501,27 +515,12 @@ def causal_path(root: Path, entry_id: str) -> Path:
 
 def read_causal(path: Path) -> list[CausalRecord]:
     """The stored causal records of one entry (empty when there is none: one ``stat``)."""
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
-    try:
-        return CausalHistory.model_validate(data).history
-    except ValidationError as exc:
-        raise InputError(f"{path}: {field_problem(exc)} (not a causal-test file of this "
-                         "probebench version)") from None
+    return _read_side_history(path, CausalHistory, "causal-test").history
 
 
 def latest_causal_record(root: Path, entry_id: str) -> CausalRecord | None:
     """The record readers use: the latest float32 one, else the latest (None: none)."""
-    history = read_causal(causal_path(root, entry_id))
-    for dtype in (REFERENCE_DTYPE, None):
-        for record in reversed(history):
-            if dtype is None or record.dtype == dtype:
-                return record
-    return None
+    return _reader_record(read_causal(causal_path(root, entry_id)))
 
 
 def latest_causal(root: Path, entry_id: str) -> dict[str, CausalOut]:
