@@ -15,7 +15,13 @@ there) and ``Unit``s (one readout value each, from one or more rows). The kinds:
                 (Arditi et al.'s refusal score, as odds so that 0 is the decision point).
 ``candidates``  items whose prompts differ only in one span (verb grammar): the text
                 before the span, then each candidate; ``log P(expected) - mean log
-                P(other)``. Steering touches only the tokens before the blank.
+                P(other)``. Steering touches only the tokens before the blank. The
+                candidates of one item share one row (``Row.parents``): the text
+                before the blank once, then each candidate's tokens after it, each
+                attending to the shared tokens and its own (tree attention, the
+                positions continuing from the shared text), so the tokens before the
+                blank run once per item, not once per candidate. Models outside
+                ``TREE_MODEL_TYPES`` get one plain row per candidate (the same numbers).
 
 Every value is oriented so that above 0 means label 1 (for ``candidates``: the expected
 candidate). The prompt's own tokens are tokenized exactly as extraction tokenizes them
@@ -44,8 +50,13 @@ if TYPE_CHECKING:
 
 Readout = ReadoutSpec | OpeningsReadout | CandidatesReadout
 
-__all__ = ["Readout", "ReadoutPlan", "Row", "Unit", "build_plan", "site_positions",
-           "task_readout"]
+__all__ = ["TREE_MODEL_TYPES", "Readout", "ReadoutPlan", "Row", "Unit", "build_plan",
+           "site_positions", "task_readout"]
+
+#: model types whose forward pass honours a custom 4D attention mask with explicit
+#: position ids, so that tree rows give each candidate's own log-probabilities (checked
+#: on the SmolLM2 reference: ``tests/causal/test_steer.py``)
+TREE_MODEL_TYPES = frozenset({"llama"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,31 @@ class Row:
     steer: tuple[int, ...]             #: positions steering adds to (the site's)
     reads: tuple[int, ...]             #: positions whose next-token log-probs are read
     targets: tuple[tuple[int, ...], ...]  #: per read, the token ids read (C each)
+    #: per token, the token it follows (-1 for the first), when the row is a tree (each
+    #: token attends to the tokens it follows and itself; its position is its depth);
+    #: None for a plain sequence
+    parents: tuple[int, ...] | None = None
+
+    def positions(self) -> tuple[int, ...]:
+        """Each token's position id (its depth in the tree; ``0..n-1`` for a plain row)."""
+        if self.parents is None:
+            return tuple(range(len(self.ids)))
+        depth: list[int] = []
+        for parent in self.parents:
+            depth.append(0 if parent < 0 else depth[parent] + 1)
+        return tuple(depth)
+
+    def sees(self) -> np.ndarray:
+        """``(n, n)`` booleans: whether token ``i`` attends to token ``j``."""
+        n = len(self.ids)
+        if self.parents is None:
+            return np.tril(np.ones((n, n), dtype=bool))
+        out = np.zeros((n, n), dtype=bool)
+        for i, parent in enumerate(self.parents):
+            if parent >= 0:
+                out[i] = out[parent]
+            out[i, i] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -65,6 +101,9 @@ class Unit:
     rows: tuple[int, ...]   #: indices into ``ReadoutPlan.rows``
     item: str               #: the item it belongs to (the bootstrap resamples items)
     label: int              #: 1 where a value above 0 is right, 0 where below 0 is
+    #: ``candidates`` in one tree row: the reads of each candidate, in order (expected
+    #: first); empty when each candidate has its own row
+    groups: tuple[int, ...] = ()
 
 
 @dataclass
@@ -104,6 +143,9 @@ class ReadoutPlan:
                 log_p = min(log_p, -1e-12)  # p = 1 to float rounding: a finite odds
                 out[k] = log_p - float(np.log(-np.expm1(log_p)))
             else:
+                if unit.groups:
+                    cuts = np.cumsum(unit.groups)[:-1]
+                    parts = np.split(parts[0], cuts)
                 sums = [p.sum() for p in parts]
                 out[k] = sums[0] - float(np.mean(sums[1:]))
         return out
@@ -241,6 +283,7 @@ def _candidates_plan(lm: LoadedModel, items: Sequence[Item], readout: Candidates
         return ReadoutPlan(readout, rows, units, skipped)
     befores = tokenize(lm, [Prompt(before) for _, before, _, _ in used])
     fulls = tokenize(lm, [item.prompts[k] for item, _, _, k in used])
+    tree = getattr(lm.model.config, "model_type", None) in TREE_MODEL_TYPES
     prompts: list[Prompt] = []
     for j, (item, _, cands, _k) in enumerate(used):
         ids = befores.ids[j]
@@ -248,15 +291,41 @@ def _candidates_plan(lm: LoadedModel, items: Sequence[Item], readout: Candidates
         full = site_positions(fulls.prompts[j], fulls.offsets[j], len(fulls.ids[j]),
                               site.position)
         steer = tuple(p for p in full if p < n) or (n - 1,)
-        first = len(rows)
-        for c, cand in enumerate(cands):
-            tokens = _token_ids(lm, cand, f"item {item.id}: candidate {c}")
-            rows.append(Row(tuple(ids + tokens[:-1]), steer,
-                            tuple(range(n - 1, n - 1 + len(tokens))),
-                            tuple((t,) for t in tokens)))
-        units.append(Unit(tuple(range(first, len(rows))), item.id, 1))
+        tokens = [_token_ids(lm, cand, f"item {item.id}: candidate {c}")
+                  for c, cand in enumerate(cands)]
         prompts.extend(item.prompts)
+        if tree:
+            rows.append(_tree_row(ids, steer, tokens))
+            units.append(Unit((len(rows) - 1,), item.id, 1,
+                              tuple(len(t) for t in tokens)))
+            continue
+        first = len(rows)
+        for cand_ids in tokens:
+            rows.append(Row(tuple(ids + cand_ids[:-1]), steer,
+                            tuple(range(n - 1, n - 1 + len(cand_ids))),
+                            tuple((t,) for t in cand_ids)))
+        units.append(Unit(tuple(range(first, len(rows))), item.id, 1))
     return ReadoutPlan(readout, rows, units, skipped, prompts)
+
+
+def _tree_row(before: list[int], steer: tuple[int, ...], candidates: list[list[int]]) -> Row:
+    """One row holding ``before`` once and then each candidate's tokens but its last,
+    each candidate's first token following ``before``'s last; its reads are each
+    candidate's tokens in turn (the first read at ``before``'s last token)."""
+    ids = list(before)
+    parents = [t - 1 for t in range(len(before))]
+    reads: list[int] = []
+    targets: list[tuple[int]] = []
+    for cand in candidates:
+        at = len(before) - 1
+        for k, token in enumerate(cand):
+            reads.append(at)
+            targets.append((token,))
+            if k + 1 < len(cand):   # the token is read after, so it is run
+                ids.append(token)
+                parents.append(at)
+                at = len(ids) - 1
+    return Row(tuple(ids), steer, tuple(reads), tuple(targets), tuple(parents))
 
 
 def describe(readout: Readout) -> dict[str, Any]:

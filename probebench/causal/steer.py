@@ -48,14 +48,16 @@ BATCH_TOKENS = 4096
 class Stack:
     """The parts of a causal language model the runner drives, split at a site's layer.
 
-    ``lower(ids, mask)`` runs the model up to the site's layer and returns the hidden
-    state there ``(B, T, d)`` with the keyword arguments the upper blocks take;
+    ``lower(ids, mask, positions)`` runs the model up to the site's layer and returns
+    the hidden state there ``(B, T, d)`` with the keyword arguments the upper blocks take
+    (``mask`` is ``(B, T)`` padding, or for tree rows a boolean ``(B, 1, T, T)`` mask,
+    True where a token attends, with ``positions`` ``(B, T)``);
     ``blocks`` are the blocks from the site's layer on (each called ``block(h, **kw)``,
     returning a tensor or a tuple whose first element is one); ``norm`` is the final norm
     (None when the site is after it); ``head`` maps ``(n, d)`` to ``(n, vocabulary)``
     logits."""
 
-    lower: Callable[[Any, Any], tuple[Any, dict[str, Any]]]
+    lower: Callable[..., tuple[Any, dict[str, Any]]]
     blocks: Sequence[Any]
     norm: Any | None
     head: Any
@@ -87,9 +89,17 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
     if head is None:
         raise ModelError(f"model {lm.identity.name!r} has no output embeddings (LM head)")
 
-    def lower(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
+    def lower(ids: torch.Tensor, mask: torch.Tensor,
+              positions: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
+        extra = {} if positions is None else {"position_ids": positions}
+        if mask.dim() == 4:  # tree rows: additive, in the model's own dtype
+            import torch
+
+            dtype = lm.model.dtype
+            mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+                ~mask, torch.finfo(dtype).min)
         if layer == n:  # the site reads after the final norm: the whole base runs
-            out = lm.base(input_ids=ids, attention_mask=mask, use_cache=False)
+            out = lm.base(input_ids=ids, attention_mask=mask, use_cache=False, **extra)
             return out[0], {}
         caught: dict[str, Any] = {}
 
@@ -100,7 +110,7 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
 
         handle = lm.layers[layer].register_forward_pre_hook(catch, with_kwargs=True)
         try:
-            lm.base(input_ids=ids, attention_mask=mask, use_cache=False)
+            lm.base(input_ids=ids, attention_mask=mask, use_cache=False, **extra)
         except _StopError:
             pass
         finally:
@@ -167,8 +177,10 @@ class SteeringRunner:
                     read_pos += list(row.reads)
                     targets += [list(t) for t in row.targets]
                     counts.append(len(row.reads))
-                hidden, kwargs = stack.lower(torch.from_numpy(ids).to(dev),
-                                             torch.from_numpy(mask).to(dev))
+                args = [torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev)]
+                if any(self.rows[i].parents is not None for i in batch):
+                    args[1:] = _tree_inputs([self.rows[i] for i in batch], width, dev)
+                hidden, kwargs = stack.lower(*args)
                 self._batches.append(_Cached(
                     rows=batch, hidden=hidden.detach().clone(), kwargs=kwargs,
                     steer=torch.from_numpy(steer).to(dev).to(hidden.dtype),
@@ -209,6 +221,22 @@ class SteeringRunner:
                     at += count
         self.passes += 1
         return [v for v in out if v is not None]
+
+
+def _tree_inputs(rows: Sequence[Row], width: int, device: str) -> list[Any]:
+    """The boolean ``(B, 1, T, T)`` attention mask (True where a token attends) and the
+    ``(B, T)`` position ids of a batch holding tree rows. A padded token attends to
+    itself alone, so its states stay finite and no real token reads them."""
+    import torch
+
+    sees = np.zeros((len(rows), 1, width, width), dtype=bool)
+    positions = np.zeros((len(rows), width), dtype=np.int64)
+    for b, row in enumerate(rows):
+        n = len(row.ids)
+        sees[b, 0, :n, :n] = row.sees()
+        positions[b, :n] = row.positions()
+        sees[b, 0, np.arange(n, width), np.arange(n, width)] = True
+    return [torch.from_numpy(sees).to(device), torch.from_numpy(positions).to(device)]
 
 
 @contextmanager

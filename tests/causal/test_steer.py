@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from probebench.causal.readouts import build_plan
+from probebench.causal import readouts
+from probebench.causal.readouts import Row, _tree_row, build_plan
 from probebench.causal.steer import SteeringRunner, hf_stack, steering_hook
 from probebench.models.activations import pad_id_of
 from probebench.prompts import Prompt
@@ -111,3 +112,61 @@ def test_candidates_and_openings_read_the_models_own_probabilities(smollm) -> No
     ids = list(plan.rows[0].ids)
     p = np.exp(_full_log_probs(smollm, ids, [len(ids) - 1], [firsts])).sum()
     assert value == pytest.approx(np.log(p) - np.log1p(-p), abs=1e-4)
+
+
+def test_a_tree_row_sees_its_shared_tokens_and_its_own_branch() -> None:
+    # "a b" shared, then candidate [x, y, z] (x, y run) and candidate [w] (nothing run)
+    row = _tree_row([10, 11], (0, 1), [[20, 21, 22], [30]])
+    assert row.ids == (10, 11, 20, 21)
+    assert row.parents == (-1, 0, 1, 2)
+    assert row.reads == (1, 2, 3, 1) and row.targets == ((20,), (21,), (22,), (30,))
+    two = _tree_row([10, 11], (0, 1), [[20, 21], [30, 31]])
+    assert two.ids == (10, 11, 20, 30) and two.positions() == (0, 1, 2, 2)
+    np.testing.assert_array_equal(two.sees(), [[1, 0, 0, 0], [1, 1, 0, 0],
+                                               [1, 1, 1, 0], [1, 1, 0, 1]])
+    plain = Row((1, 2, 3), (0,), (2,), ((5,),))
+    assert plain.positions() == (0, 1, 2)
+    np.testing.assert_array_equal(plain.sees(), np.tril(np.ones((3, 3), dtype=bool)))
+
+
+def test_candidates_in_one_tree_row_read_what_one_row_each_reads(smollm, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    before = "Every morning the old dog"
+    verbs = ("walks", "has walked slowly", "walk", "were walking")
+    items = [Item(id=f"dog{k}", prompts=tuple(
+        Prompt(f"{before} {verb} to the park.",
+               spans={"answer": (len(before) + 1, len(before) + 1 + len(verb))},
+               label=int(verb == verbs[k]), id=verb) for verb in verbs))
+        for k in range(len(verbs))]
+    items.append(Item(id="short", prompts=tuple(
+        Prompt(f"She {verb} home.", spans={"answer": (4, 4 + len(verb))},
+               label=int(verb == "runs"), id=verb) for verb in ("runs", "run"))))
+    site = Site(15, "token_avg")
+    tree = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
+    assert len(tree.rows) == len(items)
+    assert all(r.parents is not None for r in tree.rows)
+    monkeypatch.setattr(readouts, "TREE_MODEL_TYPES", frozenset())
+    flat = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
+    assert len(flat.rows) == 4 * 4 + 2 and all(r.parents is None for r in flat.rows)
+    assert sum(len(r.ids) for r in tree.rows) < sum(len(r.ids) for r in flat.rows) / 2
+    v = 4.0 * np.random.default_rng(2).standard_normal(smollm.identity.hidden_size)
+    runs = {}
+    for name, plan in (("tree", tree), ("flat", flat)):
+        runner = SteeringRunner(hf_stack(smollm, 15), plan.rows, pad_id=pad_id_of(smollm))
+        runs[name] = [plan.values(runner.log_probs(**kw)) for kw in
+                      ({}, {"add": v}, {"ablate": v / np.linalg.norm(v)})]
+    for got, ref in zip(runs["tree"], runs["flat"], strict=True):
+        np.testing.assert_allclose(got, ref, atol=2e-4)
+    assert np.abs(runs["tree"][1] - runs["tree"][0]).max() > 1e-2  # steering acts
+
+    prefix = smollm.tokenizer(before)["input_ids"]
+
+    def log_p(cont: str) -> float:
+        c = smollm.tokenizer(cont, add_special_tokens=False)["input_ids"]
+        ids = prefix + c
+        return float(_full_log_probs(smollm, ids, range(len(prefix) - 1, len(ids) - 1),
+                                     [[t] for t in c]).sum())
+
+    expected = [log_p(f" {verb}") for verb in verbs]
+    for k in range(len(verbs)):  # item k expects verbs[k]
+        others = [e for j, e in enumerate(expected) if j != k]
+        assert runs["tree"][0][k] == pytest.approx(expected[k] - np.mean(others), abs=2e-4)
