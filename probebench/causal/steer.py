@@ -12,6 +12,11 @@ state entering block ``layer`` is kept with the arguments the model passed that 
 every block of a Llama-style stack). Each (direction, alpha) runs only the blocks from
 ``layer`` on, then the final norm, then the LM head on the hidden states of the read
 positions alone: ``(reads, vocabulary)`` logits, never ``(batch, tokens, vocabulary)``.
+Where the site steers from a row's last prompt token (``last_token``, a marker), the
+positions before it are the same steered or not: the unsteered pass runs once and keeps
+every upper block's keys and values, and each steered pass runs only the positions from
+the first steered one on against them (``SPLIT_MODEL_TYPES``; a readout's suffix and
+answer tokens, not the whole prompt). Ablation touches every position and runs them all.
 A model whose head does more than a linear map (logit softcapping) is not exact here.
 
 ``steering_hook`` does the same addition inside an ordinary forward pass (a forward
@@ -38,6 +43,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Stack", "SteeringRunner", "hf_stack", "steering_hook"]
 
+#: model types whose attention takes a key/value cache as ``update(keys, values,
+#: layer_idx)`` and honours a custom 4D mask, so that a steered pass may run only the
+#: positions from the first steered one on (checked on the SmolLM2 reference:
+#: ``tests/causal/test_steer.py``)
+SPLIT_MODEL_TYPES = frozenset({"llama"})
+
 #: rows per batch and padded tokens per batch of the runner (CPU-sized; the cached
 #: states of every batch stay in memory: rows x tokens x hidden float32)
 BATCH_ROWS = 32
@@ -62,6 +73,10 @@ class Stack:
     norm: Any | None
     head: Any
     device: str = "cpu"
+    #: the keyword the blocks take a key/value cache by, where the runner may reuse the
+    #: unsteered keys and values of the positions before the first steered one
+    #: (``SPLIT_MODEL_TYPES``); None: every pass runs every position
+    cache_kwarg: str | None = None
 
 
 class _StopError(Exception):
@@ -118,8 +133,45 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
         return caught["h"], caught["kw"]
 
     blocks = list(lm.layers)[layer:] if layer < n else []
+    cache_kwarg = None
+    if getattr(lm.model.config, "model_type", None) in SPLIT_MODEL_TYPES:
+        from probebench.models.activations import _cache_kwarg
+
+        cache_kwarg = _cache_kwarg(lm)
     return Stack(lower=lower, blocks=blocks, norm=_final_norm(lm.base) if layer < n else None,
-                 head=head, device=lm.device)
+                 head=head, device=lm.device, cache_kwarg=cache_kwarg)
+
+
+class _KeyValues:
+    """What an attention layer takes as its cache (``update(keys, values, layer_idx)``):
+    without ``before`` it keeps each layer's keys and values and returns them as they
+    are; with ``before`` it returns those kept keys and values ahead of the new ones."""
+
+    def __init__(self, before: dict[int, tuple[Any, Any]] | None = None) -> None:
+        self.before = before
+        self.kept: dict[int, tuple[Any, Any]] = {}
+
+    def update(self, keys: Any, values: Any, layer_idx: int, *args: Any,
+               **kwargs: Any) -> tuple[Any, Any]:
+        import torch
+
+        if self.before is None:
+            self.kept[layer_idx] = (keys, values)
+            return keys, values
+        k, v = self.before[layer_idx]
+        return torch.cat([k, keys], dim=-2), torch.cat([v, values], dim=-2)
+
+
+@dataclass
+class _Tail:
+    """A batch's positions from each row's first steered one on (the rest of each row
+    is the same steered or not), ready to run against the kept keys and values."""
+
+    hidden: Any                  #: (B, L, d) the tail's unsteered states at the site
+    steer: Any                   #: (B, L, 1)
+    kwargs: dict[str, Any]       #: the blocks' arguments for the tail (mask, positions)
+    kept: dict[int, tuple[Any, Any]]  #: per block, the unsteered keys and values (B, h, T, e)
+    read_pos: Any                #: (R,) position of each read in the tail
 
 
 @dataclass
@@ -132,6 +184,8 @@ class _Cached:
     read_pos: Any                #: (R,) position of each read
     targets: Any                 #: (R, C) token ids read
     counts: list[int]            #: reads per batch row
+    base: np.ndarray | None = None   #: (R, C) the unsteered log-probabilities, when kept
+    tail: _Tail | None = None
 
 
 class SteeringRunner:
@@ -181,16 +235,113 @@ class SteeringRunner:
                 if any(self.rows[i].parents is not None for i in batch):
                     args[1:] = _tree_inputs([self.rows[i] for i in batch], width, dev)
                 hidden, kwargs = stack.lower(*args)
-                self._batches.append(_Cached(
+                cached = _Cached(
                     rows=batch, hidden=hidden.detach().clone(), kwargs=kwargs,
                     steer=torch.from_numpy(steer).to(dev).to(hidden.dtype),
                     read_row=torch.tensor(read_row, device=dev),
                     read_pos=torch.tensor(read_pos, device=dev),
-                    targets=torch.tensor(targets, device=dev), counts=counts))
+                    targets=torch.tensor(targets, device=dev), counts=counts)
+                self._split(cached, [self.rows[i] for i in batch], width)
+                self._batches.append(cached)
 
     @property
     def hidden_size(self) -> int:
         return int(self._batches[0].hidden.shape[-1])
+
+    @property
+    def split_batches(self) -> int:
+        """Batches whose steered passes run only the positions from each row's first
+        steered one on (the earlier ones' keys and values kept from the unsteered pass)."""
+        return sum(cached.tail is not None for cached in self._batches)
+
+    def _split(self, cached: _Cached, rows: list[Row], width: int) -> None:
+        """Keep what a steered pass needs to run only each row's positions from its first
+        steered one on: the unsteered pass's keys and values in every block above the
+        site (run once here; its log-probabilities are the unsteered readout), and the
+        tail's inputs. Positions before a row's first steered one are the same steered or
+        not (the attention is causal), so their keys and values are reused, exactly.
+        Nothing is kept where that saves no position (steering from the first token) or a
+        read comes before the first steered position."""
+        import torch
+
+        kwarg = self.stack.cache_kwarg
+        starts = np.array([min(r.steer) for r in rows], dtype=np.int64)
+        lengths = np.array([len(r.ids) for r in rows], dtype=np.int64)
+        tails = lengths - starts
+        if (kwarg is None or not self.stack.blocks or int(tails.max()) >= width
+                or any(min(r.reads) < s for r, s in zip(rows, starts, strict=True))):
+            return
+        keep = _KeyValues()
+        h = cached.hidden
+        for block in self.stack.blocks:
+            result = block(h, **{**cached.kwargs, kwarg: keep})
+            h = result[0] if isinstance(result, tuple) else result
+        cached.base = self._read(cached, h, cached.read_pos)
+        span = int(tails.max())
+        idx = np.minimum(starts[:, None] + np.arange(span)[None, :], lengths[:, None] - 1)
+        valid = np.arange(span)[None, :] < tails[:, None]
+        sees = np.zeros((len(rows), 1, span, width + span), dtype=bool)
+        for b, row in enumerate(rows):
+            full, s, n = row.sees(), int(starts[b]), int(tails[b])
+            sees[b, 0, :n, :s] = full[s:s + n, :s]
+            sees[b, 0, :n, width:width + n] = full[s:s + n, s:s + n]
+            sees[b, 0, np.arange(n, span), width + np.arange(n, span)] = True
+        dev, dtype = cached.hidden.device, cached.hidden.dtype
+        where = torch.from_numpy(idx).to(dev)
+        rows_at = torch.arange(len(rows), device=dev)[:, None]
+        mask = torch.zeros(sees.shape, dtype=dtype, device=dev).masked_fill(
+            ~torch.from_numpy(sees).to(dev), torch.finfo(dtype).min)
+
+        def gather(t: Any) -> Any:  # (1 or B, T, ...) -> (B, span, ...)
+            return t.expand(len(rows), *t.shape[1:])[rows_at, where]
+
+        kwargs = dict(cached.kwargs)
+        kwargs["attention_mask"] = mask
+        if kwargs.get("position_embeddings") is not None:
+            kwargs["position_embeddings"] = tuple(gather(t) for t in
+                                                  kwargs["position_embeddings"])
+        if kwargs.get("position_ids") is not None:
+            kwargs["position_ids"] = gather(kwargs["position_ids"])
+        shift = torch.from_numpy(starts).to(dev)[cached.read_row]
+        cached.tail = _Tail(
+            hidden=cached.hidden[rows_at, where],
+            steer=cached.steer[rows_at, where]
+            * torch.from_numpy(valid).to(dev)[..., None].to(dtype),
+            kwargs=kwargs, kept=keep.kept, read_pos=cached.read_pos - shift)
+
+    def _read(self, cached: _Cached, h: Any, positions: Any) -> np.ndarray:
+        """The targets' log-probabilities at the reads, from the last block's output."""
+        import torch
+
+        picked = h[cached.read_row, positions]
+        if self.stack.norm is not None:  # per-position norm: same on the gathered
+            picked = self.stack.norm(picked)
+        logits = self.stack.head(picked).float()
+        values = torch.log_softmax(logits, dim=-1).gather(-1, cached.targets)
+        return np.asarray(values.double().cpu().numpy())
+
+    def _upper(self, cached: _Cached, add: np.ndarray | None,
+               ablate: np.ndarray | None) -> np.ndarray:
+        import torch
+
+        if add is None and ablate is None and cached.base is not None:
+            return cached.base
+        tail = cached.tail if ablate is None else None
+        h = cached.hidden if tail is None else tail.hidden
+        kwargs = cached.kwargs
+        if tail is not None:
+            assert self.stack.cache_kwarg is not None
+            kwargs = {**tail.kwargs, self.stack.cache_kwarg: _KeyValues(tail.kept)}
+        if add is not None:
+            vec = torch.as_tensor(np.asarray(add), device=h.device, dtype=h.dtype)
+            h = h + (cached.steer if tail is None else tail.steer) * vec
+        if ablate is not None:
+            u = torch.as_tensor(np.asarray(ablate), device=h.device, dtype=h.dtype)
+            h = h - (h @ u)[..., None] * u
+        for block in self.stack.blocks:
+            result = block(h, **kwargs)
+            h = result[0] if isinstance(result, tuple) else result
+        return self._read(cached, h, cached.read_pos if tail is None else tail.read_pos)
 
     def log_probs(self, *, add: np.ndarray | None = None,
                   ablate: np.ndarray | None = None) -> list[np.ndarray]:
@@ -199,22 +350,7 @@ class SteeringRunner:
         out: list[np.ndarray | None] = [None] * len(self.rows)
         with torch.inference_mode():
             for cached in self._batches:
-                h = cached.hidden
-                if add is not None:
-                    vec = torch.as_tensor(np.asarray(add), device=h.device, dtype=h.dtype)
-                    h = h + cached.steer * vec
-                if ablate is not None:
-                    u = torch.as_tensor(np.asarray(ablate), device=h.device, dtype=h.dtype)
-                    h = h - (h @ u)[..., None] * u
-                for block in self.stack.blocks:
-                    result = block(h, **cached.kwargs)
-                    h = result[0] if isinstance(result, tuple) else result
-                picked = h[cached.read_row, cached.read_pos]
-                if self.stack.norm is not None:  # per-position norm: same on the gathered
-                    picked = self.stack.norm(picked)
-                logits = self.stack.head(picked).float()
-                values = torch.log_softmax(logits, dim=-1).gather(-1, cached.targets)
-                host = values.double().cpu().numpy()
+                host = self._upper(cached, add, ablate)
                 at = 0
                 for i, count in zip(cached.rows, cached.counts, strict=True):
                     out[int(i)] = host[at:at + count]

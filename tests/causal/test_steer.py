@@ -62,6 +62,8 @@ def test_cached_lower_layers_match_the_full_forward_steered_or_not(smollm) -> No
     plan = build_plan(smollm, _items(TEXTS[:2]), TRUTH, site)
     runner = SteeringRunner(hf_stack(smollm, site.layer), plan.rows, pad_id=pad_id_of(smollm))
     v = 3.0 * np.random.default_rng(1).standard_normal(smollm.identity.hidden_size)
+    # the positions before the last prompt token are reused from the unsteered pass
+    assert runner.split_batches == len(runner._batches) > 0
     plain, steered = runner.log_probs(), runner.log_probs(add=v)
     assert runner.passes == 2
     for row, got, got_v in zip(plan.rows, plain, steered, strict=True):
@@ -140,23 +142,29 @@ def test_candidates_in_one_tree_row_read_what_one_row_each_reads(smollm, monkeyp
     items.append(Item(id="short", prompts=tuple(
         Prompt(f"She {verb} home.", spans={"answer": (4, 4 + len(verb))},
                label=int(verb == "runs"), id=verb) for verb in ("runs", "run"))))
-    site = Site(15, "token_avg")
-    tree = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
-    assert len(tree.rows) == len(items)
-    assert all(r.parents is not None for r in tree.rows)
-    monkeypatch.setattr(readouts, "TREE_MODEL_TYPES", frozenset())
-    flat = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
-    assert len(flat.rows) == 4 * 4 + 2 and all(r.parents is None for r in flat.rows)
-    assert sum(len(r.ids) for r in tree.rows) < sum(len(r.ids) for r in flat.rows) / 2
     v = 4.0 * np.random.default_rng(2).standard_normal(smollm.identity.hidden_size)
-    runs = {}
-    for name, plan in (("tree", tree), ("flat", flat)):
-        runner = SteeringRunner(hf_stack(smollm, 15), plan.rows, pad_id=pad_id_of(smollm))
-        runs[name] = [plan.values(runner.log_probs(**kw)) for kw in
-                      ({}, {"add": v}, {"ablate": v / np.linalg.norm(v)})]
-    for got, ref in zip(runs["tree"], runs["flat"], strict=True):
-        np.testing.assert_allclose(got, ref, atol=2e-4)
-    assert np.abs(runs["tree"][1] - runs["tree"][0]).max() > 1e-2  # steering acts
+    # token_avg steers every token before the blank; last_token (clipped to the text
+    # before the blank) only its last, so those runs reuse the tokens before it
+    for position, split in (("last_token", True), ("token_avg", False)):
+        site = Site(15, position)
+        monkeypatch.setattr(readouts, "TREE_MODEL_TYPES", frozenset({"llama"}))
+        tree = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
+        assert len(tree.rows) == len(items)
+        assert all(r.parents is not None for r in tree.rows)
+        monkeypatch.setattr(readouts, "TREE_MODEL_TYPES", frozenset())
+        flat = build_plan(smollm, items, CandidatesReadout(kind="candidates"), site)
+        assert len(flat.rows) == 4 * 4 + 2 and all(r.parents is None for r in flat.rows)
+        assert sum(len(r.ids) for r in tree.rows) < sum(len(r.ids) for r in flat.rows) / 2
+        runs = {}
+        for name, plan in (("tree", tree), ("flat", flat)):
+            runner = SteeringRunner(hf_stack(smollm, 15), plan.rows,
+                                    pad_id=pad_id_of(smollm))
+            assert (runner.split_batches > 0) == split, (position, name)
+            runs[name] = [plan.values(runner.log_probs(**kw)) for kw in
+                          ({}, {"add": v}, {"ablate": v / np.linalg.norm(v)})]
+        for got, ref in zip(runs["tree"], runs["flat"], strict=True):
+            np.testing.assert_allclose(got, ref, atol=2e-4)
+        assert np.abs(runs["tree"][1] - runs["tree"][0]).max() > 1e-2  # steering acts
 
     prefix = smollm.tokenizer(before)["input_ids"]
 
