@@ -134,10 +134,12 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
 
     blocks = list(lm.layers)[layer:] if layer < n else []
     cache_kwarg = None
-    if getattr(lm.model.config, "model_type", None) in SPLIT_MODEL_TYPES:
-        from probebench.models.activations import _cache_kwarg
+    if blocks and getattr(lm.model.config, "model_type", None) in SPLIT_MODEL_TYPES:
+        import inspect
 
-        cache_kwarg = _cache_kwarg(lm)
+        params = inspect.signature(type(blocks[0]).forward).parameters
+        cache_kwarg = next((name for name in ("cache", "past_key_values", "past_key_value")
+                            if name in params), None)
     return Stack(lower=lower, blocks=blocks, norm=_final_norm(lm.base) if layer < n else None,
                  head=head, device=lm.device, cache_kwarg=cache_kwarg)
 
@@ -276,6 +278,8 @@ class SteeringRunner:
         for block in self.stack.blocks:
             result = block(h, **{**cached.kwargs, kwarg: keep})
             h = result[0] if isinstance(result, tuple) else result
+        if len(keep.kept) != len(self.stack.blocks):  # a block never used the cache
+            return
         cached.base = self._read(cached, h, cached.read_pos)
         span = int(tails.max())
         idx = np.minimum(starts[:, None] + np.arange(span)[None, :], lengths[:, None] - 1)
