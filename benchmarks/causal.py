@@ -7,7 +7,9 @@ probebench: one (direction, alpha) evaluation of the causal test over the same i
 (``SteeringRunner.log_probs``: the blocks from the site's layer on, the final norm, and
 the LM head at the read positions only, on the cached lower layers); the lower pass
 (run once); and the whole test of one reference probe with the defaults
-(``causal_test``: 7 alphas, 16 controls, 200 items), timed once.
+(``causal_test``: 7 alphas, 16 controls, 200 items), timed once. Where the runner
+splits the rows at the first steered position (``SPLIT_MODEL_TYPES``), the once-per-test
+pass also runs the blocks above the site unsteered and keeps their keys and values.
 
     python benchmarks/causal.py                       # truth_cities reference probe
     python benchmarks/causal.py --items 64 --no-full  # the per-pass ratio alone
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     lower = time.perf_counter() - start
     one_pass = _best(lambda: runner.log_probs(add=2.0 * u), args.repeats)
     rows = [("extraction pass (baseline)", extraction),
-            ("lower pass, once per test", lower),
+            ("lower pass (+ unsteered upper, kept), once", lower),
             ("one (direction, alpha) evaluation", one_pass)]
     if not args.no_full:
         start = time.perf_counter()
