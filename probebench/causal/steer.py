@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from probebench.models.loading import LoadedModel
 
-__all__ = ["Stack", "SteeringRunner", "hf_stack", "steering_hook"]
+__all__ = ["SPLIT_MODEL_TYPES", "Stack", "SteeringRunner", "hf_stack", "steering_hook"]
 
 #: model types whose attention takes a key/value cache as ``update(keys, values,
 #: layer_idx)`` and honours a custom 4D mask, so that a steered pass may run only the
