@@ -34,7 +34,8 @@ from probebench.tasks.catalog import TaskCatalog
 ARTIFACTS = Path(__file__).resolve().parents[2] / "registry" / "artifacts"
 LINEAR = ARTIFACTS / "verb-grammar-smollm2-135m-l15-v1"
 MLP = ARTIFACTS / "verb-grammar-mlp-smollm2-135m-l20-v2"
-NO_READOUT = ARTIFACTS / "honesty-instructed-smollm2-135m-l21-v1"
+NO_READOUT = ARTIFACTS / "blimp-det-noun-smollm2-135m-l15-v1"
+NO_READOUT_TASK = "blimp_determiner_noun_agreement_1"
 GUARD = ARTIFACTS / "eval-awareness-guard-smollm2-135m-l15-v2"
 #: a small grid and two controls: the same code as the defaults, fewer passes
 METHOD = dataclasses.replace(SUBMISSION_METHOD, alphas=(-2.0, 0.0, 2.0), n_controls=2)
@@ -76,11 +77,11 @@ def test_off_by_default_and_refused_without_its_method(catalog: TaskCatalog) -> 
 def test_an_mlp_probe_and_a_task_without_readout_say_why(catalog: TaskCatalog) -> None:
     session = _session(catalog, causal=True)
     mlp = _blocks(session, MLP, "verb_grammar")
-    honesty = _blocks(session, NO_READOUT, "honesty_instructed")
-    assert mlp is not None and honesty is not None
+    blimp = _blocks(session, NO_READOUT, NO_READOUT_TASK)
+    assert mlp is not None and blimp is not None
     assert not mlp["verb_grammar"].applicable
     assert (mlp["verb_grammar"].reason or "").startswith("not a linear probe")
-    block = honesty["honesty_instructed"]
+    block = blimp[NO_READOUT_TASK]
     assert not block.applicable and "declares no readout" in (block.reason or "")
     assert block.effect is None and block.ablation is None and block.curve == []
     assert session.loaded == {}  # neither needed the model
