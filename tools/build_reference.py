@@ -511,7 +511,8 @@ def causal_rows(registry: Path) -> list[str]:
             "a 95% item-bootstrap CI, against 16 random directions drawn from the "
             "activations' covariance (their range, and the share below the probe's "
             "effect); *ablation* projects the direction out at that layer (the readout's "
-            "accuracy on the labels before -> after). \"moves the model\" is the "
+            "accuracy on the labels before -> after, and its AUROC where both labels "
+            "occur). \"moves the model\" is the "
             "leaderboard's column: the CI above 0 and the effect above every control. "
             "First 200 test items, seed 0.", "",
             "| entry | task | readout | effect [95% CI] | controls (min, max) | control "
@@ -532,6 +533,8 @@ def causal_rows(registry: Path) -> list[str]:
         ab = out.ablation
         ablation = ("" if ab is None else
                     f"{_num(ab.accuracy_before)} -> {_num(ab.accuracy_after)}")
+        if ab is not None and ab.auroc_before is not None and ab.auroc_after is not None:
+            ablation += f" (AUROC {_num(ab.auroc_before)} -> {_num(ab.auroc_after)})"
         rows.append(f"| `{ref.name}` | {ref.task} | {kind} | {_num(out.effect)} "
                     f"[{_num(ci[0])}, {_num(ci[1])}] | {controls} | "
                     f"{_num(out.control_percentile)} | {ablation} | {cell.verdict} |")
