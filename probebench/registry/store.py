@@ -326,35 +326,33 @@ def latest_results(root: Path, entry_id: str) -> dict[str, ResultRecord]:
 GENERALISATION_FILE = "_generalisation.json"
 
 
-class GeneralisationRecord(BaseModel):
-    """One evaluation of an entry on the sibling tasks of its tasks' family."""
+class _SideRecord(BaseModel):
+    """What every side record (generalisation, causal test) holds beside its block: the
+    probe, the model and the run it was made with."""
 
     model_config = ConfigDict(extra="forbid")
 
-    generalisation: GeneralisationOut
     probe: ProbeInfo
     model: dict[str, Any] = Field(description="The model identity it was made on.")
     seed: int
     bootstrap_resamples: int
     versions: dict[str, str]
     device: str
-    seconds: float | None = Field(default=None, description="Wall seconds of the sibling "
-                                  "passes (timing.stages.generalisation); machine-dependent, "
-                                  "not part of the comparison.")
+    seconds: float | None = Field(default=None, description="Wall seconds of the record's "
+                                  "stage (timing.stages.<stage>); machine-dependent, not "
+                                  "part of the comparison.")
     run: RunInfo | None = Field(default=None, description="Provenance: when, which code, "
                                 "which hardware.")
 
-    @classmethod
-    def of(cls, submission: Submission) -> GeneralisationRecord:
-        assert submission.generalisation is not None
-        # the stage ``probebench.evaluation.generalisation.GENERALISATION`` (not imported:
-        # the store stays light for the readers that only list records)
-        stage = submission.timing.stages.get("generalisation") if submission.timing else None
-        return cls(generalisation=submission.generalisation, probe=submission.probe,
-                   model=submission.model, seed=submission.seed,
-                   bootstrap_resamples=submission.bootstrap_resamples,
-                   versions=submission.versions, device=submission.device,
-                   seconds=None if stage is None else stage.seconds, run=submission.run)
+    @staticmethod
+    def _common(submission: Submission, stage: str) -> dict[str, Any]:
+        """The shared fields from a submission, ``seconds`` from its ``stage``'s timing."""
+        timed = submission.timing.stages.get(stage) if submission.timing else None
+        return {"probe": submission.probe, "model": submission.model,
+                "seed": submission.seed,
+                "bootstrap_resamples": submission.bootstrap_resamples,
+                "versions": submission.versions, "device": submission.device,
+                "seconds": None if timed is None else timed.seconds, "run": submission.run}
 
     def deterministic(self) -> dict[str, Any]:
         """What a re-run on the same inputs reproduces (timing, provenance and the device
@@ -366,17 +364,35 @@ class GeneralisationRecord(BaseModel):
         return str(self.model.get("dtype", "unknown"))
 
 
-class GeneralisationHistory(BaseModel):
-    """Every generalisation record of one entry, oldest first."""
+class _SideHistory(BaseModel):
+    """The ``to_json`` of a side record's history file."""
 
     model_config = ConfigDict(extra="forbid")
-
-    entry: str
-    history: list[GeneralisationRecord]
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
                           allow_nan=False) + "\n"
+
+
+class GeneralisationRecord(_SideRecord):
+    """One evaluation of an entry on the sibling tasks of its tasks' family."""
+
+    generalisation: GeneralisationOut
+
+    @classmethod
+    def of(cls, submission: Submission) -> GeneralisationRecord:
+        assert submission.generalisation is not None
+        # the stage ``probebench.evaluation.generalisation.GENERALISATION`` (not imported:
+        # the store stays light for the readers that only list records)
+        return cls(generalisation=submission.generalisation,
+                   **cls._common(submission, "generalisation"))
+
+
+class GeneralisationHistory(_SideHistory):
+    """Every generalisation record of one entry, oldest first."""
+
+    entry: str
+    history: list[GeneralisationRecord]
 
 
 _History = TypeVar("_History", bound=BaseModel)
@@ -455,58 +471,26 @@ def store_generalisation(root: Path, entry_id: str, submission: Submission, *,
 CAUSAL_FILE = "_causal.json"
 
 
-class CausalRecord(BaseModel):
+class CausalRecord(_SideRecord):
     """One causal test of an entry's probe direction on its tasks (``submit --causal``)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     causal: dict[str, CausalOut] = Field(description="Task -> the causal test on it.")
     test_sha256: dict[str, str] = Field(description="Task -> the registered canonical "
                                         "test-set hash of the evaluation it came with.")
-    probe: ProbeInfo
-    model: dict[str, Any] = Field(description="The model identity it was made on.")
-    seed: int
-    bootstrap_resamples: int
-    versions: dict[str, str]
-    device: str
-    seconds: float | None = Field(default=None, description="Wall seconds of the causal "
-                                  "stage (timing.stages.causal); machine-dependent, not "
-                                  "part of the comparison.")
-    run: RunInfo | None = Field(default=None, description="Provenance: when, which code, "
-                                "which hardware.")
 
     @classmethod
     def of(cls, submission: Submission) -> CausalRecord:
         assert submission.causal is not None
-        stage = submission.timing.stages.get("causal") if submission.timing else None
         shas = {t.id: t.test_sha256 for t in submission.tasks if t.id in submission.causal}
-        return cls(causal=submission.causal, test_sha256=shas, probe=submission.probe,
-                   model=submission.model, seed=submission.seed,
-                   bootstrap_resamples=submission.bootstrap_resamples,
-                   versions=submission.versions, device=submission.device,
-                   seconds=None if stage is None else stage.seconds, run=submission.run)
-
-    def deterministic(self) -> dict[str, Any]:
-        """What a re-run on the same inputs reproduces (timing, provenance and the device
-        left out)."""
-        return self.model_dump(mode="json", exclude={"seconds", "run", "device"})
-
-    @property
-    def dtype(self) -> str:
-        return str(self.model.get("dtype", "unknown"))
+        return cls(causal=submission.causal, test_sha256=shas,
+                   **cls._common(submission, "causal"))
 
 
-class CausalHistory(BaseModel):
+class CausalHistory(_SideHistory):
     """Every causal record of one entry, oldest first."""
-
-    model_config = ConfigDict(extra="forbid")
 
     entry: str
     history: list[CausalRecord]
-
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True,
-                          allow_nan=False) + "\n"
 
 
 def causal_path(root: Path, entry_id: str) -> Path:
