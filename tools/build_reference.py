@@ -516,7 +516,7 @@ def causal_rows(registry: Path) -> list[str]:
             "leaderboard's column: the CI above 0 and the effect above every control. "
             "First 200 test items, seed 0.", "",
             "| entry | task | readout | effect [95% CI] | controls (min, max) | control "
-            "percentile | ablation accuracy | moves the model |",
+            "percentile | ablation accuracy (AUROC) | moves the model |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ref in REFERENCES:
         out = latest_causal(registry, ref.entry_id).get(ref.task)

@@ -108,11 +108,7 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
               positions: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
         extra = {} if positions is None else {"position_ids": positions}
         if mask.dim() == 4:  # tree rows: additive, in the model's own dtype
-            import torch
-
-            dtype = lm.model.dtype
-            mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
-                ~mask, torch.finfo(dtype).min)
+            mask = _additive(mask, lm.model.dtype)
         if layer == n:  # the site reads after the final norm: the whole base runs
             out = lm.base(input_ids=ids, attention_mask=mask, use_cache=False, **extra)
             return out[0], {}
@@ -142,6 +138,15 @@ def hf_stack(lm: LoadedModel, layer: int) -> Stack:
                             if name in params), None)
     return Stack(lower=lower, blocks=blocks, norm=_final_norm(lm.base) if layer < n else None,
                  head=head, device=lm.device, cache_kwarg=cache_kwarg)
+
+
+def _additive(sees: Any, dtype: Any) -> Any:
+    """A boolean attention mask (True: attends) as the additive mask the blocks take: 0
+    where a token attends, the dtype's minimum elsewhere."""
+    import torch
+
+    return torch.zeros(sees.shape, dtype=dtype, device=sees.device).masked_fill(
+        ~sees, torch.finfo(dtype).min)
 
 
 class _KeyValues:
@@ -293,8 +298,7 @@ class SteeringRunner:
         dev, dtype = cached.hidden.device, cached.hidden.dtype
         where = torch.from_numpy(idx).to(dev)
         rows_at = torch.arange(len(rows), device=dev)[:, None]
-        mask = torch.zeros(sees.shape, dtype=dtype, device=dev).masked_fill(
-            ~torch.from_numpy(sees).to(dev), torch.finfo(dtype).min)
+        mask = _additive(torch.from_numpy(sees).to(dev), dtype)
 
         def gather(t: Any) -> Any:  # (1 or B, T, ...) -> (B, span, ...)
             return t.expand(len(rows), *t.shape[1:])[rows_at, where]

@@ -59,6 +59,18 @@ def _blocks(session: Session, artifact: Path, task: str) -> dict[str, CausalOut]
                          Site(meta.layer, meta.position), report.bundle_sha256)
 
 
+def _assert_chart(section: str, block: CausalOut, alphas: tuple[str, ...]) -> None:
+    """The REPORT section draws the block's dose-response curve over ``alphas`` (mermaid
+    chart and table) and states its effect with the interval."""
+    curve = ", ".join(f"{v:.3f}" for v in block.curve)
+    assert f'x-axis "alpha (standard deviations)" [{", ".join(alphas)}]' in section
+    assert f"    line [{curve}]\n" in section
+    for alpha, value in zip(alphas, block.curve, strict=True):
+        assert f"| {alpha} | {value:.3f} |" in section
+    assert block.ci is not None and block.effect is not None
+    assert f"{block.effect:.3f} [{block.ci[0]:.3f}, {block.ci[1]:.3f}]" in section
+
+
 @pytest.fixture(scope="module")
 def catalog() -> TaskCatalog:
     return TaskCatalog.default()
@@ -121,13 +133,7 @@ def test_a_result_becomes_a_block_and_its_report_section() -> None:
     assert block.ablation.accuracy_after == pytest.approx(np.mean(labels == 0), abs=1e-6)
     section = causal_section({"toy_task": block})
     assert "### toy\\_task" in section and "```mermaid\nxychart-beta\n" in section
-    curve = ", ".join(f"{v:.3f}" for v in block.curve)
-    assert 'x-axis "alpha (standard deviations)" [-1, 0, 1]' in section
-    assert f"    line [{curve}]\n" in section
-    for alpha, value in zip(("-1", "0", "1"), block.curve, strict=True):
-        assert f"| {alpha} | {value:.3f} |" in section
-    assert block.ci is not None and block.effect is not None
-    assert f"{block.effect:.3f} [{block.ci[0]:.3f}, {block.ci[1]:.3f}]" in section
+    _assert_chart(section, block, ("-1", "0", "1"))
     before, after = block.ablation.accuracy_before, block.ablation.accuracy_after
     assert before == 1.0 and after is not None and f"1.000 → {after:.3f}" in section
     assert re.search(r"\(-?\d\.\d{3} to -?\d\.\d{3}, 3 controls\)", section)
@@ -161,13 +167,7 @@ def test_the_block_is_cached_timed_and_reported(catalog: TaskCatalog, smollm: An
 
     section = causal_section(blocks)
     assert "## Causal test" in section and "```mermaid\nxychart-beta\n" in section
-    curve = ", ".join(f"{v:.3f}" for v in block.curve)
-    assert 'x-axis "alpha (standard deviations)" [-2, 0, 2]' in section
-    assert f"    line [{curve}]\n" in section
-    for alpha, value in zip(("-2", "0", "2"), block.curve, strict=True):
-        assert f"| {alpha} | {value:.3f} |" in section
-    assert block.ci is not None and block.effect is not None
-    assert (f"{block.effect:.3f} [{block.ci[0]:.3f}, {block.ci[1]:.3f}]") in section
+    _assert_chart(section, block, ("-2", "0", "2"))
     assert block.ablation.accuracy_before is not None
     assert block.ablation.accuracy_after is not None
     assert (f"{block.ablation.accuracy_before:.3f} → "
