@@ -11,7 +11,11 @@ Rows, each a whole process (``python -m probebench ...``: interpreter, torch, th
    baselines are the registry's published record.
 3. **submit, cold, baselines computed**: the same with ``--compute-baselines`` on another
    empty cache, so the random-init control, the surprisal pass and the model's own
-   answer run.
+   answer run (and again with ``--batch-tokens N`` for each ``--batch-tokens`` given).
+4. **floor**: a process that imports what a submit imports (torch, transformers' model
+   code, scikit-learn, probebench's evaluation), loads the model and runs one 1-token
+   forward, so that every weight has been read: the least any submit can hold, before a
+   batch's working memory or any result.
 
 Peak RSS is ``ru_maxrss`` of the process as ``os.wait4`` reports it: the largest resident
 set the process (or any child it waited for) reached, in the kernel's own accounting.
@@ -24,6 +28,7 @@ distinct prompts' pooled vectors at the entry's site, once per model that reads 
 (the model and, with computed baselines, its random-init control).
 
     python benchmarks/memory.py [--n 10000] [--site 15:last_token] [--limit 100]
+                                [--batch-tokens 1024 ...]
 """
 
 from __future__ import annotations
@@ -61,6 +66,18 @@ def peak_rss(args: list[str], env: dict[str, str]) -> tuple[int, float]:
     if proc.returncode:
         raise SystemExit(f"{' '.join(args[3:])} failed:\n{err.decode()[-2000:]}")
     return usage.ru_maxrss * 1024, seconds
+
+
+FLOOR = """
+import sklearn.linear_model, sklearn.neural_network, sklearn.preprocessing
+import torch
+import probebench.evaluation.submit
+from probebench.models.loading import load_model, release_memory
+lm = load_model(MODEL, device=DEVICE, progress=False)
+with torch.inference_mode():
+    lm.model(**lm.tokenizer("Hello", return_tensors="pt").to(lm.device))
+release_memory()
+"""
 
 
 def model_figures() -> tuple[int, int]:
@@ -110,6 +127,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=100,
                         help="items per task of the submits (0: every item)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--batch-tokens", type=int, action="append", default=[],
+                        help="also run the computed-baselines submit with this many padded "
+                             "tokens per batch (repeatable)")
     args = parser.parse_args()
     weights, hidden = model_figures()
     cli = [sys.executable, "-m", "probebench"]
@@ -128,10 +148,13 @@ def main() -> None:
                      args.n * hidden * 4))
         held = submit_prompts(args.limit) * hidden * 4
         limit = ["--limit", str(args.limit)] if args.limit else []
-        for name, extra, models, cache in (
-                ("submit, cold", [], 1, "cache-cold"),
+        runs = [("submit, cold", [], 1, "cache-cold"),
                 ("submit, cold, baselines computed", ["--compute-baselines"], 2,
-                 "cache-computed")):
+                 "cache-computed")]
+        runs += [(f"submit, cold, baselines computed, --batch-tokens {n}",
+                  ["--compute-baselines", "--batch-tokens", str(n)], 2, f"cache-bt{n}")
+                 for n in args.batch_tokens]
+        for name, extra, models, cache in runs:
             env = {**os.environ, "PROBEBENCH_ACTIVATION_CACHE": str(tmp / cache)}
             rss, secs = peak_rss([*cli, "submit", str(MLP), "--tasks", TASK, "--out",
                                   str(tmp / f"{cache}.json"), "--quiet", "--device",
@@ -139,6 +162,9 @@ def main() -> None:
             label = f"{name} ({MLP.name}, {TASK}"
             label += f", --limit {args.limit})" if args.limit else ", every item)"
             rows.append((label, rss, secs, models * held))
+        floor = FLOOR.replace("MODEL", repr(MODEL)).replace("DEVICE", repr(args.device))
+        rss, secs = peak_rss([sys.executable, "-c", floor], env)
+        rows.append(("floor: a submit's imports + the model, every weight read", rss, secs, 0))
     base = rows[0][1]
     print(f"model {MODEL}: float32 weights {weights / GB:.2f} GB; device {args.device}\n")
     print("| process | peak RSS GB | ratio to extract | x weights | activations held GB | "

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +26,11 @@ import pytest
 # Tests never reach the network: hub lookups use the local cache only.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Mirrors a test fetches go to a folder of this run (removed at exit), never to the user's
+# ``~/.cache/probebench/mirrors``; tests that need their own set PROBEBENCH_MIRROR_CACHE.
+if "PROBEBENCH_MIRROR_CACHE" not in os.environ:
+    os.environ["PROBEBENCH_MIRROR_CACHE"] = tempfile.mkdtemp(prefix="pb-test-mirrors-")
+    atexit.register(shutil.rmtree, os.environ["PROBEBENCH_MIRROR_CACHE"], True)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

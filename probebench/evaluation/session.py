@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -319,6 +319,19 @@ class Session:
         self.stage_cpu_seconds[stage] = self.stage_cpu_seconds.get(stage, 0.0) + cpu
         self._inner += wall
         self._inner_cpu += cpu
+
+    @contextmanager
+    def options_for(self, **changes: Any) -> Iterator[SubmitOptions]:
+        """Run the block with ``options`` changed as ``changes`` say (a copy: the
+        caller's ``SubmitOptions`` object is never written), then put the old ones back,
+        whatever the block raised. The session's caches do not depend on these options'
+        values beyond what their keys already hold."""
+        saved = self.options
+        self.options = replace(saved, **changes)
+        try:
+            yield self.options
+        finally:
+            self.options = saved
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from probebench.artifact.checks import validate
 from probebench.artifact.weights import ProbeWeights
@@ -121,7 +122,8 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
 
     The run's policy is the registry's, whatever ``session.options`` say: each model's
     guard is the one ``registry/guards.yaml`` names, the latency is measured in this run
-    and the task baselines are computed in it (the options are restored afterwards).
+    and the task baselines are computed in it (``Session.options_for``: the session's own
+    options are left as they were).
     With ``SubmitOptions.causal`` the causal test of the probe's direction runs too (the
     package's method, ``probebench.causal``, unless the options name one) and its block
     is stored beside the results (``registry.store.store_causal``)."""
@@ -138,27 +140,23 @@ def evaluate_entry(entry_id: str, registry: Path, repo: Path, session: Session, 
     if store:
         refuse_dirty(entry_id, probebench_commit(), allow_dirty=allow_dirty)
     folder, _ = resolve_artifact(entry.artifact_url, repo)
-    opts = session.options
-    saved = (opts.transfer_targets, opts.reuse_latency, opts.published_baselines, opts.guards,
-             opts.causal_method)
-    opts.transfer_targets = entry.transfer_targets
-    if opts.causal and opts.causal_method is None:
+    changes: dict[str, Any] = {
+        "transfer_targets": entry.transfer_targets,
+        # what the registry keeps is measured and computed in this run: its latency, and
+        # the task baselines it publishes (never read back from its own records)
+        "reuse_latency": False,
+        "published_baselines": no_published_baselines,
+        # an entry of this registry is corrected by this registry's guard, whoever calls
+        "guards": RegistryGuards(registry, repo, catalog=session.catalog),
+    }
+    if session.options.causal and session.options.causal_method is None:
         # ``SubmitOptions(causal=True)`` asks for the test; the registry's is the package's
         from probebench.causal.effect import SUBMISSION_METHOD
 
-        opts.causal_method = SUBMISSION_METHOD
-    # what the registry keeps is measured and computed in this run: its latency, and the
-    # task baselines it publishes (never read back from its own records)
-    opts.reuse_latency = False
-    opts.published_baselines = no_published_baselines
-    # an entry of this registry is corrected by this registry's guard, whoever calls
-    opts.guards = RegistryGuards(registry, repo, catalog=session.catalog)
-    try:
+        changes["causal_method"] = SUBMISSION_METHOD
+    with session.options_for(**changes):
         result = submit(folder, entry.tasks, session=session,
                         expected_sha256=entry.artifact_sha256)
-    finally:
-        (opts.transfer_targets, opts.reuse_latency, opts.published_baselines,
-         opts.guards, opts.causal_method) = saved
     holdouts: dict[str, HoldoutOut] = {}
     unscored = [t.id for t in result.tasks
                 if current_generation(session.catalog, t.id) is not None]

@@ -20,6 +20,7 @@ from safetensors import safe_open
 
 from probebench.cli import main
 from probebench.errors import InputError
+from probebench.evaluation.guards import no_guards
 from probebench.evaluation.headline import Flat
 from probebench.evaluation.latency import Contention, LatencyVerdict, judge_latency
 from probebench.evaluation.report import render_report
@@ -34,6 +35,7 @@ from probebench.evaluation.session import (
     SHIFT,
     SURPRISAL,
     Session,
+    SubmitError,
     SubmitOptions,
     limit_note,
 )
@@ -423,7 +425,26 @@ def test_the_registry_stores_a_latency_timed_in_its_own_run(
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(evaluate_module, "submit", fake_submit)
-    session = Session(TaskCatalog.default(), SubmitOptions(progress=False))
+    options = SubmitOptions(progress=False)
+    session = Session(TaskCatalog.default(), options)
     with pytest.raises(RuntimeError, match="stop here"):
         evaluate_entry(ENTRY, REGISTRY, REPO, session, store=False)
     assert seen == [False] and session.options.reuse_latency is True
+    # the run changed a copy: the caller's object was never written, and it is back
+    assert session.options is options and options.guards is no_guards
+
+
+def test_options_for_changes_a_copy_and_puts_the_old_options_back() -> None:
+    options = SubmitOptions(progress=False, seed=3)
+    session = Session(TaskCatalog.default(), options)
+    with session.options_for(seed=7, skip={"latency"}) as changed:
+        assert session.options is changed and changed is not options
+        assert (changed.seed, changed.skip, changed.progress) == (7, {"latency"}, False)
+        assert options.seed == 3 and options.skip == frozenset()
+    assert session.options is options
+    with pytest.raises(KeyError), session.options_for(seed=9):
+        raise KeyError("inside")
+    assert session.options is options and options.seed == 3
+    with pytest.raises(SubmitError, match="unknown stage"), session.options_for(skip={"x"}):
+        pass
+    assert session.options is options
