@@ -16,6 +16,11 @@ Rows, each a whole process (``python -m probebench ...``: interpreter, torch, th
    code, scikit-learn, probebench's evaluation), loads the model and runs one 1-token
    forward, so that every weight has been read: the least any submit can hold, before a
    batch's working memory or any result.
+5. with ``--larger SIZE`` (``smollm2-360m``, ``smollm2-1.7b``): a randomly initialised
+   model of that published config (float32, the embedded tokenizer), a linear probe
+   trained on ``verb_grammar`` at its middle layer (``probebench train``), and the
+   computed-baselines submit of that probe: the bound for a model whose weights
+   outweigh the process's fixed footprint.
 
 Peak RSS is ``ru_maxrss`` of the process as ``os.wait4`` reports it: the largest resident
 set the process (or any child it waited for) reached, in the kernel's own accounting.
@@ -28,7 +33,7 @@ distinct prompts' pooled vectors at the entry's site, once per model that reads 
 (the model and, with computed baselines, its random-init control).
 
     python benchmarks/memory.py [--n 10000] [--site 15:last_token] [--limit 100]
-                                [--batch-tokens 1024 ...]
+                                [--batch-tokens 1024 ...] [--larger smollm2-360m]
 """
 
 from __future__ import annotations
@@ -80,13 +85,15 @@ release_memory()
 """
 
 
-def model_figures() -> tuple[int, int]:
-    """(float32 bytes of the model's weights, its hidden size), read from its folder."""
+def model_figures(folder: Path | None = None) -> tuple[int, int]:
+    """(float32 bytes of the model's weights, its hidden size), read from its folder
+    (the embedded model's when None)."""
     from safetensors import safe_open
 
     from probebench.models.loading import resolve_model
 
-    folder = Path(resolve_model(MODEL, device="cpu", progress=False).path)
+    if folder is None:
+        folder = Path(resolve_model(MODEL, device="cpu", progress=False).path)
     n = 0
     for file in folder.glob("*.safetensors"):
         with safe_open(str(file), "pt") as handle:
@@ -119,6 +126,36 @@ def submit_prompts(limit: int) -> int:
     return len(set(prompts))
 
 
+def larger_row(size: str, tmp: Path, limit: int, device: str
+               ) -> tuple[str, int, float, int, int]:
+    """Row 5: build a random ``size`` model, train a linear probe on ``TASK`` at its middle
+    layer, and measure the computed-baselines submit of that probe."""
+    from benchmarks.extraction_gpu import CONFIGS, build_model
+    from probebench.models.loading import resolve_model
+
+    tokenizer = Path(resolve_model(MODEL, device="cpu", progress=False).path)
+    folder = build_model(size, tokenizer, tmp / size, dtype="float32")
+    weights, hidden = model_figures(folder)
+    site = f"{int(CONFIGS[size]['num_hidden_layers']) // 2}:last_token"
+    env = {**os.environ, "PROBEBENCH_ACTIVATION_CACHE": str(tmp / f"cache-{size}")}
+    cli = [sys.executable, "-m", "probebench"]
+    artifact = tmp / f"{size}-probe"
+    subprocess.run([*cli, "train", "--task", TASK, "--model", str(folder), "--site", site,
+                    "--out", str(artifact), "--quiet", "--bootstrap", "100", "--author",
+                    "benchmark", "--contact", "benchmark@example.org", "--device", device],
+                   env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    env["PROBEBENCH_ACTIVATION_CACHE"] = str(tmp / f"cache-{size}-submit")
+    limited = ["--limit", str(limit)] if limit else []
+    rss, secs = peak_rss([*cli, "submit", str(artifact), "--tasks", TASK, "--out",
+                          str(tmp / f"{size}.json"), "--quiet", "--device", device,
+                          "--compute-baselines", *limited], env)
+    label = (f"submit, cold, baselines computed (a linear probe at {site} of a random "
+             f"{size}, float32 {weights / GB:.2f} GB, {TASK}")
+    label += f", --limit {limit})" if limit else ", every item)"
+    return label, rss, secs, 2 * submit_prompts(limit) * hidden * 4, weights
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -130,10 +167,13 @@ def main() -> None:
     parser.add_argument("--batch-tokens", type=int, action="append", default=[],
                         help="also run the computed-baselines submit with this many padded "
                              "tokens per batch (repeatable)")
+    parser.add_argument("--larger", choices=("smollm2-360m", "smollm2-1.7b"),
+                        help="also train and submit a probe on a randomly initialised "
+                             "model of this size (see row 5 above)")
     args = parser.parse_args()
     weights, hidden = model_figures()
     cli = [sys.executable, "-m", "probebench"]
-    rows: list[tuple[str, int, float, int]] = []
+    rows: list[tuple[str, int, float, int, int]] = []
     with tempfile.TemporaryDirectory(prefix="pb-memory-") as tmp_name:
         tmp = Path(tmp_name)
         inp = tmp / "in.jsonl"
@@ -145,7 +185,7 @@ def main() -> None:
                               "--input", str(inp), "--out", str(tmp / "out.safetensors"),
                               "--no-cache", "--quiet", "--device", args.device], env)
         rows.append((f"extract --no-cache, {args.n:,} sentences at {args.site}", rss, secs,
-                     args.n * hidden * 4))
+                     args.n * hidden * 4, weights))
         held = submit_prompts(args.limit) * hidden * 4
         limit = ["--limit", str(args.limit)] if args.limit else []
         runs = [("submit, cold", [], 1, "cache-cold"),
@@ -161,16 +201,20 @@ def main() -> None:
                                   args.device, *limit, *extra], env)
             label = f"{name} ({MLP.name}, {TASK}"
             label += f", --limit {args.limit})" if args.limit else ", every item)"
-            rows.append((label, rss, secs, models * held))
+            rows.append((label, rss, secs, models * held, weights))
         floor = FLOOR.replace("MODEL", repr(MODEL)).replace("DEVICE", repr(args.device))
         rss, secs = peak_rss([sys.executable, "-c", floor], env)
-        rows.append(("floor: a submit's imports + the model, every weight read", rss, secs, 0))
+        rows.append(("floor: a submit's imports + the model, every weight read", rss, secs, 0,
+                     weights))
+        if args.larger:
+            rows.append(larger_row(args.larger, tmp, args.limit, args.device))
     base = rows[0][1]
-    print(f"model {MODEL}: float32 weights {weights / GB:.2f} GB; device {args.device}\n")
+    print(f"model {MODEL}: float32 weights {weights / GB:.2f} GB (the bound of each row is "
+          f"its own model's); device {args.device}\n")
     print("| process | peak RSS GB | ratio to extract | x weights | activations held GB | "
           "bound GB (2x weights + held) | within | wall s |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    for label, rss, secs, held_bytes in rows:
+    for label, rss, secs, held_bytes, weights in rows:
         bound = 2 * weights + held_bytes
         print(f"| {label} | {rss / GB:.2f} | {rss / base:.2f} | {rss / weights:.1f} | "
               f"{held_bytes / GB:.3f} | {bound / GB:.2f} | "

@@ -439,7 +439,7 @@ def test_options_for_changes_a_copy_and_puts_the_old_options_back() -> None:
     session = Session(TaskCatalog.default(), options)
     with session.options_for(seed=7, skip={"latency"}) as changed:
         assert session.options is changed and changed is not options
-        assert (changed.seed, changed.skip, changed.progress) == (7, {"latency"}, False)
+        assert (changed.seed, changed.skip, changed.progress) == (7, frozenset({"latency"}), False)
         assert options.seed == 3 and options.skip == frozenset()
     assert session.options is options
     with pytest.raises(KeyError), session.options_for(seed=9):
