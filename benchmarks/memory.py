@@ -214,9 +214,9 @@ def main() -> None:
     print("| process | peak RSS GB | ratio to extract | x weights | activations held GB | "
           "bound GB (2x weights + held) | within | wall s |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    for label, rss, secs, held_bytes, weights in rows:
-        bound = 2 * weights + held_bytes
-        print(f"| {label} | {rss / GB:.2f} | {rss / base:.2f} | {rss / weights:.1f} | "
+    for label, rss, secs, held_bytes, row_weights in rows:
+        bound = 2 * row_weights + held_bytes
+        print(f"| {label} | {rss / GB:.2f} | {rss / base:.2f} | {rss / row_weights:.1f} | "
               f"{held_bytes / GB:.3f} | {bound / GB:.2f} | "
               f"{'yes' if rss <= bound else 'NO'} | {secs:.0f} |")
 
