@@ -27,7 +27,7 @@ from probebench.tasks.catalog import (
     spec_hashes,
 )
 from probebench.tasks.spec import ControlSpec
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA, needs_shared_data
 
 CATALOG = REPO / "probebench" / "catalog"
 ALPACA = CATALOG / "data" / "controls" / "alpaca_ordinary.tsv"
@@ -197,6 +197,7 @@ def test_the_guard_task_reads_its_control_set_as_ordinary_prompts(tmp_path: Path
         read_control(spec.model_copy(update={"control": control}), tmp_path)
 
 
+@needs_shared_data
 def test_the_alpaca_control_file_is_rebuilt_from_the_shared_copy() -> None:
     """The README's recipe, run on the shared copy of harmless_test.json."""
     data = json.loads((SHARED_DATA / "refusal" / "harmless_test.json").read_text("utf-8"))

@@ -29,7 +29,7 @@ from probebench.tasks.families.statements.exchanges.files import jsonl_text
 from probebench.tasks.families.statements.format import StatementOptions, read_statements
 from probebench.tasks.sealed import item_from_record
 from probebench.tasks.spec import TaskSpec
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, needs_shared_data
 
 CATALOG_DATA = Path(__file__).resolve().parents[2] / "probebench" / "catalog" / "data"
 PLACEHOLDER = "0" * 64
@@ -53,6 +53,7 @@ def _read(tmp_path: Path, lines: list[Any], **options: Any) -> list[Prompt]:
 
 # --- the packaged files are what their generators write ---------------------------------
 
+@needs_shared_data
 def test_the_packaged_exchange_files_regenerate_byte_for_byte() -> None:
     made = {**{f"refusal/{k}": v for k, v in refusal_files(SHARED_DATA / "refusal").items()},
             **{f"honesty/{k}": v for k, v in honesty_files(SHARED_DATA / "honesty").items()},
@@ -72,6 +73,7 @@ def test_the_exchange_tasks_verify_against_their_registered_hashes() -> None:
     assert all(v.ok for v in verified), [v.message for v in verified if not v.ok]
 
 
+@needs_shared_data
 def test_refusal_harmful_pairs_every_advbench_behaviour_with_one_alpaca_instruction() -> None:
     files = refusal_files(SHARED_DATA / "refusal")
     rows = files["refusal_harmful.jsonl"]
@@ -87,6 +89,7 @@ def test_refusal_harmful_pairs_every_advbench_behaviour_with_one_alpaca_instruct
     assert spec.license == "MIT AND CC-BY-NC-4.0" and spec.family == "refusal"
 
 
+@needs_shared_data
 def test_honesty_pairs_share_the_fact_and_the_split_and_differ_only_in_the_instruction(
         ) -> None:
     files = honesty_files(SHARED_DATA / "honesty")

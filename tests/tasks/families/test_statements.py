@@ -27,7 +27,7 @@ from probebench.tasks.families.statements.format import (
     read_statements,
 )
 from probebench.tasks.spec import TaskSpec
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, needs_shared_data
 
 FORMAT = StatementsFormat()
 SHARED_FACTS = SHARED_DATA / "honesty" / "facts_true_false.csv"
@@ -105,7 +105,7 @@ def test_truth_facts_reads_every_statement_of_the_file_as_written() -> None:
     assert len(loaded.splits["train"]) + len(held) == len(data.splits["train"])
 
 
-@pytest.mark.skipif(not SHARED_FACTS.is_file(), reason="the shared data folder is not here")
+@needs_shared_data
 def test_the_packaged_facts_are_the_shared_file_unchanged() -> None:
     catalog = TaskCatalog.default()
     packaged = catalog.root_of("truth_facts") / "data" / "truth"
