@@ -76,9 +76,10 @@ def peak_rss(args: list[str], env: dict[str, str]) -> tuple[int, float]:
 FLOOR = """
 import sklearn.linear_model, sklearn.neural_network, sklearn.preprocessing
 import torch
+import sys
 import probebench.evaluation.submit
 from probebench.models.loading import load_model, release_memory
-lm = load_model(MODEL, device=DEVICE, progress=False)
+lm = load_model(sys.argv[1], device=sys.argv[2], progress=False)
 with torch.inference_mode():
     lm.model(**lm.tokenizer("Hello", return_tensors="pt").to(lm.device))
 release_memory()
@@ -202,8 +203,7 @@ def main() -> None:
             label = f"{name} ({MLP.name}, {TASK}"
             label += f", --limit {args.limit})" if args.limit else ", every item)"
             rows.append((label, rss, secs, models * held, weights))
-        floor = FLOOR.replace("MODEL", repr(MODEL)).replace("DEVICE", repr(args.device))
-        rss, secs = peak_rss([sys.executable, "-c", floor], env)
+        rss, secs = peak_rss([sys.executable, "-c", FLOOR, MODEL, args.device], env)
         rows.append(("floor: a submit's imports + the model, every weight read", rss, secs, 0,
                      weights))
         if args.larger:

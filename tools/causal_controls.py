@@ -17,7 +17,6 @@ the table is printed (markdown) for METHODOLOGY's paragraph on the causal column
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -29,26 +28,20 @@ sys.path.insert(0, str(ROOT))
 TOLERANCE = 1e-4
 
 
-def stored_block(entry: str, task: str) -> dict[str, object]:
-    """The latest stored causal block of ``entry`` on ``task``."""
-    path = ROOT / "registry" / "results" / "probebench" / entry / "_causal.json"
-    record = json.loads(path.read_text("utf-8"))
-    block: dict[str, object] = record["history"][-1]["causal"][task]
-    return block
-
-
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from probebench.causal.effect import causal_test
     from probebench.models.loading import load_model
     from probebench.probe import load_probe
+    from probebench.registry.store import latest_causal
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--controls", type=int, default=100,
                         help="random control directions per entry (default: 100)")
     parser.add_argument("--only", action="append", required=True, metavar="ENTRY",
-                        help="a reference entry's id (repeat for several)")
+                        help="a reference entry's name, as under registry/artifacts/ "
+                             "(repeat for several)")
     args = parser.parse_args(argv)
     print("| entry | task | effect [95% CI] | controls | largest control | control "
           "percentile | controls at or above the effect | first stored controls agree | "
@@ -58,18 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     for entry in args.only:
         probe = load_probe(ROOT / "registry" / "artifacts" / entry)
         task = next(iter(probe.meta.reported_metrics))
-        stored = stored_block(entry, task)
-        items = stored["items"]
-        assert isinstance(items, dict)
+        stored_blocks = latest_causal(ROOT / "registry", f"probebench/{entry}")
+        if task not in stored_blocks:
+            raise SystemExit(f"probebench/{entry}: no stored causal test on {task} "
+                             "(tools/build_reference.py --causal-only stores one)")
+        stored = stored_blocks[task]
         if lm is None or lm.identity.name != probe.model:
             lm = load_model(probe.model, device="cpu", progress=False)
         start = time.perf_counter()
         result = causal_test(probe, task=task, lm=lm, n_controls=args.controls,
-                             seed=int(str(stored["seed"])), max_items=int(items["max_items"]),
-                             alphas=[float(a) for a in stored["alphas"]])  # type: ignore[attr-defined]
+                             seed=stored.seed, max_items=int(stored.items["max_items"]),
+                             alphas=[float(a) for a in stored.alphas])
         seconds = time.perf_counter() - start
         controls = np.asarray(result.controls)
-        old = np.asarray(stored["controls"], dtype=float)
+        old = np.asarray(stored.controls, dtype=float)
         k = min(len(old), len(controls))
         agree = bool(np.allclose(controls[:k], old[:k], rtol=0, atol=TOLERANCE))
         assert result.effect is not None and result.ci is not None

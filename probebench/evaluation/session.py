@@ -277,7 +277,9 @@ class Session:
     baselines_published: dict[tuple[str, str, Site], str] = field(default_factory=dict)
     _random_lms: dict[str, LoadedModel] = field(default_factory=dict)
     _random_acts: dict[_ActsKey, np.ndarray] = field(default_factory=dict)
-    _guards: dict[str, Guard | None] = field(default_factory=dict)
+    #: model -> (the lookup that answered, its guard): a session whose ``options.guards``
+    #: changes (``options_for``) asks the new lookup
+    _guards: dict[str, tuple[GuardLookup, Guard | None]] = field(default_factory=dict)
     _tasks: dict[str, TaskData] = field(default_factory=dict)
     #: forward passes of a model run for activations, shifted ones included (disk-cache
     #: hits not counted)
@@ -324,8 +326,9 @@ class Session:
     def options_for(self, **changes: Any) -> Iterator[SubmitOptions]:
         """Run the block with ``options`` changed as ``changes`` say (a copy: the
         caller's ``SubmitOptions`` object is never written), then put the old ones back,
-        whatever the block raised. The session's caches do not depend on these options'
-        values beyond what their keys already hold."""
+        whatever the block raised. What the session memoises from an option follows it:
+        the guards (``guard``: per lookup) and the task baselines (``task_baselines``
+        drops those read from published records when the lookup is off)."""
         saved = self.options
         self.options = replace(saved, **changes)
         try:
@@ -477,10 +480,12 @@ class Session:
         return self._random_acts[memo]
 
     def guard(self, model: str) -> Guard | None:
-        """The eval-awareness guard of ``model`` (looked up once per session)."""
-        if model not in self._guards:
-            self._guards[model] = self.options.guards(model)
-        return self._guards[model]
+        """The eval-awareness guard of ``model`` (looked up once per guard lookup)."""
+        lookup = self.options.guards
+        held = self._guards.get(model)
+        if held is None or held[0] is not lookup:
+            held = self._guards[model] = (lookup, lookup(model))
+        return held[1]
 
     def lm_scores(self, model: str, scoring: Mapping[str, object], n: int,
                   compute: Callable[[LoadedModel], np.ndarray | None],

@@ -434,6 +434,32 @@ def test_the_registry_stores_a_latency_timed_in_its_own_run(
     assert session.options is options and options.guards is no_guards
 
 
+def test_a_changed_guard_lookup_is_asked_again() -> None:
+    """The guard memo follows ``options.guards``: a session that ran without a registry
+    and then evaluates an entry under the registry's lookup asks that lookup."""
+    asked: list[str] = []
+
+    class Lookup:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __call__(self, model: str) -> None:
+            asked.append(f"{self.name}:{model}")
+
+        def missing(self, model: str) -> str:
+            return "none"
+
+    first, second = Lookup("first"), Lookup("second")
+    session = Session(TaskCatalog.default(), SubmitOptions(progress=False, guards=first))
+    session.guard("m")
+    session.guard("m")
+    with session.options_for(guards=second):
+        session.guard("m")
+        session.guard("m")
+    session.guard("m")
+    assert asked == ["first:m", "second:m", "first:m"]
+
+
 def test_options_for_changes_a_copy_and_puts_the_old_options_back() -> None:
     options = SubmitOptions(progress=False, seed=3)
     session = Session(TaskCatalog.default(), options)
